@@ -1,0 +1,31 @@
+"""trainwright: customise ``transformers.Trainer`` the right way.
+
+The package is importable without torch or transformers: the catalogue (``trainwright.catalog``) is pure
+data and is what the linter and the decision CLI read. The trainers and callbacks need the ``train``
+extra and are loaded lazily on first attribute access, so that ``import trainwright`` stays cheap and a
+missing extra produces one clear ``ImportError`` instead of a traceback from deep inside an import chain.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it (imported on first access)
+_LAZY_EXPORTS: dict[str, str] = {
+    "DPOConfig": "trainwright.trainers.dpo_config",
+    "DPOTrainer": "trainwright.trainers.dpo",
+    "GRPOConfig": "trainwright.trainers.grpo_config",
+    "GRPOTrainer": "trainwright.trainers.grpo",
+}
+
+__all__ = ["__version__", *_LAZY_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY_EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'trainwright' has no attribute {name!r}")
+    return getattr(importlib.import_module(module_name), name)
