@@ -1,5 +1,65 @@
-"""Reference callbacks: the timing and conditional logic that does not belong in Trainer subclasses."""
+"""Reference callbacks: the timing and conditional logic that does not belong in Trainer subclasses.
+
+Each callback replaces a kind of ``Trainer`` override (see ``docs/callbacks.md``). Callbacks that add
+values to the logs should be registered with :func:`attach` so that the reporting integrations see them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from trainwright._extras import require_train_extra
 
 require_train_extra("trainwright.callbacks")
+
+from trainwright.callbacks.checkpoint_extras import CheckpointExtrasCallback
+from trainwright.callbacks.control_schedule import ControlScheduleCallback, Schedule
+from trainwright.callbacks.freeze_schedule import FreezeRule, FreezeScheduleCallback
+from trainwright.callbacks.jsonl_metrics import JSONLMetricsCallback
+from trainwright.callbacks.loss_guard import LossGuardCallback
+from trainwright.callbacks.memory import MemoryCallback
+from trainwright.callbacks.ordering import attach
+from trainwright.callbacks.parameter_schedule import ParameterScheduleCallback
+from trainwright.callbacks.sample_generation import SampleGenerationCallback
+from trainwright.callbacks.step_timer import StepTimerCallback
+from trainwright.callbacks.wall_clock_budget import WallClockBudgetCallback
+
+# Written by other helpers; imported on first access so that this package works without them.
+_LAZY_EXPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "ReferenceModelSyncCallback": (
+        "trainwright.callbacks.reference_sync",
+        ("ReferenceModelSyncCallback", "ReferenceSyncCallback"),
+    ),
+    "CompletionsLogCallback": ("trainwright.callbacks.completions_log", ("CompletionsLogCallback",)),
+}
+
+__all__ = [
+    "CheckpointExtrasCallback",
+    "CompletionsLogCallback",
+    "ControlScheduleCallback",
+    "FreezeRule",
+    "FreezeScheduleCallback",
+    "JSONLMetricsCallback",
+    "LossGuardCallback",
+    "MemoryCallback",
+    "ParameterScheduleCallback",
+    "ReferenceModelSyncCallback",
+    "SampleGenerationCallback",
+    "Schedule",
+    "StepTimerCallback",
+    "WallClockBudgetCallback",
+    "attach",
+]
+
+
+def __getattr__(name: str) -> Any:
+    entry = _LAZY_EXPORTS.get(name)
+    if entry is None:
+        raise AttributeError(f"module 'trainwright.callbacks' has no attribute {name!r}")
+    module_name, candidates = entry
+    module = importlib.import_module(module_name)
+    for candidate in candidates:
+        if hasattr(module, candidate):
+            return getattr(module, candidate)
+    raise AttributeError(f"{module_name} defines none of {', '.join(candidates)}")
