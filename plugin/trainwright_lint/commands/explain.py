@@ -1,0 +1,389 @@
+"""``trainwright explain NAME``: everything the catalogue knows about a Trainer method, a callback event or
+a lint rule code, with subclass-or-callback advice.
+
+Why one entry point for three kinds of names: a user reading a lint message, a traceback
+(``_save_checkpoint() takes 3 positional arguments``) or a forum answer has a name, not its category.
+Unknown names get "did you mean" suggestions drawn from all three vocabularies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import importlib
+import json
+import re
+import sys
+import textwrap
+from collections.abc import Mapping
+from typing import Any
+
+from trainwright.catalog import CallSite, Catalog, Guidance, load_catalog
+from trainwright_lint.commands.hooks import (
+    CLASSES,
+    WIDTH,
+    add_version_argument,
+    emit,
+    resolve_target,
+    since_text,
+)
+
+RULE_CODE = re.compile(r"^TW\d{3}$", re.IGNORECASE)
+
+
+def _rules() -> Mapping[str, Any]:
+    """The linter's rule registry, if this build ships it (``trainwright_lint.rules.RULES``)."""
+    try:
+        module = importlib.import_module("trainwright_lint.rules")
+    except ImportError:
+        return {}
+    rules = getattr(module, "RULES", None)
+    return rules if isinstance(rules, Mapping) else {}
+
+
+def _normalise(raw: str) -> tuple[str, str | None]:
+    """``"Trainer._save_checkpoint()"`` -> ``("_save_checkpoint", "Trainer")``; also strips ``self.``/``super().``."""
+    name = raw.strip().removesuffix("()")
+    for prefix in ("self.", "super()."):
+        name = name.removeprefix(prefix)
+    cls = None
+    head, dot, tail = name.rpartition(".")
+    if dot:
+        cls_head = head.rpartition(".")[2]
+        if cls_head in CLASSES:
+            cls = cls_head
+        elif cls_head in ("TrainerCallback", "CallbackHandler"):
+            cls = None
+        name = tail
+    return name, cls
+
+
+def suggestions(catalog: Catalog, name: str, limit: int = 6) -> list[str]:
+    vocabulary = sorted(
+        set(catalog.method_names("Trainer"))
+        | set(catalog.method_names("Seq2SeqTrainer"))
+        | set(catalog.event_names())
+        | set(catalog.guidance_names())
+        | set(_rules())
+    )
+    lowered = {v.lower(): v for v in vocabulary}
+    close = difflib.get_close_matches(name.lower(), list(lowered), n=limit, cutoff=0.6)
+    picks = [lowered[c] for c in close]
+    stem = name.lower().strip("_")
+    if len(stem) >= 3:
+        picks += [v for v in vocabulary if stem in v.lower() and v not in picks]
+    return picks[:limit]
+
+
+# ---------------------------------------------------------------------------------------------- method
+
+
+def _range(first: str, last: str | None) -> str:
+    return f"{first} .. {last}" if last is not None else f"{first} .. now"
+
+
+def _wrap(text: str, indent: str = "  ") -> str:
+    return textwrap.fill(text, WIDTH, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False)
+
+
+def method_report(catalog: Catalog, name: str, cls: str, version: str) -> dict[str, Any]:
+    history = catalog.method_history(name, cls)
+    assert history is not None
+    info = catalog.at(version).method(name, cls)
+    latest = catalog.at(history.last or catalog.newest).method(name, cls)
+    assert latest is not None
+    called = catalog.called_versions(name, cls)
+    return {
+        "kind": "method",
+        "method_kind": latest.kind,
+        "name": name,
+        "class": cls,
+        "owner": history.owner,
+        "private": history.private,
+        "first": history.first,
+        "last": history.last,
+        "target_version": version,
+        "defined_at_target": info is not None,
+        "called_at_target": bool(info and info.called),
+        "purpose": catalog.purpose(name),
+        "alternative": catalog.alternative(name),
+        "signatures": [
+            {"first": a, "last": b, "signature": sig.text, "target": _contains(catalog, a, b, version)}
+            for a, b, sig in history.signatures
+        ],
+        "calls": [
+            {
+                "first": a,
+                "last": b,
+                "call_sites": _describe_sites(sites),
+                "target": _contains(catalog, a, b, version),
+            }
+            for a, b, sites in catalog.call_history(name, cls)
+        ],
+        "never_called": [{"first": a, "last": b} for a, b in history.never_called],
+        "used_in": {"first": called[0], "last": called[-1]} if called else None,
+        "guidance": _guidance_dict(catalog.guidance(name)),
+    }
+
+
+def _describe_sites(sites: tuple[CallSite, ...]) -> list[str]:
+    """One line per call site; calls from other transformers modules with the same shape are grouped."""
+    lines: list[str] = []
+    groups: dict[tuple[str, str], list[str]] = {}
+    for site in sites:
+        if "." not in site.caller:
+            lines.append(site.describe())
+            continue
+        parts = site.caller.split(".")
+        module = ".".join(parts[:2] if parts[0] == "integrations" else parts[:1])
+        shape = site.describe().split(": ", 1)[1]
+        groups.setdefault((module, shape), []).append(site.caller)
+    for (module, shape), callers in groups.items():
+        label = callers[0] if len(callers) == 1 else f"{module} ({len(callers)} functions)"
+        lines.append(f"{label}: {shape}")
+    return lines
+
+
+def _contains(catalog: Catalog, first: str, last: str | None, version: str) -> bool:
+    index = catalog.versions.index
+    return index(first) <= index(version) <= index(last if last is not None else catalog.newest)
+
+
+def _guidance_dict(g: Guidance | None) -> dict[str, Any] | None:
+    if g is None:
+        return None
+    return {
+        "verdict": g.verdict,
+        "summary": g.summary,
+        "events": list(g.events),
+        "public_methods": list(g.public_methods),
+        "arguments": list(g.arguments),
+        "callbacks": list(g.callbacks),
+        "evidence": list(g.evidence),
+    }
+
+
+def method_text(catalog: Catalog, r: dict[str, Any], note: str) -> str:
+    visibility = "private" if r["private"] else "public"
+    span = _range(since_text(catalog, r["first"]), r["last"])
+    lines = [
+        f"{r['class']}.{r['name']}  ({visibility} {r['method_kind']}, defined on {r['owner']}; in releases {span})",
+        "",
+    ]
+    access = f"self.{r['name']}" if r["method_kind"] == "property" else f"super().{r['name']}()"
+    lines.append(f"Target: {note}")
+    if not r["defined_at_target"]:
+        lines.append(
+            _wrap(
+                f"NOT DEFINED at {r['target_version']}: an override is never called there and "
+                f"{access} raises AttributeError.",
+                "",
+            )
+        )
+    elif not r["called_at_target"]:
+        lines.append(
+            _wrap(
+                f"NOT CALLED by transformers at {r['target_version']}: an override is silently ignored "
+                "unless your own code calls it.",
+                "",
+            )
+        )
+    if r["purpose"]:
+        lines += ["", "What it does:", _wrap(r["purpose"])]
+    lines += ["", "When it runs (how the Trainer calls it):"]
+    if r["calls"]:
+        for c in r["calls"]:
+            mark = "  <- target" if c["target"] else ""
+            lines.append(f"  {_range(c['first'], c['last'])}{mark}")
+            lines += [f"      {site}" for site in c["call_sites"]]
+    elif r["used_in"]:
+        used = r["used_in"]
+        lines.append(
+            f"  read or passed as a value (no direct call) by the Trainer in {used['first']} .. {used['last']}"
+        )
+    else:
+        lines.append(
+            "  never called from Trainer code in any catalogued release (an entry point you call yourself)"
+        )
+    if r["calls"] or r["used_in"]:
+        lines += [
+            f"  not called by the Trainer in {_range(nc['first'], nc['last'])}" for nc in r["never_called"]
+        ]
+    lines += ["", "Signature history:"]
+    for s in r["signatures"]:
+        mark = "  <- target" if s["target"] else ""
+        lines.append(f"  {_range(s['first'], s['last']):<18} {s['signature']}{mark}")
+    lines += _advice_lines(r["guidance"], r["alternative"])
+    return "\n".join(lines)
+
+
+def _advice_lines(g: dict[str, Any] | None, alternative: str | None) -> list[str]:
+    if g is None:
+        if alternative:
+            return ["", "Instead:", _wrap(alternative)]
+        return ["", "No hand-written advice for this name; the history above is all the catalogue has."]
+    headline = {
+        "override": "Advice: subclass and override (with the safe signature)",
+        "callback": "Advice: use a TrainerCallback instead of an override",
+        "argument": "Advice: use an argument instead of an override",
+        "avoid": "Advice: do not override this",
+    }[g["verdict"]]
+    lines = ["", headline, _wrap(g["summary"])]
+    for label, key in (
+        ("Callback events", "events"),
+        ("Public methods", "public_methods"),
+        ("Arguments (TrainingArguments / Trainer)", "arguments"),
+        ("Reference callbacks (trainwright.callbacks)", "callbacks"),
+    ):
+        if g[key]:
+            lines.append(_wrap(f"{label}: {', '.join(g[key])}"))
+    if g["evidence"]:
+        lines += ["", "Evidence:"] + [f"  {url}" for url in g["evidence"]]
+    return lines
+
+
+# ----------------------------------------------------------------------------------------------- event
+
+
+def event_report(catalog: Catalog, name: str, version: str) -> dict[str, Any]:
+    history = catalog.event_history(name)
+    assert history is not None
+    at_target = catalog.at(version).events.get(name)
+    ordered = list(catalog.at(version).events)
+    neighbours: dict[str, str | None] = {"after": None, "before": None}
+    if name in ordered:
+        i = ordered.index(name)
+        neighbours = {
+            "after": ordered[i - 1] if i else None,
+            "before": ordered[i + 1] if i + 1 < len(ordered) else None,
+        }
+    return {
+        "kind": "event",
+        "name": name,
+        "order": history.order,
+        "fires": history.fires,
+        "since": history.since,
+        "until": history.until,
+        "target_version": version,
+        "present_at_target": at_target is not None,
+        "kwargs": list(at_target.kwargs if at_target else history.kwargs),
+        "neighbours": neighbours,
+        "guidance": _guidance_dict(catalog.guidance(name)),
+    }
+
+
+def event_text(catalog: Catalog, r: dict[str, Any], note: str) -> str:
+    span = _range(since_text(catalog, r["since"]), r["until"])
+    lines = [f"TrainerCallback.{r['name']}  (callback event; in releases {span})", "", f"Target: {note}"]
+    if not r["present_at_target"]:
+        lines.append(
+            _wrap(
+                f"NOT AN EVENT at {r['target_version']}: a callback method with this name is never called.",
+                "",
+            )
+        )
+    lines += ["", "When it fires:", _wrap(r["fires"] or "(not documented)")]
+    n = r["neighbours"]
+    if n["after"] or n["before"]:
+        lines.append(
+            _wrap(f"Order in train(): after {n['after'] or '(start)'}, before {n['before'] or '(end)'}.")
+        )
+    lines += [
+        "",
+        f"Called as: {r['name']}(self, args, state, control, **kwargs)",
+        _wrap(f"kwargs passed: {', '.join(r['kwargs'])}. Accept **kwargs: the set grows between releases."),
+    ]
+    g = r["guidance"]
+    if g is not None:
+        lines += _advice_lines(g, None)
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------ rule
+
+
+def rule_text(code: str) -> tuple[str | None, str]:
+    rules = _rules()
+    rule = rules.get(code.upper())
+    if rule is None:
+        return None, code.upper()
+    return str(rule.explain()), code.upper()
+
+
+# ------------------------------------------------------------------------------------------- command
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "explain",
+        help="explain a Trainer method, a callback event or a lint rule code",
+        description=(
+            "Explain NAME: a Trainer method (compute_loss, _save_checkpoint, Seq2SeqTrainer.prediction_step), a "
+            "TrainerCallback event (on_save) or a lint rule code (TW101): what it does, when it runs, its "
+            "signature history, whether to subclass or use a callback, and evidence links."
+        ),
+    )
+    parser.add_argument("name", help="method, event or rule code")
+    add_version_argument(parser)
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    catalog = load_catalog()
+    try:
+        version, note = resolve_target(catalog, args.transformers_version)
+    except ValueError as exc:
+        print(f"trainwright explain: {exc}", file=sys.stderr)
+        return 2
+    raw = args.name
+    if RULE_CODE.match(raw.strip()):
+        text, code = rule_text(raw.strip())
+        if text is not None:
+            emit(
+                json.dumps({"kind": "rule", "code": code, "text": text}, indent=2)
+                if args.format == "json"
+                else text
+            )
+            return 0
+        return _unknown(catalog, code, args.format, what="rule")
+    name, cls = _normalise(raw)
+    if cls is None and catalog.ever_defined(name, "Trainer"):
+        cls = "Trainer"
+    elif cls is None and catalog.ever_defined(name, "Seq2SeqTrainer"):
+        cls = "Seq2SeqTrainer"
+    if cls is not None and catalog.ever_defined(name, cls):
+        report = method_report(catalog, name, cls, version)
+        emit(json.dumps(report, indent=2) if args.format == "json" else method_text(catalog, report, note))
+        return 0
+    if catalog.event_history(name) is not None:
+        report = event_report(catalog, name, version)
+        emit(json.dumps(report, indent=2) if args.format == "json" else event_text(catalog, report, note))
+        return 0
+    return _unknown(catalog, name, args.format)
+
+
+def _unknown(catalog: Catalog, name: str, fmt: str, what: str = "name") -> int:
+    picks = suggestions(catalog, name)
+    if fmt == "json":
+        print(json.dumps({"kind": "unknown", "name": name, "did_you_mean": picks}, indent=2))
+        return 2
+    if what == "rule":
+        message = f"unknown rule {name!r}"
+        if not _rules():
+            message += " (this build ships no lint rules)"
+    else:
+        message = (
+            f"{name!r} is not a Trainer method, a TrainerCallback event or a rule code in the catalogue "
+            f"({catalog.oldest}..{catalog.newest})"
+        )
+        if name.startswith("on_"):
+            message += (
+                "; TrainerCallback has no such event, so a callback method with this name is never called"
+            )
+    print(f"trainwright explain: {message}", file=sys.stderr)
+    if picks:
+        print(f"did you mean: {', '.join(picks)}?", file=sys.stderr)
+    return 2

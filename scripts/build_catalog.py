@@ -1,0 +1,534 @@
+#!/usr/bin/env python3
+"""Regenerate ``src/trainwright/catalog/data/transformers.json`` from released transformers wheels.
+
+Maintainer tool, not run in CI. Every release is read with ``ast`` straight out of its wheel (never
+imported), so one interpreter covers 4.36 through 5.x without installing any of them:
+
+    python scripts/build_catalog.py --download            # fetch missing wheels into --wheel-dir, then build
+    python scripts/build_catalog.py --versions --source 5.24.0=/path/to/site-packages/transformers  # one release
+
+What is extracted per release (the linter needs the call convention, not only definitions):
+- ``Trainer`` / ``Seq2SeqTrainer``: every name defined in the class body (``def``, decorated ``def``, and
+  ``from .trainer_pt_utils import ...`` inside the class body), its kind and its parameters; inherited
+  methods are folded into ``Seq2SeqTrainer`` (its own definitions win).
+- Call sites: every ``self.NAME(...)`` in the class's own functions (and, for ``Seq2SeqTrainer``, in
+  ``Trainer``'s), with the number of positional arguments, keyword names and ``*``/``**`` unpacking.
+  Two indirections are followed: a method passed as an argument to another method that calls that
+  parameter (``_get_dataloader(sampler_fn=self._get_train_sampler)`` -> ``sampler_fn(dataset)``), and a
+  local bound to ``self.NAME`` or to ``find_executable_batch_size(self.NAME, ...)`` then called (that
+  wrapper adds ``batch_size=``). A bare reference ``self.NAME`` used as a value counts as "called".
+  Calls ``trainer.NAME(...)`` from the modules that receive the trainer (``trainer_callback``,
+  ``trainer_jit_checkpoint``, ``integrations.deepspeed``, ``integrations.integration_utils``) are recorded
+  too, with a dotted caller (the DeepSpeed path calls ``create_optimizer()``, the SIGTERM checkpoint
+  calls ``_save_checkpoint(model, trial=None)``).
+- ``TrainerCallback`` ``on_*`` events and the kwargs ``CallbackHandler`` passes each one.
+- ``TrainerControl`` fields.
+Consecutive releases with identical data are merged into ``[first, last, value]`` ranges; keys are sorted
+so regenerating gives a clean diff.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import subprocess
+import sys
+import zipfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from trainwright.catalog.versions import sort_versions
+
+DEFAULT_OUT = ROOT / "src" / "trainwright" / "catalog" / "data" / "transformers.json"
+DEFAULT_WHEEL_DIR = Path("/work/wheel_cache")
+FORMAT = 1
+
+# First and last patch of every minor from 4.36 to 5.24, plus the releases where a method of
+# research note trainer_api.md §3.1 changed mid-minor (4.46.1, 4.48.1, 4.48.2, 4.52.1). 5.10.0 is left out:
+# it was yanked ("pushed from a week old main branch"), so 5.10.1 stands for the start of 5.10.
+# fmt: off
+DEFAULT_VERSIONS: tuple[str, ...] = (
+    "4.36.0", "4.36.2", "4.37.0", "4.37.2", "4.38.0", "4.38.2", "4.39.0", "4.39.3", "4.40.0",
+    "4.40.2", "4.41.0", "4.41.2", "4.42.0", "4.42.4", "4.43.0", "4.43.4", "4.44.0", "4.44.2",
+    "4.45.0", "4.45.2", "4.46.0", "4.46.1", "4.46.3", "4.47.0", "4.47.1", "4.48.0", "4.48.1",
+    "4.48.2", "4.48.3", "4.49.0", "4.50.0", "4.50.3", "4.51.0", "4.51.3", "4.52.0", "4.52.1",
+    "4.52.4", "4.53.0", "4.53.3", "4.54.0", "4.54.1", "4.55.0", "4.55.4", "4.56.0", "4.56.2",
+    "4.57.0", "4.57.6", "5.0.0", "5.1.0", "5.2.0", "5.3.0", "5.4.0", "5.5.0", "5.5.4", "5.6.0",
+    "5.6.2", "5.7.0", "5.8.0", "5.8.1", "5.9.0", "5.10.1", "5.10.4", "5.11.0", "5.12.0", "5.12.1",
+    "5.13.0", "5.13.1", "5.14.0", "5.14.1", "5.15.0", "5.15.1", "5.16.0", "5.16.1", "5.17.0",
+    "5.18.0", "5.19.0", "5.20.0", "5.20.2", "5.21.0", "5.21.1", "5.22.0", "5.22.2", "5.23.0",
+    "5.24.0",
+)
+# fmt: on
+
+CLASSES: tuple[tuple[str, str, str | None], ...] = (
+    # (class, module file, parent class folded in)
+    ("Trainer", "trainer.py", None),
+    ("Seq2SeqTrainer", "trainer_seq2seq.py", "Trainer"),
+)
+FILES = ("trainer.py", "trainer_seq2seq.py", "trainer_pt_utils.py", "trainer_callback.py")
+# Other modules that receive the trainer object and call its methods (``trainer.NAME(...)``); read when the
+# release has them. Their call sites get a dotted caller such as ``integrations.deepspeed.deepspeed_init``.
+EXTERNAL_FILES = (
+    "trainer_callback.py",
+    "trainer_jit_checkpoint.py",
+    "integrations/deepspeed.py",
+    "integrations/integration_utils.py",
+)
+# How those modules name the trainer: a variable ``trainer``/``local_trainer`` or an attribute ``self.trainer``.
+TRAINER_NAMES = ("trainer", "local_trainer")
+# Wrappers whose result calls the wrapped method; value = keywords the wrapper adds to every call.
+WRAPPERS: dict[str, tuple[str, ...]] = {"find_executable_batch_size": ("batch_size",)}
+_KIND_CODES = {
+    "POSITIONAL_ONLY": 0,
+    "POSITIONAL_OR_KEYWORD": 1,
+    "VAR_POSITIONAL": 2,
+    "KEYWORD_ONLY": 3,
+    "VAR_KEYWORD": 4,
+}
+
+Sources = dict[str, str]  # file name -> source text
+
+
+# --------------------------------------------------------------------------------------------- reading
+
+
+def wheel_sources(wheel: Path) -> Sources:
+    with zipfile.ZipFile(wheel) as zf:
+        present = set(zf.namelist())
+        return {
+            name: zf.read(f"transformers/{name}").decode("utf-8")
+            for name in (*FILES, *EXTERNAL_FILES)
+            if name in FILES or f"transformers/{name}" in present
+        }
+
+
+def dir_sources(directory: Path) -> Sources:
+    return {
+        name: (directory / name).read_text(encoding="utf-8")
+        for name in (*FILES, *EXTERNAL_FILES)
+        if name in FILES or (directory / name).is_file()
+    }
+
+
+def find_wheel(wheel_dir: Path, version: str) -> Path | None:
+    hits = sorted(wheel_dir.glob(f"transformers-{version}-*.whl"))
+    return hits[0] if hits else None
+
+
+def download(wheel_dir: Path, versions: Iterable[str]) -> None:
+    wheel_dir.mkdir(parents=True, exist_ok=True)
+    for version in versions:
+        if find_wheel(wheel_dir, version) is None:
+            print(f"downloading transformers=={version}", file=sys.stderr)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "-q",
+                    "--no-deps",
+                    f"transformers=={version}",
+                    "-d",
+                    str(wheel_dir),
+                ],
+                check=True,
+            )
+
+
+# ------------------------------------------------------------------------------------------ extraction
+
+
+def params_of(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[list[Any]]:
+    """``[[name, kind_code, default_source_or_None], ...]`` in definition order, annotations dropped."""
+    a = fn.args
+    out: list[list[Any]] = []
+    positional = [*a.posonlyargs, *a.args]
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    for i, (arg, default) in enumerate(zip(positional, defaults)):
+        kind = "POSITIONAL_ONLY" if i < len(a.posonlyargs) else "POSITIONAL_OR_KEYWORD"
+        out.append([arg.arg, _KIND_CODES[kind], None if default is None else ast.unparse(default)])
+    if a.vararg:
+        out.append([a.vararg.arg, _KIND_CODES["VAR_POSITIONAL"], None])
+    for arg, default in zip(a.kwonlyargs, a.kw_defaults):
+        out.append([arg.arg, _KIND_CODES["KEYWORD_ONLY"], None if default is None else ast.unparse(default)])
+    if a.kwarg:
+        out.append([a.kwarg.arg, _KIND_CODES["VAR_KEYWORD"], None])
+    return out
+
+
+def kind_of(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    for deco in fn.decorator_list:
+        name = (
+            deco.id if isinstance(deco, ast.Name) else deco.attr if isinstance(deco, ast.Attribute) else None
+        )
+        if name in ("staticmethod", "classmethod"):
+            return name
+        if name in ("property", "cached_property", "setter", "getter", "deleter"):
+            return "property"
+    return "method"
+
+
+def class_body_statements(body: list[ast.stmt]) -> Iterable[ast.stmt]:
+    """Statements of a class body, descending into ``if``/``try`` blocks (conditional definitions)."""
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            yield from class_body_statements(stmt.body)
+            yield from class_body_statements(stmt.orelse)
+        elif isinstance(stmt, ast.Try):
+            for block in (stmt.body, stmt.orelse, stmt.finalbody, *[h.body for h in stmt.handlers]):
+                yield from class_body_statements(block)
+        else:
+            yield stmt
+
+
+def find_class(tree: ast.Module, name: str) -> ast.ClassDef:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return node
+    raise LookupError(f"class {name} not found")
+
+
+def module_functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
+    return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+
+def class_definitions(cls: ast.ClassDef, pt_utils: dict[str, ast.FunctionDef]) -> dict[str, dict[str, Any]]:
+    """name -> {"kind", "params", "node"} for everything callable defined in the class body."""
+    defs: dict[str, dict[str, Any]] = {}
+    for stmt in class_body_statements(cls.body):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            kind = kind_of(stmt)
+            if stmt.name in defs and defs[stmt.name]["kind"] == "property":
+                continue  # ``@x.setter`` / ``@x.deleter`` keep the getter's entry
+            defs[stmt.name] = {"kind": kind, "params": params_of(stmt), "node": stmt}
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module == "trainer_pt_utils":
+            for alias in stmt.names:
+                fn = pt_utils.get(alias.name)
+                if fn is None:
+                    raise LookupError(
+                        f"{alias.name} imported into the class but not defined in trainer_pt_utils"
+                    )
+                defs[alias.asname or alias.name] = {
+                    "kind": kind_of(fn),
+                    "params": params_of(fn),
+                    "node": None,
+                }
+    return defs
+
+
+def _shape(call: ast.Call, extra_keywords: tuple[str, ...] = ()) -> tuple[int, list[str], bool, bool]:
+    n_pos = sum(1 for a in call.args if not isinstance(a, ast.Starred))
+    star_args = any(isinstance(a, ast.Starred) for a in call.args)
+    keywords = [k.arg for k in call.keywords if k.arg is not None] + list(extra_keywords)
+    star_kwargs = any(k.arg is None for k in call.keywords)
+    return n_pos, keywords, star_args, star_kwargs
+
+
+def _self_attr(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
+
+
+def collect_calls(
+    functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
+    all_params: dict[str, list[list[Any]]],
+    method_names: set[str],
+) -> tuple[dict[str, set[tuple[Any, ...]]], set[str]]:
+    """Call sites ``name -> {(caller, n_pos, keywords, star_args, star_kwargs)}`` and referenced names."""
+    calls: dict[str, set[tuple[Any, ...]]] = {}
+    refs: set[str] = set()
+
+    def add(name: str, caller: str, shape: tuple[int, list[str], bool, bool]) -> None:
+        n_pos, keywords, star_args, star_kwargs = shape
+        calls.setdefault(name, set()).add((caller, n_pos, tuple(keywords), star_args, star_kwargs))
+
+    # Calls of each function's own parameters, for the "method passed as a value" indirection.
+    param_calls: dict[str, dict[str, list[tuple[int, list[str], bool, bool]]]] = {}
+    for fname, fn in functions.items():
+        names = {p[0] for p in all_params[fname]}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
+                param_calls.setdefault(fname, {}).setdefault(node.func.id, []).append(_shape(node))
+
+    for caller, fn in functions.items():
+        call_funcs = {id(n.func) for n in ast.walk(fn) if isinstance(n, ast.Call)}
+        aliases: dict[str, tuple[str, tuple[str, ...]]] = {}  # local name -> (method, extra keywords)
+        for node in ast.walk(fn):
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+            ):
+                value = node.value
+                target = node.targets[0].id
+                if _self_attr(value) in method_names:
+                    aliases[target] = (_self_attr(value), ())  # type: ignore[assignment]
+                elif (
+                    isinstance(value, ast.Call)
+                    and isinstance(value.func, ast.Name)
+                    and value.func.id in WRAPPERS
+                    and value.args
+                    and _self_attr(value.args[0]) in method_names
+                ):
+                    aliases[target] = (_self_attr(value.args[0]), WRAPPERS[value.func.id])  # type: ignore[assignment]
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call):
+                name = _self_attr(node.func)
+                if name in method_names:
+                    add(name, caller, _shape(node))
+                    # Methods passed as arguments to this method, and called there through the parameter.
+                    callee_params = [p[0] for p in all_params.get(name, [])][1:]
+                    bindings: list[tuple[str, ast.expr]] = [
+                        (callee_params[i], arg)
+                        for i, arg in enumerate(node.args)
+                        if i < len(callee_params) and not isinstance(arg, ast.Starred)
+                    ] + [(k.arg, k.value) for k in node.keywords if k.arg is not None]
+                    for pname, value in bindings:
+                        passed = _self_attr(value)
+                        if passed in method_names:
+                            for shape in param_calls.get(name, {}).get(pname, []):
+                                add(passed, name, shape)
+                elif isinstance(node.func, ast.Name) and node.func.id in aliases:
+                    target, extra = aliases[node.func.id]
+                    add(target, caller, _shape(node, extra))
+            elif isinstance(node, ast.Attribute) and id(node) not in call_funcs:
+                name = _self_attr(node)
+                if name in method_names and isinstance(node.ctx, ast.Load):
+                    refs.add(name)
+    return calls, refs
+
+
+def _is_trainer_object(node: ast.expr) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in TRAINER_NAMES
+    return isinstance(node, ast.Attribute) and node.attr == "trainer" and _self_attr(node) == "trainer"
+
+
+def external_calls(trees: dict[str, ast.Module], method_names: set[str]) -> dict[str, set[tuple[Any, ...]]]:
+    """Call sites ``trainer.NAME(...)`` in the other modules of :data:`EXTERNAL_FILES`."""
+    calls: dict[str, set[tuple[Any, ...]]] = {}
+    for file_name in EXTERNAL_FILES:
+        tree = trees.get(file_name)
+        if tree is None:
+            continue
+        module = file_name.removesuffix(".py").replace("/", ".")
+
+        def visit(node: ast.AST, qualname: str) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    visit(child, f"{qualname}.{child.name}")
+                    continue
+                if (
+                    isinstance(child, ast.Call)
+                    and isinstance(child.func, ast.Attribute)
+                    and child.func.attr in method_names
+                    and _is_trainer_object(child.func.value)
+                ):
+                    n_pos, keywords, star_args, star_kwargs = _shape(child)
+                    site = (qualname, n_pos, tuple(keywords), star_args, star_kwargs)
+                    calls.setdefault(child.func.attr, set()).add(site)
+                visit(child, qualname)
+
+        visit(tree, module)
+    return calls
+
+
+def extract_classes(sources: Sources) -> dict[str, dict[str, dict[str, Any]]]:
+    """class -> method -> {"owner", "kind", "params", "calls": sorted list, "called": bool} for one release."""
+    trees = {name: ast.parse(text) for name, text in sources.items()}
+    pt_utils = module_functions(trees["trainer_pt_utils.py"])
+    own: dict[str, dict[str, dict[str, Any]]] = {}
+    result: dict[str, dict[str, dict[str, Any]]] = {}
+    for cls_name, file_name, parent in CLASSES:
+        own[cls_name] = class_definitions(find_class(trees[file_name], cls_name), pt_utils)
+        merged: dict[str, dict[str, Any]] = {}
+        owners: dict[str, str] = {}
+        for chain_cls in ([parent] if parent else []) + [cls_name]:
+            for name, d in own[chain_cls].items():
+                merged[name] = d
+                owners[name] = chain_cls
+        method_names = set(merged)
+        calls: dict[str, set[tuple[Any, ...]]] = {}
+        refs: set[str] = set()
+        # The class's own code and its parent's code both run on an instance of the class.
+        for chain_cls in ([parent] if parent else []) + [cls_name]:
+            functions = {n: d["node"] for n, d in own[chain_cls].items() if d["node"] is not None}
+            all_params = {n: d["params"] for n, d in merged.items()}
+            c, r = collect_calls(functions, all_params, method_names)
+            for name, sites in c.items():
+                calls.setdefault(name, set()).update(sites)
+            refs |= r
+        for name, sites in external_calls(trees, method_names).items():
+            calls.setdefault(name, set()).update(sites)
+        result[cls_name] = {
+            name: {
+                "owner": owners[name],
+                "kind": d["kind"],
+                "params": d["params"],
+                "calls": sorted(
+                    [list(s[:2]) + [list(s[2])] + [int(s[3]), int(s[4])] for s in calls.get(name, ())]
+                ),
+                "called": bool(calls.get(name)) or name in refs,
+            }
+            for name, d in merged.items()
+        }
+    return result
+
+
+def extract_events(sources: Sources) -> dict[str, list[str]]:
+    """event -> kwargs passed by ``CallbackHandler`` (its ``call_event`` defaults plus the event's own)."""
+    tree = ast.parse(sources["trainer_callback.py"])
+    events = [
+        stmt.name
+        for stmt in class_body_statements(find_class(tree, "TrainerCallback").body)
+        if isinstance(stmt, ast.FunctionDef) and stmt.name.startswith("on_")
+    ]
+    handler = find_class(tree, "CallbackHandler")
+    base: list[str] = []
+    per_event: dict[str, list[str]] = {}
+    for stmt in class_body_statements(handler.body):
+        if not isinstance(stmt, ast.FunctionDef):
+            continue
+        for node in ast.walk(stmt):
+            if not isinstance(node, ast.Call):
+                continue
+            if stmt.name == "call_event" and isinstance(node.func, ast.Call):  # getattr(callback, event)(...)
+                base = [k.arg for k in node.keywords if k.arg is not None]
+            elif (
+                stmt.name.startswith("on_")
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "call_event"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                per_event[node.args[0].value] = [k.arg for k in node.keywords if k.arg is not None]
+    if not base:
+        raise LookupError("CallbackHandler.call_event: could not find the callback invocation")
+    return {event: base + per_event.get(event, []) for event in events}
+
+
+def extract_control_flags(sources: Sources) -> list[str]:
+    tree = ast.parse(sources["trainer_callback.py"])
+    cls = find_class(tree, "TrainerControl")
+    return [
+        stmt.target.id
+        for stmt in cls.body
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+    ]
+
+
+def extract_release(sources: Sources) -> dict[str, Any]:
+    return {
+        "classes": extract_classes(sources),
+        "events": extract_events(sources),
+        "control_flags": extract_control_flags(sources),
+    }
+
+
+# --------------------------------------------------------------------------------------------- merging
+
+
+def ranges(versions: list[str], value_at: Callable[[str], Any]) -> list[list[Any]]:
+    """``[[first, last, value], ...]`` over consecutive versions with equal (non-``None``) values."""
+    out: list[list[Any]] = []
+    previous: Any = None
+    for version in versions:
+        value = value_at(version)
+        if value is not None and out and value == previous:
+            out[-1][1] = version  # ``previous`` is the value at the version just before: a run continues
+        elif value is not None:
+            out.append([version, version, value])
+        previous = value
+    return out
+
+
+def merge(releases: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    versions = list(sort_versions(list(releases)))
+    classes: dict[str, Any] = {}
+    for cls_name, _, _ in CLASSES:
+        names = sorted({n for v in versions for n in releases[v]["classes"][cls_name]})
+        methods: dict[str, Any] = {}
+        for name in names:
+
+            def entry(v: str, key: str, name: str = name, cls_name: str = cls_name) -> Any:
+                info = releases[v]["classes"][cls_name].get(name)
+                return None if info is None else info[key]
+
+            def definition(v: str, name: str = name, cls_name: str = cls_name) -> Any:
+                info = releases[v]["classes"][cls_name].get(name)
+                return None if info is None else [info["owner"], info["kind"], info["params"]]
+
+            methods[name] = {
+                "defs": [[a, b, *val] for a, b, val in ranges(versions, definition)],
+                "calls": [r for r in ranges(versions, lambda v: entry(v, "calls")) if r[2]],
+                "called": [[a, b] for a, b, val in ranges(versions, lambda v: entry(v, "called")) if val],
+            }
+        classes[cls_name] = methods
+    event_names = sorted({e for v in versions for e in releases[v]["events"]})
+    events = {e: ranges(versions, lambda v, e=e: releases[v]["events"].get(e)) for e in event_names}
+    flags = ranges(versions, lambda v: releases[v]["control_flags"])
+    return {
+        "format": FORMAT,
+        "generator": "scripts/build_catalog.py",
+        "library": "transformers",
+        "versions": versions,
+        "classes": classes,
+        "events": events,
+        "control_flags": flags,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--versions", nargs="*", default=list(DEFAULT_VERSIONS), help="releases to cover")
+    parser.add_argument(
+        "--wheel-dir", type=Path, default=DEFAULT_WHEEL_DIR, help="wheel cache (outside the repo)"
+    )
+    parser.add_argument("--download", action="store_true", help="pip download missing wheels first")
+    parser.add_argument(
+        "--source",
+        action="append",
+        default=[],
+        metavar="VERSION=DIR",
+        help="read a release from an unpacked transformers package directory instead of a wheel",
+    )
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = parser.parse_args(argv)
+
+    dirs = dict(item.split("=", 1) for item in args.source)
+    versions = [v for v in args.versions if v not in dirs]  # ``--versions`` with no value: only --source ones
+    if args.download:
+        download(args.wheel_dir, [v for v in versions if v not in dirs])
+    releases: dict[str, dict[str, Any]] = {}
+    for version in sorted(set(versions) | set(dirs)):
+        if version in dirs:
+            sources = dir_sources(Path(dirs[version]))
+        else:
+            wheel = find_wheel(args.wheel_dir, version)
+            if wheel is None:
+                parser.error(f"no wheel for transformers=={version} in {args.wheel_dir} (use --download)")
+            sources = wheel_sources(wheel)
+        try:
+            releases[version] = extract_release(sources)
+        except (LookupError, SyntaxError) as exc:
+            raise SystemExit(f"transformers {version}: {exc}") from exc
+    data = merge(releases)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
+    print(
+        f"wrote {args.out} ({len(data['versions'])} releases, {args.out.stat().st_size} bytes)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
