@@ -1,0 +1,469 @@
+"""``DPOTrainer``: direct preference optimisation as a ``transformers.Trainer`` subclass done right.
+
+What it overrides, and why (public methods only; Trainer's training loop, GA, DDP wrapping,
+checkpointing and logging stay Trainer's):
+
+* ``compute_loss``: one forward pass over ``[prompt+chosen; prompt+rejected]``, sequence log-probs,
+  the reference log-probs, then a pure loss function from :mod:`dpo_losses`;
+* ``prediction_step``: evaluation batches have no ``labels``, so Trainer would not ask for a loss;
+* ``log``: adds the preference metrics (TRL's names) averaged over the logging window;
+* ``get_eval_dataloader``: tokenises a raw dataset handed to ``evaluate()`` after construction.
+
+The reference policy is, in order: ``reference_free`` / reference-free losses (none), precomputed
+log-probs (computed once, cached, reference freed), an explicit ``ref_model``, the PEFT policy with
+its adapter disabled, or a frozen copy of the policy (works for models built in memory).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from trainwright._extras import require_train_extra
+
+require_train_extra("trainwright.DPOTrainer")
+
+import torch
+from datasets import Dataset
+from torch import nn
+from torch.utils.data import DataLoader
+from transformers import (
+    AutoModelForCausalLM,
+    PreTrainedTokenizerBase,
+    Trainer,
+    TrainerCallback,
+)
+
+from trainwright.callbacks.reference_sync import ReferenceSyncCallback
+from trainwright.trainers.dpo_config import DPOConfig
+from trainwright.trainers.dpo_data import (
+    REF_COLUMNS,
+    TOKEN_COLUMNS,
+    PreferenceCollator,
+    prepare_preference_dataset,
+)
+from trainwright.trainers.dpo_losses import LossParams, PairLogps, combined_loss, needs_reference
+from trainwright.trainers.logprobs import selective_log_softmax
+from trainwright.trainers.metrics import MetricsWindow
+from trainwright.trainers.reference import build_reference_model, is_peft_model, reference_forward
+
+CACHE_FORMAT_VERSION = "1"
+
+
+class SequenceLogps(NamedTuple):
+    """Per-row results of one forward pass over the 2B stacked sequences."""
+
+    logps: torch.Tensor  # (2B,) sum of completion-token log-probs
+    lengths: torch.Tensor  # (2B,) number of scored completion tokens
+    logits_sum: torch.Tensor  # (2B,) sum over completion tokens of the vocabulary-mean logit (no grad)
+
+
+def sequence_logps(
+    model: nn.Module, batch: dict[str, torch.Tensor], *, chunk_size: int = 4, logits_to_keep: bool = True
+) -> SequenceLogps:
+    """Summed log-probs of the completion tokens of every row of ``batch``.
+
+    Logits at position ``t`` score token ``t+1``. Rows are right-padded and completions follow the
+    prompt, so positions before the earliest completion token in the batch are never scored: with
+    ``logits_to_keep`` the model projects only the last ``T - start`` hidden states onto the vocabulary.
+    Log-probs use gather + logsumexp in row chunks (no ``(2B, T, V)`` log-softmax copy).
+    """
+    input_ids, completion_mask = batch["input_ids"], batch["completion_mask"]
+    target_mask = completion_mask[:, 1:]
+    scored_columns = target_mask.any(dim=0).nonzero()
+    start = int(scored_columns[0]) if len(scored_columns) else target_mask.shape[1] - 1
+    kwargs: dict[str, Any] = {
+        "input_ids": input_ids,
+        "attention_mask": batch["attention_mask"],
+        "use_cache": False,
+    }
+    if logits_to_keep:
+        kwargs["logits_to_keep"] = input_ids.shape[1] - start
+        logits = model(**kwargs).logits[:, :-1]
+    else:
+        logits = model(**kwargs).logits[:, start:-1]
+    mask = target_mask[:, start:].to(logits.dtype)
+    token_logps = selective_log_softmax(logits, input_ids[:, start + 1 :], chunk_size=chunk_size)
+    with torch.no_grad():
+        logits_sum = (logits.float().mean(dim=-1) * mask).sum(dim=-1)
+    return SequenceLogps((token_logps * mask).sum(dim=-1), mask.sum(dim=-1), logits_sum)
+
+
+def _hash_parameters(named_parameters: list[tuple[str, torch.Tensor]]) -> str:
+    digest = hashlib.sha256()
+    for name, param in named_parameters:
+        digest.update(name.encode())
+        digest.update(param.detach().to("cpu", torch.float32).contiguous().numpy().tobytes())
+    return digest.hexdigest()
+
+
+def _hash_token_columns(dataset: Dataset) -> str:
+    digest = hashlib.sha256()
+    for column in TOKEN_COLUMNS:
+        for row in dataset[column]:
+            digest.update(len(row).to_bytes(4, "little"))
+            digest.update(torch.tensor(row, dtype=torch.int64).numpy().tobytes())
+    return digest.hexdigest()
+
+
+class DPOTrainer(Trainer):
+    """Train a causal LM on ``prompt`` / ``chosen`` / ``rejected`` pairs (DPO and 16 related losses).
+
+    ``model`` may be a model id/path, a ``PreTrainedModel`` or a ``peft.PeftModel``; ``peft_config``
+    wraps a plain model in a new adapter. ``processing_class`` (a tokenizer) is required.
+    """
+
+    # transformers 5.x: Trainer.training_step divides the loss by the number of gradient-accumulation
+    # steps unless the subclass says it already did. Our compute_loss returns the *mean over the pairs
+    # of this micro-batch* and ignores num_items_in_batch (Trainer only counts it from a "labels"
+    # column, which preference batches do not have, so it is None). Declaring False makes Trainer do the
+    # division: with equal micro-batches, the accumulated gradient is that of the mean over all pairs of
+    # the optimizer step, independent of the GA setting. Under DDP each rank's mean is averaged by the
+    # gradient all-reduce, which gives the same global mean.
+    loss_is_scaled_for_ga = False
+
+    def __init__(
+        self,
+        model: str | nn.Module,
+        ref_model: nn.Module | None = None,
+        args: DPOConfig | None = None,
+        train_dataset: Dataset | None = None,
+        eval_dataset: Dataset | dict[str, Dataset] | None = None,
+        processing_class: PreTrainedTokenizerBase | None = None,
+        data_collator: Callable[[list[dict[str, Any]]], dict[str, torch.Tensor]] | None = None,
+        callbacks: list[TrainerCallback] | None = None,
+        optimizers: tuple[Any, Any] = (None, None),
+        peft_config: Any | None = None,
+    ) -> None:
+        args = args if args is not None else DPOConfig(output_dir="dpo_output")
+        if not isinstance(args, DPOConfig):
+            raise TypeError(f"args must be a trainwright DPOConfig, got {type(args).__name__}")
+        if args.remove_unused_columns:
+            raise ValueError(
+                "DPOConfig.remove_unused_columns=True would drop the tokenised prompt_ids/chosen_ids/rejected_ids "
+                "columns before the collator sees them; leave it False"
+            )
+        if processing_class is None:
+            raise ValueError(
+                "processing_class (the tokenizer) is required: DPOTrainer tokenises the preference data"
+            )
+        if train_dataset is None:
+            raise ValueError(
+                "train_dataset is required: a datasets.Dataset with prompt/chosen/rejected columns"
+            )
+        if ref_model is not None and ref_model is model:
+            raise ValueError(
+                "ref_model is the same object as model: the reference would move with the policy. Pass "
+                "ref_model=None to use a frozen copy (or the adapter-disabled base for PEFT models)."
+            )
+        if isinstance(model, str):
+            model = AutoModelForCausalLM.from_pretrained(model)
+        if peft_config is not None:
+            if is_peft_model(model):
+                raise ValueError("model is already a PeftModel; do not pass peft_config as well")
+            from peft import get_peft_model
+
+            model = get_peft_model(model, peft_config)
+        if args.sync_ref_model and is_peft_model(model) and ref_model is None:
+            raise ValueError(
+                "sync_ref_model (TR-DPO) needs a separate reference model, but a PEFT policy uses its own "
+                "adapter-disabled base as reference; pass ref_model or turn sync_ref_model off"
+            )
+        if args.disable_dropout:
+            for module in (model, ref_model):
+                for sub in module.modules() if module is not None else ():
+                    if isinstance(sub, nn.Dropout):
+                        sub.p = 0.0
+
+        tokenizer = processing_class
+        prepare = {
+            "max_length": args.max_length,
+            "truncation_mode": args.truncation_mode,
+            "num_proc": args.dataset_num_proc,
+        }
+        # The main process tokenises first and writes the datasets cache; the others then read it.
+        with args.main_process_first(desc="tokenising the preference data"):
+            train_dataset = prepare_preference_dataset(train_dataset, tokenizer, name="train", **prepare)
+            if isinstance(eval_dataset, dict):
+                eval_dataset = {
+                    key: prepare_preference_dataset(ds, tokenizer, name=f"eval[{key}]", **prepare)
+                    for key, ds in eval_dataset.items()
+                }
+            elif eval_dataset is not None:
+                eval_dataset = prepare_preference_dataset(eval_dataset, tokenizer, name="eval", **prepare)
+        pad_token_id = (
+            tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        )
+        if pad_token_id is None:
+            raise ValueError(
+                "the tokenizer has neither a pad token nor an EOS token to pad with; set tokenizer.pad_token"
+            )
+        if data_collator is None:
+            data_collator = PreferenceCollator(pad_token_id, args.max_length, args.truncation_mode)
+
+        self.uses_reference = not args.reference_free and needs_reference(args.loss_type)
+        live_reference = self.uses_reference and not args.precompute_ref_log_probs
+        # With precompute (or no reference at all) no reference module is kept on the trainer.
+        self.ref_model = build_reference_model(model, ref_model) if live_reference else None
+
+        super().__init__(
+            model=model,
+            args=args,
+            data_collator=data_collator,
+            train_dataset=train_dataset,
+            eval_dataset=eval_dataset,
+            processing_class=processing_class,
+            callbacks=callbacks,
+            optimizers=optimizers,
+        )
+        if self.ref_model is not None:
+            self.ref_model.to(self.args.device)
+        base_model = model.get_base_model() if is_peft_model(model) else model
+        self._accepts_logits_to_keep = "logits_to_keep" in inspect.signature(base_model.forward).parameters
+        self._loss_params = LossParams(
+            beta=args.beta,
+            label_smoothing=args.label_smoothing,
+            discopop_tau=args.discopop_tau,
+            simpo_gamma=args.simpo_gamma,
+        )
+        self._dpo_metrics = MetricsWindow()
+        self.num_reference_forwards = 0  # precompute batches actually run (0 when the cache was reused)
+
+        if self.uses_reference and args.precompute_ref_log_probs:
+            # One pass with the reference before training, then no reference is kept. Without an explicit
+            # ref_model the untrained policy itself is the reference, so no copy is ever made.
+            self.train_dataset = self._add_reference_logps(self.train_dataset, "train", ref_model)
+            if isinstance(self.eval_dataset, dict):
+                self.eval_dataset = {
+                    k: self._add_reference_logps(d, f"eval-{k}", ref_model)
+                    for k, d in self.eval_dataset.items()
+                }
+            elif self.eval_dataset is not None:
+                self.eval_dataset = self._add_reference_logps(self.eval_dataset, "eval", ref_model)
+            del ref_model
+        if args.sync_ref_model:
+            self.add_callback(
+                ReferenceSyncCallback(self.ref_model, args.ref_model_mixup_alpha, args.ref_model_sync_steps)
+            )
+
+    # ---------------------------------------------------------------------------------------------
+    # reference log-probs
+    # ---------------------------------------------------------------------------------------------
+    def _reference_weights_hash(self, ref_model: nn.Module | None) -> str:
+        if ref_model is not None:
+            return _hash_parameters(list(ref_model.named_parameters()))
+        if is_peft_model(self.model):  # the reference is the base: skip every adapter's parameters
+            adapters = tuple(f".{name}." for name in self.model.peft_config)
+            return _hash_parameters(
+                [(n, p) for n, p in self.model.named_parameters() if not any(a in n for a in adapters)]
+            )
+        return _hash_parameters(list(self.model.named_parameters()))
+
+    def _add_reference_logps(self, dataset: Dataset, name: str, ref_model: nn.Module | None) -> Dataset:
+        """Add ``ref_chosen_logps`` / ``ref_rejected_logps`` columns, from the cache when it has them.
+
+        The cache key is the token content of the dataset, the reference weights and the truncation
+        settings (the collator truncates, so they change the log-probs): any change recomputes.
+        """
+        if set(REF_COLUMNS) <= set(dataset.column_names):
+            return dataset
+        args = self.args
+        key_parts = [
+            CACHE_FORMAT_VERSION,
+            _hash_token_columns(dataset),
+            self._reference_weights_hash(ref_model),
+        ]
+        key_parts += [str(args.max_length), args.truncation_mode]
+        key = hashlib.sha256("|".join(key_parts).encode()).hexdigest()[:32]
+        cache_dir = Path(args.precompute_cache_dir or os.path.join(args.output_dir, "ref_logps_cache"))
+        path = cache_dir / f"{name}-{key}.pt"
+        if not path.exists():
+            chosen, rejected = self._compute_reference_logps(dataset, ref_model)
+            if self.accelerator.is_main_process:
+                cache_dir.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(f".tmp{os.getpid()}")
+                torch.save({"chosen": chosen, "rejected": rejected}, tmp)
+                os.replace(tmp, path)  # atomic: a crashed run never leaves a half-written cache
+            self.accelerator.wait_for_everyone()
+        cached = torch.load(path, map_location="cpu")
+        if len(cached["chosen"]) != len(dataset):
+            raise RuntimeError(
+                f"reference cache {path} has {len(cached['chosen'])} rows, dataset has {len(dataset)}"
+            )
+        dataset = dataset.add_column(REF_COLUMNS[0], cached["chosen"].tolist())
+        return dataset.add_column(REF_COLUMNS[1], cached["rejected"].tolist())
+
+    def _compute_reference_logps(
+        self, dataset: Dataset, ref_model: nn.Module | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        batch_size = self.args.precompute_ref_batch_size or self.args.per_device_eval_batch_size
+        loader = DataLoader(dataset, batch_size=batch_size, collate_fn=self.data_collator, shuffle=False)
+        # Each rank scores its share; gather_for_metrics restores dataset order and drops the padding
+        # accelerate adds to even out the last batch.
+        loader = self.accelerator.prepare(loader)
+        if ref_model is not None:
+            reference: nn.Module | None = ref_model.to(self.args.device)
+        elif is_peft_model(self.model):
+            reference = None  # reference_forward disables the adapter
+        else:
+            reference = self.model  # before any update, the policy is the reference: no copy needed
+        was_training = self.model.training
+        self.model.eval()
+        chosen, rejected = [], []
+        try:
+            with reference_forward(self.model, reference) as ref:
+                for batch in loader:
+                    logps = self._forward(ref, batch).logps
+                    half = logps.shape[0] // 2
+                    c, r = self.accelerator.gather_for_metrics(
+                        (logps[:half].contiguous(), logps[half:].contiguous())
+                    )
+                    chosen.append(c.float().cpu())
+                    rejected.append(r.float().cpu())
+                    self.num_reference_forwards += 1
+        finally:
+            self.model.train(was_training)
+        return torch.cat(chosen), torch.cat(rejected)
+
+    def _reference_logps(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor | None:
+        """(2B,) reference log-probs of the batch rows, or None when training reference-free."""
+        if not self.uses_reference:
+            return None
+        if REF_COLUMNS[0] in inputs:
+            return torch.cat([inputs[REF_COLUMNS[0]], inputs[REF_COLUMNS[1]]]).to(self.args.device)
+        if self.args.precompute_ref_log_probs:
+            raise ValueError(
+                "this batch has no precomputed reference log-probs and the reference model was freed after "
+                "precompute; pass the dataset as eval_dataset when building the trainer, or pass ref_model"
+            )
+        with reference_forward(self.model, self.ref_model) as ref:
+            return self._forward(ref, inputs).logps.detach()
+
+    def _forward(self, model: nn.Module, inputs: dict[str, torch.Tensor]) -> SequenceLogps:
+        return sequence_logps(
+            model, inputs, chunk_size=self.args.logps_chunk_size, logits_to_keep=self._accepts_logits_to_keep
+        )
+
+    # ---------------------------------------------------------------------------------------------
+    # Trainer hooks (public methods only)
+    # ---------------------------------------------------------------------------------------------
+    def compute_loss(
+        self,
+        model: nn.Module,
+        inputs: dict[str, torch.Tensor],
+        return_outputs: bool = False,
+        num_items_in_batch: torch.Tensor | int | None = None,
+    ) -> torch.Tensor | tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """Preference loss of one micro-batch: mean over its pairs (see ``loss_is_scaled_for_ga``)."""
+        policy = self._forward(model, inputs)  # one pass over [chosen; rejected]
+        ref = self._reference_logps(inputs)
+        half = policy.logps.shape[0] // 2
+        pairs = PairLogps(
+            chosen=policy.logps[:half],
+            rejected=policy.logps[half:],
+            ref_chosen=None if ref is None else ref[:half],
+            ref_rejected=None if ref is None else ref[half:],
+            chosen_lengths=policy.lengths[:half],
+            rejected_lengths=policy.lengths[half:],
+        )
+        loss = combined_loss(pairs, self._loss_params, self.args.loss_type, self.args.loss_weights)
+        rewards = self._record_metrics("train" if model.training else "eval", pairs, policy, inputs)
+        return (loss, rewards) if return_outputs else loss
+
+    def _record_metrics(
+        self, mode: str, pairs: PairLogps, policy: SequenceLogps, inputs: dict[str, torch.Tensor]
+    ) -> dict[str, torch.Tensor]:
+        """Gather this micro-batch's statistics from all processes into the logging window."""
+        beta = self.args.beta
+        chosen_rewards = beta * pairs.chosen_logratios.detach()
+        rejected_rewards = beta * pairs.rejected_logratios.detach()
+        per_pair = torch.stack(
+            [
+                chosen_rewards,
+                rejected_rewards,
+                (chosen_rewards > rejected_rewards).to(chosen_rewards.dtype),
+                chosen_rewards - rejected_rewards,
+                pairs.chosen.detach(),
+                pairs.rejected.detach(),
+            ],
+            dim=1,
+        ).float()
+        half = pairs.chosen.shape[0]
+        token_stats = torch.stack(
+            [
+                policy.logits_sum[:half].sum(),
+                policy.lengths[:half].sum(),
+                policy.logits_sum[half:].sum(),
+                policy.lengths[half:].sum(),
+                inputs["attention_mask"].sum(),
+            ]
+        ).float()
+        per_pair = self.accelerator.gather_for_metrics(per_pair)
+        token_stats = self.accelerator.gather_for_metrics(token_stats.unsqueeze(0)).sum(dim=0)
+        n = per_pair.shape[0]
+        means = per_pair.mean(dim=0).tolist()
+        names = (
+            "rewards/chosen",
+            "rewards/rejected",
+            "rewards/accuracies",
+            "rewards/margins",
+            "logps/chosen",
+            "logps/rejected",
+        )
+        for name, value in zip(names, means):
+            self._dpo_metrics.add(mode, name, value, weight=n)
+        logit_c, tok_c, logit_r, tok_r, attended = token_stats.tolist()
+        if tok_c > 0:
+            self._dpo_metrics.add(mode, "logits/chosen", logit_c / tok_c, weight=tok_c)
+        if tok_r > 0:
+            self._dpo_metrics.add(mode, "logits/rejected", logit_r / tok_r, weight=tok_r)
+        if mode == "train" and self.args.include_num_input_tokens_seen == "no":
+            # Kept in TrainerState (saved in checkpoints, so resuming continues the count). When the user
+            # asks Trainer to count input tokens itself, Trainer owns the field and we only report it.
+            self.state.num_input_tokens_seen += int(attended)
+        return {"rewards_chosen": chosen_rewards, "rewards_rejected": rejected_rewards}
+
+    def prediction_step(
+        self,
+        model: nn.Module,
+        inputs: dict[str, torch.Tensor],
+        prediction_loss_only: bool,
+        ignore_keys: list[str] | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+        """Evaluation: the preference loss (batches have no ``labels``, so Trainer would skip it)."""
+        inputs = self._prepare_inputs(inputs)
+        with torch.no_grad(), self.compute_loss_context_manager():
+            loss, rewards = self.compute_loss(model, inputs, return_outputs=True)
+        if prediction_loss_only or self.compute_metrics is None:
+            return loss.detach(), None, None
+        # For a user's compute_metrics: per-pair rewards as "logits" (column 0 chosen, 1 rejected).
+        logits = torch.stack([rewards["rewards_chosen"], rewards["rewards_rejected"]], dim=1)
+        return loss.detach(), logits, torch.zeros(logits.shape[0], dtype=torch.long, device=logits.device)
+
+    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+        """Add the window-averaged preference metrics (``eval_``-prefixed in evaluation) and ``num_tokens``."""
+        # In place: Trainer.evaluate returns this same dict, so the metrics reach its return value too.
+        logs.update(self._dpo_metrics.merge_into_logs(logs))
+        if not any(key.startswith("eval_") for key in logs):
+            logs["num_tokens"] = float(self.state.num_input_tokens_seen)
+        super().log(logs, start_time)
+
+    def get_eval_dataloader(self, eval_dataset: str | Dataset | None = None) -> DataLoader:
+        """Tokenise a raw preference dataset handed to ``evaluate()`` after construction."""
+        if isinstance(eval_dataset, Dataset) and not set(TOKEN_COLUMNS) <= set(eval_dataset.column_names):
+            eval_dataset = prepare_preference_dataset(
+                eval_dataset,
+                self.processing_class,
+                max_length=self.args.max_length,
+                truncation_mode=self.args.truncation_mode,
+                num_proc=self.args.dataset_num_proc,
+                name="eval",
+            )
+        return super().get_eval_dataloader(eval_dataset)
+
+
+__all__ = ["DPOConfig", "DPOTrainer", "sequence_logps"]

@@ -1,0 +1,135 @@
+"""``DPOConfig``: ``TrainingArguments`` plus the preference-optimisation knobs.
+
+Field names follow TRL's ``DPOConfig`` where the feature is the same, so a config ports over by
+changing the import. Everything is validated here, at construction, so a typo in ``loss_type`` fails
+before a model is loaded rather than at the first training step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from trainwright._extras import require_train_extra
+
+require_train_extra("trainwright.DPOConfig")
+
+from transformers import TrainingArguments
+
+from trainwright.trainers.dpo_losses import check_loss_types
+
+TRUNCATION_MODES = ("keep_start", "keep_end")
+
+
+@dataclass
+class DPOConfig(TrainingArguments):
+    """Configuration for :class:`trainwright.DPOTrainer`.
+
+    Unlike TRL we keep ``TrainingArguments``' defaults for precision, gradient checkpointing and learning
+    rate (TRL turns bf16 and checkpointing on even on CPU); the only changed default is
+    ``remove_unused_columns=False`` (see its help).
+    """
+
+    # --- objective -------------------------------------------------------------------------------
+    beta: float = field(default=0.1, metadata={"help": "β: strength of the implicit KL penalty (τ for IPO)."})
+    loss_type: list[str] = field(
+        default_factory=lambda: ["sigmoid"],
+        metadata={
+            "help": "Loss name, or a list of names combined as Σ w_k·loss_k (e.g. ['sigmoid', 'sft'] = RPO)."
+        },
+    )
+    loss_weights: list[float] | None = field(
+        default=None, metadata={"help": "One weight per entry of loss_type (default 1.0 each)."}
+    )
+    label_smoothing: float = field(
+        default=0.0,
+        metadata={"help": "ε: label-flip rate for cdpo/robust/aot; the smoothing of exo_pair (>0)."},
+    )
+    discopop_tau: float = field(default=0.05, metadata={"help": "τ of the DiscoPOP blend."})
+    simpo_gamma: float = field(default=0.5, metadata={"help": "γ: target reward margin of SimPO."})
+    reference_free: bool = field(
+        default=False,
+        metadata={"help": "Treat reference log-probs as 0: no reference model is built or run."},
+    )
+    # --- data ------------------------------------------------------------------------------------
+    max_length: int | None = field(
+        default=1024, metadata={"help": "Cap on prompt+completion tokens per sequence; None: no truncation."}
+    )
+    truncation_mode: str = field(
+        default="keep_start", metadata={"help": "'keep_start' (cut the end) or 'keep_end' (cut the start)."}
+    )
+    dataset_num_proc: int | None = field(
+        default=None, metadata={"help": "Worker processes for tokenisation."}
+    )
+    # Trainer's default (True) drops every dataset column that is not an argument of model.forward —
+    # that would delete prompt_ids/chosen_ids/rejected_ids before our collator sees them.
+    remove_unused_columns: bool = field(
+        default=False,
+        metadata={
+            "help": "Kept False: the preference collator needs the tokenised columns model.forward lacks."
+        },
+    )
+    # --- reference ---------------------------------------------------------------------------------
+    precompute_ref_log_probs: bool = field(
+        default=False,
+        metadata={"help": "Compute reference log-probs once before training and free the reference model."},
+    )
+    precompute_ref_batch_size: int | None = field(
+        default=None,
+        metadata={"help": "Batch size of the precompute pass (default: per-device eval batch size)."},
+    )
+    precompute_cache_dir: str | None = field(
+        default=None,
+        metadata={
+            "help": "Where precomputed reference log-probs are cached (default: <output_dir>/ref_logps_cache)."
+        },
+    )
+    sync_ref_model: bool = field(
+        default=False,
+        metadata={"help": "TR-DPO: move the reference towards the policy every ref_model_sync_steps."},
+    )
+    ref_model_mixup_alpha: float = field(default=0.6, metadata={"help": "α in ref ← α·θ + (1−α)·ref."})
+    ref_model_sync_steps: int = field(
+        default=512, metadata={"help": "Optimizer steps between two TR-DPO syncs."}
+    )
+    disable_dropout: bool = field(
+        default=True, metadata={"help": "Turn dropout off in policy and reference."}
+    )
+    logps_chunk_size: int = field(
+        default=4,
+        metadata={"help": "Rows per chunk when turning logits into token log-probs (memory bound)."},
+    )
+
+    def __post_init__(self) -> None:
+        if isinstance(self.loss_type, str):
+            self.loss_type = [self.loss_type]
+        self.loss_type = list(self.loss_type)
+        self.loss_weights = check_loss_types(self.loss_type, self.loss_weights)
+        if self.beta <= 0:
+            raise ValueError(f"beta must be > 0, got {self.beta}")
+        if self.truncation_mode not in TRUNCATION_MODES:
+            raise ValueError(
+                f"truncation_mode must be one of {TRUNCATION_MODES}, got {self.truncation_mode!r}"
+            )
+        if self.max_length is not None and self.max_length < 2:
+            raise ValueError(
+                f"max_length must be >= 2 (room for a prompt token and a completion token), got {self.max_length}"
+            )
+        if not 0.0 <= self.label_smoothing < 0.5:
+            raise ValueError(f"label_smoothing must be in [0, 0.5), got {self.label_smoothing}")
+        if "exo_pair" in self.loss_type and self.label_smoothing == 0.0:
+            raise ValueError(
+                "loss_type 'exo_pair' needs label_smoothing > 0 (log ε appears in the loss); 1e-3 is usual"
+            )
+        if self.sync_ref_model:
+            if self.precompute_ref_log_probs or self.reference_free:
+                raise ValueError(
+                    "sync_ref_model (TR-DPO) updates a live reference model; it cannot be combined with "
+                    "precompute_ref_log_probs or reference_free"
+                )
+            if not 0.0 < self.ref_model_mixup_alpha <= 1.0:
+                raise ValueError(f"ref_model_mixup_alpha must be in (0, 1], got {self.ref_model_mixup_alpha}")
+            if self.ref_model_sync_steps < 1:
+                raise ValueError(f"ref_model_sync_steps must be >= 1, got {self.ref_model_sync_steps}")
+        if self.logps_chunk_size < 1:
+            raise ValueError(f"logps_chunk_size must be >= 1, got {self.logps_chunk_size}")
+        super().__post_init__()

@@ -1,0 +1,238 @@
+"""Preference data: validation, tokenisation (once, with ``datasets.map``) and collation.
+
+Accepted rows (one format per dataset):
+
+* plain text: ``{"prompt": str, "chosen": str, "rejected": str}``; EOS is appended to both completions;
+* conversations: ``{"prompt": [messages], "chosen": [messages], "rejected": [messages]}``, rendered
+  with the tokenizer's chat template; without a ``prompt`` column the prompt is the longest common
+  message prefix of ``chosen`` and ``rejected`` (an *implicit* prompt);
+* already tokenised: ``{"prompt_ids", "chosen_ids", "rejected_ids"}`` (lists of ints), used as is.
+
+**The completion boundary.** Tokenising ``prompt`` and ``prompt + completion`` separately does not give
+a prefix: BPE merges across the boundary (``"Answer:" + " four"`` may tokenise ``":"`` with the space).
+We tokenise the full text once, with character offsets, and count as prompt the leading tokens that
+lie entirely inside the prompt's characters; the token that straddles the boundary belongs to the
+completion. The trained sequence is thus exactly what the tokenizer produces for the full text, and
+the chosen and rejected rows share the same prompt tokens (the longest common prefix of both).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from datasets import Dataset
+from transformers import PreTrainedTokenizerBase
+
+TEXT_COLUMNS = ("prompt", "chosen", "rejected")
+TOKEN_COLUMNS = ("prompt_ids", "chosen_ids", "rejected_ids")
+REF_COLUMNS = ("ref_chosen_logps", "ref_rejected_logps")
+
+
+def is_conversational(example: dict[str, Any]) -> bool:
+    """True when ``chosen`` is a list of ``{"role", "content"}`` messages."""
+    chosen = example.get("chosen")
+    return isinstance(chosen, list) and bool(chosen) and isinstance(chosen[0], dict) and "role" in chosen[0]
+
+
+def extract_implicit_prompt(example: dict[str, Any]) -> dict[str, Any]:
+    """Split conversations without a ``prompt`` into the shared message prefix and the two replies."""
+    chosen, rejected = example["chosen"], example["rejected"]
+    n = 0
+    while n < min(len(chosen), len(rejected)) and chosen[n] == rejected[n]:
+        n += 1
+    if n == 0:
+        raise ValueError(
+            "implicit prompt: the chosen and rejected conversations share no leading message, so there is no "
+            "prompt to extract; add a 'prompt' column"
+        )
+    if n == len(chosen) or n == len(rejected):
+        raise ValueError("implicit prompt: one conversation is a prefix of the other, leaving an empty reply")
+    return {"prompt": chosen[:n], "chosen": chosen[n:], "rejected": rejected[n:]}
+
+
+def _common_prefix_length(a: Sequence[Any], b: Sequence[Any]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _tokenize_with_boundary(
+    tokenizer: PreTrainedTokenizerBase, prompt_text: str, full_text: str, add_special_tokens: bool
+) -> tuple[list[int], int]:
+    """Tokenise ``full_text``; return its ids and how many leading tokens lie inside the prompt."""
+    boundary = _common_prefix_length(prompt_text, full_text)
+    if tokenizer.is_fast:
+        encoding = tokenizer(full_text, add_special_tokens=add_special_tokens, return_offsets_mapping=True)
+        n_prompt = 0
+        for _, end in encoding["offset_mapping"]:
+            if end > boundary:
+                break
+            n_prompt += 1
+        return list(encoding["input_ids"]), n_prompt
+    # Slow tokenizers have no offsets: fall back to where the two tokenisations diverge.
+    ids = tokenizer(full_text, add_special_tokens=add_special_tokens)["input_ids"]
+    prompt_ids = tokenizer(full_text[:boundary], add_special_tokens=add_special_tokens)["input_ids"]
+    return list(ids), _common_prefix_length(prompt_ids, ids)
+
+
+def tokenize_pair(
+    example: dict[str, Any], tokenizer: PreTrainedTokenizerBase, conversational: bool
+) -> dict[str, Any]:
+    """One row to ``prompt_ids`` / ``chosen_ids`` / ``rejected_ids`` (see the module docstring)."""
+    if conversational:
+        prompt_text = tokenizer.apply_chat_template(
+            example["prompt"], tokenize=False, add_generation_prompt=True
+        )
+        texts = [
+            tokenizer.apply_chat_template(example["prompt"] + example[key], tokenize=False)
+            for key in ("chosen", "rejected")
+        ]
+        add_special = False  # the template already holds every special token
+    else:
+        prompt_text = example["prompt"]
+        texts = [prompt_text + example["chosen"], prompt_text + example["rejected"]]
+        add_special = True
+    (chosen_full, n_c), (rejected_full, n_r) = (
+        _tokenize_with_boundary(tokenizer, prompt_text, text, add_special) for text in texts
+    )
+    n_prompt = min(n_c, n_r, _common_prefix_length(chosen_full, rejected_full))
+    chosen_ids, rejected_ids = chosen_full[n_prompt:], rejected_full[n_prompt:]
+    if not conversational and tokenizer.eos_token_id is not None:
+        # Plain text has no end-of-turn marker: without EOS the model never learns to stop.
+        eos = tokenizer.eos_token_id
+        chosen_ids = chosen_ids if chosen_ids[-1:] == [eos] else chosen_ids + [eos]
+        rejected_ids = rejected_ids if rejected_ids[-1:] == [eos] else rejected_ids + [eos]
+    return {"prompt_ids": chosen_full[:n_prompt], "chosen_ids": chosen_ids, "rejected_ids": rejected_ids}
+
+
+def _check_columns(dataset: Dataset, name: str) -> str:
+    """Return the dataset's format ("tokenized", "text" or "conversational"); raise on bad input."""
+    if not isinstance(dataset, Dataset):
+        raise TypeError(
+            f"{name} dataset must be a datasets.Dataset (map-style), got {type(dataset).__name__}; "
+            "convert an IterableDataset with Dataset.from_generator or datasets.Dataset.from_list"
+        )
+    if len(dataset) == 0:
+        raise ValueError(f"{name} dataset is empty: it needs at least one prompt/chosen/rejected row")
+    columns = set(dataset.column_names)
+    if set(TOKEN_COLUMNS) <= columns:
+        return "tokenized"
+    missing = [c for c in ("chosen", "rejected") if c not in columns]
+    if missing:
+        raise ValueError(
+            f"{name} dataset is missing column(s) {missing}; found {sorted(columns)}. A preference dataset needs "
+            f"'prompt', 'chosen' and 'rejected' (text or conversations), or {list(TOKEN_COLUMNS)}"
+        )
+    first = dataset[0]
+    if is_conversational(first):
+        return "conversational"
+    if "prompt" not in columns:
+        raise ValueError(
+            f"{name} dataset is missing column 'prompt'; found {sorted(columns)}. Only conversational data can "
+            "have an implicit prompt (the common message prefix of chosen and rejected)"
+        )
+    return "text"
+
+
+def prepare_preference_dataset(
+    dataset: Dataset,
+    tokenizer: PreTrainedTokenizerBase,
+    *,
+    max_length: int | None,
+    truncation_mode: str,
+    num_proc: int | None = None,
+    name: str = "train",
+) -> Dataset:
+    """Validate, tokenise (cached by ``datasets`` fingerprint) and filter a preference dataset."""
+    kind = _check_columns(dataset, name)
+    if kind != "tokenized":
+        conversational = kind == "conversational"
+        if conversational and tokenizer.chat_template is None:
+            raise ValueError(
+                f"{name} dataset is conversational (lists of messages) but the tokenizer has no chat_template; "
+                "set tokenizer.chat_template to a Jinja template, or pass plain-text prompt/chosen/rejected"
+            )
+        if conversational and "prompt" not in dataset.column_names:
+            dataset = dataset.map(
+                extract_implicit_prompt, num_proc=num_proc, desc=f"Extracting {name} prompts"
+            )
+        dataset = dataset.map(
+            tokenize_pair,
+            fn_kwargs={"tokenizer": tokenizer, "conversational": conversational},
+            remove_columns=[c for c in TEXT_COLUMNS if c in dataset.column_names],
+            num_proc=num_proc,
+            desc=f"Tokenizing {name} dataset",
+        )
+    if max_length is not None and truncation_mode == "keep_start":
+        # keep_start truncation of a prompt with >= max_length tokens leaves no completion token: no signal.
+        before = len(dataset)
+        dataset = dataset.filter(
+            lambda prompts: [len(ids) < max_length for ids in prompts],
+            input_columns="prompt_ids",
+            batched=True,
+            num_proc=num_proc,
+            desc=f"Dropping {name} prompts without room for a completion",
+        )
+        dropped = before - len(dataset)
+        if dropped:
+            warnings.warn(
+                f"{name} dataset: dropped {dropped} of {before} examples whose prompt alone has >= max_length="
+                f"{max_length} tokens (no room for the completion); raise max_length or shorten those prompts",
+                stacklevel=2,
+            )
+        if len(dataset) == 0:
+            raise ValueError(
+                f"{name} dataset is empty after dropping prompts longer than max_length={max_length}"
+            )
+    return dataset
+
+
+def _pad(rows: list[list[int]], value: int) -> torch.Tensor:
+    width = max(len(r) for r in rows)
+    return torch.tensor([r + [value] * (width - len(r)) for r in rows], dtype=torch.long)
+
+
+@dataclass
+class PreferenceCollator:
+    """Stack ``[prompt+chosen ...; prompt+rejected ...]`` (2B rows), truncate, right-pad.
+
+    Returns ``input_ids``, ``attention_mask``, ``completion_mask`` (1 on completion tokens) and, when
+    the rows carry them, ``ref_chosen_logps`` / ``ref_rejected_logps``. Truncation happens here, per
+    sequence, so it never allocates more than ``max_length`` columns.
+    """
+
+    pad_token_id: int
+    max_length: int | None = None
+    truncation_mode: str = "keep_start"
+
+    def __call__(self, examples: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        ids: list[list[int]] = []
+        masks: list[list[int]] = []
+        for key in ("chosen_ids", "rejected_ids"):
+            for ex in examples:
+                ids.append(list(ex["prompt_ids"]) + list(ex[key]))
+                masks.append([0] * len(ex["prompt_ids"]) + [1] * len(ex[key]))
+        if self.max_length is not None:
+            cut = (
+                slice(None, self.max_length)
+                if self.truncation_mode == "keep_start"
+                else slice(-self.max_length, None)
+            )
+            ids = [row[cut] for row in ids]
+            masks = [row[cut] for row in masks]
+        batch = {
+            "input_ids": _pad(ids, self.pad_token_id),
+            "attention_mask": _pad([[1] * len(row) for row in ids], 0),
+            "completion_mask": _pad(masks, 0),
+        }
+        for key in REF_COLUMNS:
+            if key in examples[0]:
+                batch[key] = torch.tensor([float(ex[key]) for ex in examples])
+        return batch
