@@ -27,10 +27,7 @@ from trainwright.callbacks.wall_clock_budget import WallClockBudgetCallback
 
 # Written by other helpers; imported on first access so that this package works without them.
 _LAZY_EXPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "ReferenceModelSyncCallback": (
-        "trainwright.callbacks.reference_sync",
-        ("ReferenceModelSyncCallback", "ReferenceSyncCallback"),
-    ),
+    "ReferenceSyncCallback": ("trainwright.callbacks.reference_sync", ("ReferenceSyncCallback",)),
     "CompletionsLogCallback": ("trainwright.callbacks.completions_log", ("CompletionsLogCallback",)),
 }
 
@@ -44,7 +41,7 @@ __all__ = [
     "LossGuardCallback",
     "MemoryCallback",
     "ParameterScheduleCallback",
-    "ReferenceModelSyncCallback",
+    "ReferenceSyncCallback",
     "SampleGenerationCallback",
     "Schedule",
     "StepTimerCallback",

@@ -1,0 +1,100 @@
+"""The generation-backend interface of ``GRPOTrainer`` and its ``model.generate`` implementation.
+
+Why an interface: generation dominates GRPO's cost, and serving engines (vLLM, SGLang) are much faster
+than ``model.generate`` on GPUs. The trainer only needs "token ids of prompts in, token ids of
+completions out", so a backend is anything with :meth:`GenerationBackend.generate`; a vLLM backend
+would add a ``sync_weights(model)`` call before each round (not included: vLLM is an optional extra
+that cannot run on CPU).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import torch
+from torch import nn
+from transformers import GenerationConfig
+
+
+@dataclass
+class SamplingSettings:
+    """Sampling knobs shared by every backend (``extra`` overrides them, backend-specific)."""
+
+    max_completion_length: int
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = 0
+    min_p: float | None = None
+    repetition_penalty: float = 1.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class GenerationBackend(Protocol):
+    """Turns prompts (lists of token ids) into completions (lists of token ids, cut after the first EOS)."""
+
+    def generate(self, model: nn.Module, prompt_ids: list[list[int]]) -> list[list[int]]:
+        """One call per generation round; ``prompt_ids`` holds every completion's prompt (G copies each)."""
+        ...
+
+
+class TransformersGenerateBackend:
+    """``model.generate`` with left-padded prompts and sampling.
+
+    Prompts are left-padded by hand (not through the tokenizer's ``padding_side``, which the toy
+    tokenizer sets to "right") so that every prompt's last token sits at the same position and new
+    tokens are appended right after it.
+    """
+
+    def __init__(self, settings: SamplingSettings, pad_token_id: int, eos_token_ids: list[int]) -> None:
+        self.settings = settings
+        self.pad_token_id = pad_token_id
+        self.eos_token_ids = sorted(set(eos_token_ids))
+        self.calls = 0  # number of generate calls, for tests and benchmarks
+        kwargs: dict[str, Any] = {
+            "do_sample": True,
+            "max_new_tokens": settings.max_completion_length,
+            "temperature": settings.temperature,
+            "top_p": settings.top_p,
+            "top_k": settings.top_k,
+            "repetition_penalty": settings.repetition_penalty,
+            "pad_token_id": pad_token_id,
+            "eos_token_id": self.eos_token_ids,
+        }
+        if settings.min_p is not None:
+            kwargs["min_p"] = settings.min_p
+        kwargs.update(settings.extra)
+        self.generation_config = GenerationConfig(**kwargs)
+
+    def generate(self, model: nn.Module, prompt_ids: list[list[int]]) -> list[list[int]]:
+        if not prompt_ids:
+            return []
+        width = max(len(ids) for ids in prompt_ids)
+        device = next(model.parameters()).device
+        input_ids = torch.full((len(prompt_ids), width), self.pad_token_id, dtype=torch.long)
+        attention_mask = torch.zeros((len(prompt_ids), width), dtype=torch.long)
+        for row, ids in enumerate(prompt_ids):
+            if ids:
+                input_ids[row, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
+                attention_mask[row, width - len(ids) :] = 1
+        was_training = model.training
+        model.eval()
+        try:
+            with torch.no_grad():
+                output = model.generate(
+                    input_ids=input_ids.to(device),
+                    attention_mask=attention_mask.to(device),
+                    generation_config=self.generation_config,
+                )
+        finally:
+            model.train(was_training)
+        self.calls += 1
+        completions = []
+        for row in output[:, width:].tolist():
+            cut = []
+            for token in row:
+                cut.append(token)
+                if token in self.eos_token_ids:
+                    break
+            completions.append(cut)
+        return completions

@@ -1,0 +1,49 @@
+"""The model.generate backend: left padding does not change completions; completions stop at EOS."""
+
+from __future__ import annotations
+
+from trainwright.trainers.generation import SamplingSettings, TransformersGenerateBackend
+
+
+def _greedy(tokenizer, eos_ids, max_len=6):
+    settings = SamplingSettings(max_completion_length=max_len, extra={"do_sample": False})
+    return TransformersGenerateBackend(settings, pad_token_id=tokenizer.pad_token_id, eos_token_ids=eos_ids)
+
+
+def test_grpo_backend_left_pads_prompts_of_different_lengths(tokenizer, tiny_model):
+    backend = _greedy(tokenizer, [tokenizer.eos_token_id])
+    short = tokenizer("Hi")["input_ids"]
+    long = tokenizer("The quick brown fox jumps over")["input_ids"]
+    assert len(short) < len(long)
+    batched = backend.generate(tiny_model, [short, long])
+    alone = [backend.generate(tiny_model, [short])[0], backend.generate(tiny_model, [long])[0]]
+    assert batched == alone
+    assert backend.calls == 3
+    assert tiny_model.training  # restored after generation (train mode is the default after construction)
+
+
+def test_grpo_backend_cuts_completions_after_the_first_eos(tokenizer, tiny_model):
+    prompt = tokenizer("Hello world")["input_ids"]
+    free = _greedy(tokenizer, [tokenizer.eos_token_id], max_len=8).generate(tiny_model, [prompt])[0]
+    stop = free[2]  # pretend the third generated token is an end-of-sequence token
+    cut = _greedy(tokenizer, [tokenizer.eos_token_id, stop], max_len=8).generate(tiny_model, [prompt])[0]
+    assert cut == free[: free.index(stop) + 1]
+    assert cut[-1] == stop
+
+
+def test_grpo_backend_sampling_settings_reach_generate(tokenizer):
+    settings = SamplingSettings(
+        max_completion_length=5,
+        temperature=0.7,
+        top_p=0.9,
+        top_k=20,
+        min_p=0.05,
+        repetition_penalty=1.1,
+        extra={"top_k": 10},
+    )
+    config = TransformersGenerateBackend(
+        settings, tokenizer.pad_token_id, [tokenizer.eos_token_id]
+    ).generation_config
+    assert (config.max_new_tokens, config.temperature, config.top_p, config.min_p) == (5, 0.7, 0.9, 0.05)
+    assert config.repetition_penalty == 1.1 and config.do_sample
+    assert config.top_k == 10  # generation_kwargs override the named knobs

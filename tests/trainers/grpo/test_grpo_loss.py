@@ -1,0 +1,242 @@
+"""Advantages and every loss type against hand-written tensors (formula in the test), and against TRL."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from trainwright.trainers.grpo_loss import combine_rewards, compute_advantages, grpo_loss
+
+EPS = 1e-4
+
+
+# ---------------------------------------------------------------- advantages
+def test_grpo_advantages_group_scaling_by_hand():
+    rewards = torch.tensor([1.0, 2.0, 3.0, 6.0, 0.0, 0.0, 0.0, 0.0])
+    result = compute_advantages(rewards, num_generations=4, scale_rewards="group")
+    # group 1: mean 3, sample std sqrt(((-2)^2 + 1 + 0 + 9) / 3) = sqrt(14/3); group 2: all equal
+    std1 = math.sqrt(14 / 3)
+    expected = torch.tensor([-2 / (std1 + EPS), -1 / (std1 + EPS), 0.0, 3 / (std1 + EPS), 0, 0, 0, 0])
+    torch.testing.assert_close(result.advantages, expected)
+    assert result.zero_std.tolist() == [False] * 4 + [True] * 4
+
+
+def test_grpo_advantages_batch_and_none_scaling_by_hand():
+    rewards = torch.tensor([1.0, 3.0, 10.0, 14.0])
+    centred = torch.tensor([-1.0, 1.0, -2.0, 2.0])  # R - group mean (2, 12)
+    batch_std = rewards.std()  # Bessel over the whole batch
+    torch.testing.assert_close(
+        compute_advantages(rewards, 2, "batch").advantages, centred / (batch_std + EPS)
+    )
+    torch.testing.assert_close(compute_advantages(rewards, 2, "none").advantages, centred)
+
+
+def test_grpo_none_rewards_are_skipped_per_function():
+    # function 0 returned None for row 1; every function returned None for row 3
+    per_func = torch.tensor([[1.0, 2.0], [math.nan, 4.0], [3.0, math.nan], [math.nan, math.nan]])
+    combined = combine_rewards(per_func, torch.tensor([1.0, 0.5]))
+    assert combined[:3].tolist() == [2.0, 2.0, 3.0]
+    assert math.isnan(combined[3])
+    advantages = compute_advantages(combined, 2, "none").advantages
+    assert advantages.tolist() == [0.0, 0.0, 0.0, 0.0]  # group 2: NaN-aware mean 3, row 3 NaN -> 0
+
+
+def test_grpo_advantages_reject_partial_groups():
+    with pytest.raises(ValueError, match="num_generations=4"):
+        compute_advantages(torch.zeros(6), 4)
+
+
+# ---------------------------------------------------------------- loss types by hand
+@pytest.fixture
+def loss_inputs():
+    logps = torch.tensor([[-1.0, -2.0, -0.5], [-0.3, -1.2, -2.0]], requires_grad=True)
+    old = torch.tensor([[-1.1, -1.5, -0.5], [-0.3, -1.0, -2.5]])
+    ref = torch.tensor([[-0.9, -2.2, -0.7], [-0.4, -1.1, -1.9]])
+    mask = torch.tensor([[1, 1, 1], [1, 1, 0]])
+    adv = torch.tensor([1.5, -0.7])
+    return logps, old, ref, mask, adv
+
+
+def _clipped_terms(logps, old, adv, eps_low, eps_high):
+    ratio = torch.exp(logps - old)
+    a = adv[:, None]
+    return -torch.min(ratio * a, torch.clamp(ratio, 1 - eps_low, 1 + eps_high) * a), ratio
+
+
+def test_grpo_loss_types_by_hand(loss_inputs):
+    logps, old, _, mask, adv = loss_inputs
+    ell, _ = _clipped_terms(logps, old, adv, 0.2, 0.28)
+    m = mask.float()
+    expected = {
+        "grpo": ((ell * m).sum(1) / m.sum(1)).mean(),  # per-sequence token mean, then batch mean
+        "bnpo": (ell * m).sum() / m.sum(),  # token mean over the micro-batch
+        "dr_grpo": (ell * m).sum() / (2 * 8),  # B * max_completion_length
+        "dapo": (ell * m).sum() / 7.5,  # tokens_per_micro_step given
+    }
+    for loss_type, value in expected.items():
+        out = grpo_loss(
+            logps,
+            adv,
+            mask,
+            loss_type=loss_type,
+            old_per_token_logps=old,
+            epsilon_low=0.2,
+            epsilon_high=0.28,
+            max_completion_length=8,
+            tokens_per_micro_step=7.5,
+        )
+        torch.testing.assert_close(out.loss, value, msg=loss_type)
+
+
+def test_grpo_loss_ratio_one_without_old_logps_still_has_gradient(loss_inputs):
+    logps, _, _, mask, adv = loss_inputs
+    out = grpo_loss(logps, adv, mask, loss_type="bnpo")
+    m = mask.float()
+    torch.testing.assert_close(out.loss, (-adv[:, None] * m).sum() / m.sum())
+    out.loss.backward()
+    # d/dlogp of -r·A at r = 1 is -A per active token / token count
+    torch.testing.assert_close(logps.grad, -adv[:, None].expand_as(m) * m / m.sum())
+
+
+def test_grpo_sequence_level_importance_ratio_gspo(loss_inputs):
+    logps, old, _, mask, adv = loss_inputs
+    m = mask.float()
+    seq_log_ratio = ((logps - old) * m).sum(1) / m.sum(1)
+    ratio = torch.exp(seq_log_ratio)[:, None]
+    a = adv[:, None]
+    ell = -torch.min(ratio * a, torch.clamp(ratio, 0.8, 1.2) * a).expand_as(m)
+    out = grpo_loss(
+        logps, adv, mask, loss_type="bnpo", old_per_token_logps=old, importance_sampling_level="sequence"
+    )
+    torch.testing.assert_close(out.loss, (ell * m).sum() / m.sum())
+
+
+@pytest.mark.parametrize("bias_correction", [True, False])
+def test_grpo_kl_term_k3_by_hand(loss_inputs, bias_correction):
+    logps, old, ref, mask, adv = loss_inputs
+    m = mask.float()
+    ell, ratio = _clipped_terms(logps, old, adv, 0.2, 0.2)
+    kl = torch.exp(ref - logps) - (ref - logps) - 1
+    if bias_correction:
+        kl = kl * ratio
+    expected = ((ell + 0.05 * kl) * m).sum() / m.sum()
+    out = grpo_loss(
+        logps,
+        adv,
+        mask,
+        loss_type="bnpo",
+        old_per_token_logps=old,
+        ref_per_token_logps=ref,
+        beta=0.05,
+        use_bias_correction_kl=bias_correction,
+    )
+    torch.testing.assert_close(out.loss, expected)
+    torch.testing.assert_close(out.kl, (kl * m).sum() / m.sum())
+
+
+def test_grpo_clip_ratios_by_hand():
+    logps = torch.log(torch.tensor([[0.5, 1.5, 1.0], [0.5, 1.5, 1.0]]))
+    old = torch.zeros(2, 3)
+    mask = torch.ones(2, 3)
+    adv = torch.tensor([1.0, -1.0])
+    out = grpo_loss(logps, adv, mask, loss_type="bnpo", old_per_token_logps=old)
+    # high clip: r=1.5 > 1.2 with A>0 (row 0); low clip: r=0.5 < 0.8 with A<0 (row 1)
+    assert out.high_clip.item() == pytest.approx(1 / 6)
+    assert out.low_clip.item() == pytest.approx(1 / 6)
+    assert out.region_clip.item() == pytest.approx(2 / 6)
+
+
+def test_grpo_loss_bad_inputs_name_the_problem(loss_inputs):
+    logps, _, _, mask, adv = loss_inputs
+    with pytest.raises(ValueError, match="loss_type='ppo'"):
+        grpo_loss(logps, adv, mask, loss_type="ppo")
+    with pytest.raises(ValueError, match="dr_grpo.*max_completion_length"):
+        grpo_loss(logps, adv, mask, loss_type="dr_grpo")
+    with pytest.raises(ValueError, match="dapo.*tokens_per_micro_step"):
+        grpo_loss(logps, adv, mask, loss_type="dapo")
+    with pytest.raises(ValueError, match="ref_per_token_logps"):
+        grpo_loss(logps, adv, mask, loss_type="bnpo", beta=0.1)
+
+
+# ---------------------------------------------------------------- TRL parity
+@pytest.fixture(scope="module")
+def trl_setup(tmp_path_factory):
+    trl = pytest.importorskip("trl")
+    from datasets import Dataset
+
+    from trainwright.toy import build_tiny_causal_lm, build_tokenizer
+
+    tokenizer = build_tokenizer()
+    trl_model = build_tiny_causal_lm(tokenizer, hidden_size=16, num_layers=1, num_heads=2, seed=3)
+    our_model = build_tiny_causal_lm(tokenizer, hidden_size=16, num_layers=1, num_heads=2, seed=3)
+    args = trl.GRPOConfig(
+        output_dir=str(tmp_path_factory.mktemp("trl")),
+        per_device_train_batch_size=4,
+        num_generations=4,
+        bf16=False,
+        report_to=[],
+        use_cpu=True,
+        max_completion_length=6,
+        gradient_checkpointing=False,
+        epsilon_high=0.28,
+    )
+    trainer = trl.GRPOTrainer(
+        model=trl_model,
+        reward_funcs=lambda completions, **kw: [0.0] * len(completions),
+        args=args,
+        train_dataset=Dataset.from_dict({"prompt": ["x"] * 8}),
+        processing_class=tokenizer,
+    )
+    trainer.current_gradient_accumulation_steps = 1
+    torch.manual_seed(0)
+    inputs = {
+        "prompt_ids": torch.randint(5, 200, (4, 3)),
+        "prompt_mask": torch.tensor([[0, 1, 1], [1, 1, 1], [0, 0, 1], [1, 1, 1]]),
+        "completion_ids": torch.randint(5, 200, (4, 6)),
+        "completion_mask": torch.tensor([[1] * 6, [1] * 4 + [0] * 2, [1] * 2 + [0] * 4, [1] * 5 + [0]]),
+        "advantages": torch.tensor([1.2, -0.4, 0.3, -1.1]),
+    }
+    return trainer, our_model, inputs
+
+
+def _our_logps(model, inputs):
+    input_ids = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], 1)
+    mask = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], 1)
+    width = inputs["completion_ids"].size(1)
+    logits = model(input_ids=input_ids, attention_mask=mask, logits_to_keep=width + 1).logits[:, :-1]
+    return torch.log_softmax(logits, -1).gather(-1, inputs["completion_ids"][..., None])[..., 0]
+
+
+@pytest.mark.parametrize("loss_type", ["grpo", "bnpo", "dr_grpo", "dapo"])
+@pytest.mark.parametrize("level", ["token", "sequence"])
+@pytest.mark.parametrize("beta", [0.0, 0.04])
+def test_grpo_loss_equals_trl_on_identical_inputs(trl_setup, loss_type, level, beta):
+    trainer, our_model, base_inputs = trl_setup
+    with torch.no_grad():
+        current = _our_logps(our_model, base_inputs)
+    generator = torch.Generator().manual_seed(1)
+    inputs = dict(base_inputs)
+    inputs["old_per_token_logps"] = current + 0.3 * torch.randn(current.shape, generator=generator)
+    inputs["ref_per_token_logps"] = current + 0.2 * torch.randn(current.shape, generator=generator)
+    active = inputs["completion_mask"].sum()
+    inputs["num_items_in_batch"] = active  # TRL: active tokens of the generation round, all processes
+    trainer.loss_type, trainer.importance_sampling_level, trainer.beta = loss_type, level, beta
+    trl_loss = trainer._compute_loss(trainer.model, inputs)
+
+    ours = grpo_loss(
+        _our_logps(our_model, inputs),
+        inputs["advantages"],
+        inputs["completion_mask"],
+        loss_type=loss_type,
+        old_per_token_logps=inputs["old_per_token_logps"],
+        ref_per_token_logps=inputs["ref_per_token_logps"],
+        beta=beta,
+        epsilon_low=0.2,
+        epsilon_high=0.28,
+        importance_sampling_level=level,
+        max_completion_length=6,
+        tokens_per_micro_step=active.float(),  # 1 process, steps_per_generation 1
+    )
+    torch.testing.assert_close(ours.loss, trl_loss, rtol=1e-5, atol=1e-6)
