@@ -31,6 +31,7 @@ from datasets import Dataset, disable_progress_bars
 from transformers import PrinterCallback, TrainerCallback
 
 from trainwright import DPOConfig, DPOTrainer
+from _progress import add_progress_bar  # noqa: E402
 from trainwright.toy import build_tiny_causal_lm, build_tokenizer
 
 HOT = ["fire", "sun", "lava", "oven", "stove", "coffee", "flame", "desert"]
@@ -102,6 +103,7 @@ def main() -> None:
             callbacks=[PrintMetrics()],
         )
         trainer.remove_callback(PrinterCallback)  # our one-line summary replaces the raw log dicts
+        add_progress_bar(trainer)
         before = trainer.evaluate()
         trainer.train()
         after = trainer.evaluate()

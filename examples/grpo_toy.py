@@ -33,6 +33,7 @@ from datasets import Dataset  # noqa: E402
 from transformers import PrinterCallback  # noqa: E402
 
 from trainwright import GRPOConfig, GRPOTrainer  # noqa: E402
+from _progress import add_progress_bar  # noqa: E402
 from trainwright.toy import build_tiny_causal_lm, build_tokenizer  # noqa: E402
 
 QUESTIONS = ["What is your favourite letter?", "Say something.", "Answer briefly.", "Hello!"]
@@ -81,6 +82,7 @@ def main() -> None:
         model, fraction_of_a, args=config, train_dataset=dataset, processing_class=tokenizer
     )
     trainer.remove_callback(PrinterCallback)  # we print our own curve below
+    add_progress_bar(trainer)
     trainer.train()
 
     curve = [(log["step"], log["reward"]) for log in trainer.state.log_history if "reward" in log]

@@ -1,0 +1,30 @@
+"""The README's first command ends in examples/tour.py: it must run start to finish on a fresh checkout."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_tour_runs_end_to_end(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "tour.py"), "--quick", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    out = result.stdout
+    assert "TW202" in out and "TW301" in out  # the gallery findings
+    assert "num_items_in_batch" in out  # the fix diff for the 4.45-era compute_loss
+    assert "class " in out and "TrainerCallback" in out  # the suggested callback
+    assert "held-out rewards/accuracies" in out  # the DPO run
+    png = tmp_path / "reward_curve.png"
+    assert png.exists() and png.stat().st_size > 1000
+    assert f"Reward curve: {png}" in out
