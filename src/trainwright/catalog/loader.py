@@ -317,7 +317,10 @@ def load_catalog(library: str = "transformers") -> Catalog:
         with open(os.path.join(DATA_DIR, f"{library}.json"), encoding="utf-8") as handle:
             text = handle.read()
     except FileNotFoundError:
-        raise ValueError(f"no catalogue for library {library!r} (available: transformers)") from None
+        available = ", ".join(
+            sorted(n[:-5] for n in os.listdir(DATA_DIR) if n.endswith(".json") and n != "guidance.json")
+        )
+        raise ValueError(f"no catalogue for library {library!r} (available: {available})") from None
     return Catalog(json.loads(text), load_guidance_book(library))
 
 

@@ -1,0 +1,191 @@
+"""Linter configuration: ``[tool.trainwright]`` in ``pyproject.toml`` plus command-line overrides.
+
+Keys (all optional)::
+
+    [tool.trainwright]
+    select = ["TW1", "TW3"]            # code prefixes to report (default: every rule)
+    ignore = ["TW201"]                 # code prefixes to drop (wins over select)
+    per-file-ignores = { "tests/*" = ["TW2"] }
+    trainer-bases = ["mylib.BaseTrainer"]   # extra classes to treat as Trainer subclasses
+    transformers-version = "4.57.6"    # target release (default: installed, else newest catalogued)
+    trl-version = "1.16.0"             # target TRL release for TRL trainer subclasses (same default rule)
+    file-timeout = 20                  # seconds per file before it is skipped as TW000 (0: no limit)
+    exclude = ["legacy/", "*_pb2.py"]  # gitignore-style patterns, on top of .gitignore
+
+Why our own loader: flake8 only reads INI files, and a pre-commit hook must not need flake8 config to
+agree with the CLI. The flake8 plugin takes the same settings from ``--tw-*`` options instead.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    try:
+        import tomli as tomllib
+    except ImportError:  # pragma: no cover
+        tomllib = None  # type: ignore[assignment]
+
+
+class ConfigError(ValueError):
+    """A configuration value the linter cannot use; the message names the key and the fix."""
+
+
+KNOWN_KEYS = frozenset(
+    {
+        "select",
+        "ignore",
+        "per-file-ignores",
+        "trainer-bases",
+        "transformers-version",
+        "trl-version",
+        "file-timeout",
+        "exclude",
+    }
+)
+
+
+@dataclass(frozen=True)
+class LintConfig:
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    trainer_bases: tuple[str, ...] = ()
+    transformers_version: str | None = None
+    exclude: tuple[str, ...] = ()
+    root: Path = field(default_factory=Path.cwd)
+    trl_version: str | None = None
+    file_timeout: float = 20.0
+
+    def code_enabled(self, code: str, path: str | None = None) -> bool:
+        """flake8 semantics: a code is on if it matches a select prefix and no (longer) ignore prefix."""
+        if self.select and not any(code.startswith(p) for p in self.select):
+            return False
+        if any(code.startswith(p) for p in self.ignore):
+            return False
+        if path is not None and self.per_file_ignores:
+            rel = _relative(path, self.root)
+            for pattern, codes in self.per_file_ignores:
+                if _path_matches(rel, pattern) and any(code.startswith(c) for c in codes):
+                    return False
+        return True
+
+    def with_overrides(self, **changes: Any) -> LintConfig:
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def _relative(path: str, root: Path) -> str:
+    p = Path(path)
+    try:
+        p = p.resolve().relative_to(root.resolve())
+    except ValueError:
+        pass
+    return p.as_posix()
+
+
+def _path_matches(rel: str, pattern: str) -> bool:
+    pattern = pattern.strip()
+    pattern = pattern.removeprefix("./")
+    if fnmatch.fnmatch(rel, pattern):
+        return True
+    # "tests/" or "tests" matches everything below it; "*.py" matches the basename anywhere.
+    stripped = pattern.rstrip("/")
+    if rel == stripped or rel.startswith(stripped + "/"):
+        return True
+    return "/" not in pattern and fnmatch.fnmatch(rel.rsplit("/", 1)[-1], pattern)
+
+
+def _codes(value: Any, key: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [v for v in value.replace(",", " ").split() if v]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f'[tool.trainwright] {key} must be a list of codes such as ["TW101", "TW2"]')
+    out = tuple(v.strip().upper() for v in value if v.strip())
+    for code in out:
+        if not re.fullmatch(r"TW[0-9]{0,3}", code):
+            raise ConfigError(
+                f"[tool.trainwright] {key}: {code!r} is not a trainwright code (TW + up to 3 digits)"
+            )
+    return out
+
+
+def _strings(value: Any, key: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"[tool.trainwright] {key} must be a list of strings")
+    return tuple(value)
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest ``pyproject.toml`` at or above ``start`` that has a ``[tool.trainwright]`` table,
+    else the nearest one at all (it still marks the project root)."""
+    start = start.resolve()
+    if start.is_file():
+        start = start.parent
+    nearest: Path | None = None
+    for directory in (start, *start.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            nearest = nearest or candidate
+            if b"[tool.trainwright" in candidate.read_bytes():
+                return candidate
+    return nearest
+
+
+def from_table(table: dict[str, Any], root: Path) -> LintConfig:
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"[tool.trainwright] has unknown key(s) {', '.join(unknown)}; known keys: {', '.join(sorted(KNOWN_KEYS))}"
+        )
+    pfi = table.get("per-file-ignores", {})
+    if not isinstance(pfi, dict):
+        raise ConfigError('[tool.trainwright] per-file-ignores must be a table: { "tests/*" = ["TW2"] }')
+    version = table.get("transformers-version")
+    if version is not None and not isinstance(version, str):
+        raise ConfigError('[tool.trainwright] transformers-version must be a string such as "4.57.6"')
+    trl_version = table.get("trl-version")
+    if trl_version is not None and not isinstance(trl_version, str):
+        raise ConfigError('[tool.trainwright] trl-version must be a string such as "1.16.0"')
+    timeout = table.get("file-timeout", 20.0)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
+        raise ConfigError("[tool.trainwright] file-timeout must be a number of seconds (0: no limit)")
+    return LintConfig(
+        trl_version=trl_version,
+        file_timeout=float(timeout),
+        select=_codes(table.get("select", []), "select"),
+        ignore=_codes(table.get("ignore", []), "ignore"),
+        per_file_ignores=tuple((str(k), _codes(v, f"per-file-ignores[{k!r}]")) for k, v in pfi.items()),
+        trainer_bases=_strings(table.get("trainer-bases", []), "trainer-bases"),
+        transformers_version=version,
+        exclude=_strings(table.get("exclude", []), "exclude"),
+        root=root,
+    )
+
+
+def load_config(start: Path) -> LintConfig:
+    """Read ``[tool.trainwright]`` from the nearest pyproject.toml (defaults when there is none)."""
+    pyproject = find_pyproject(start)
+    if pyproject is None:
+        base = start.resolve()
+        return LintConfig(root=base if base.is_dir() else base.parent)
+    if tomllib is None:  # pragma: no cover
+        raise ConfigError(
+            "reading pyproject.toml on Python 3.10 needs the 'tomli' package: pip install tomli"
+        )
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{pyproject}: invalid TOML: {exc}") from exc
+    table = data.get("tool", {}).get("trainwright", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{pyproject}: [tool.trainwright] must be a table")
+    return from_table(table, pyproject.parent)

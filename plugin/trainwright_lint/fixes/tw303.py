@@ -1,0 +1,34 @@
+"""TW303 fix: ``self.tokenizer`` -> ``self.processing_class`` (the attribute that replaced it in 4.46)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+
+import libcst as cst
+
+from trainwright_lint.fixes._locate import LineTransformer
+from trainwright_lint.fixes.edits import RenameSelfAttribute
+
+CODE = "TW303"
+
+
+class Fixer(LineTransformer):
+    def __init__(self, edits: Sequence[RenameSelfAttribute]) -> None:
+        super().__init__()
+        self.edits = {(e.line, e.old): e for e in edits}
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        if not (isinstance(updated.value, cst.Name) and updated.value.value == "self"):
+            return updated
+        edit = self.edits.get((self.line_of(original), updated.attr.value))
+        if edit is None:
+            return updated
+        return updated.with_changes(attr=cst.Name(edit.new))
+
+
+def plan(node: ast.Attribute) -> RenameSelfAttribute | None:
+    """Only a read of ``self.tokenizer`` (the trainer-side finding) has a mechanical fix."""
+    if node.attr != "tokenizer" or not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+        return None
+    return RenameSelfAttribute(line=node.lineno, old="tokenizer", new="processing_class")

@@ -1,0 +1,49 @@
+"""Helpers for the callback rules: which ``on_*`` methods are events, and the closest real event."""
+
+from __future__ import annotations
+
+import difflib
+
+from trainwright_lint.rules.base import ClassContext
+
+# Hand-picked replacements for events people expect but transformers never had.
+NEAR_MISSES: dict[str, str] = {
+    "on_batch_begin": "on_step_begin",
+    "on_batch_end": "on_step_end",
+    "on_train_batch_begin": "on_step_begin",
+    "on_train_batch_end": "on_step_end",
+    "on_evaluate_begin": "on_step_end (check `control.should_evaluate`)",
+    "on_evaluation_begin": "on_step_end (check `control.should_evaluate`)",
+    "on_evaluate_end": "on_evaluate",
+    "on_validation_end": "on_evaluate",
+    "on_validation_begin": "on_step_end (check `control.should_evaluate`)",
+    "on_save_begin": "on_step_end (check `control.should_save`)",
+    "on_checkpoint": "on_save",
+    "on_prediction_begin": "on_prediction_step",
+    "on_predict_begin": "on_prediction_step",
+    "on_backward_end": "on_pre_optimizer_step",
+    "on_after_backward": "on_pre_optimizer_step",
+    "on_before_optimizer_step": "on_pre_optimizer_step",
+    "on_loss": "on_log (logs['loss'])",
+    "on_init_begin": "on_init_end",
+    "on_fit_start": "on_train_begin",
+    "on_fit_end": "on_train_end",
+    "on_train_start": "on_train_begin",
+    "on_epoch_start": "on_epoch_begin",
+    "on_step_start": "on_step_begin",
+}
+
+
+def is_event_name(ctx: ClassContext, name: str) -> bool:
+    """An event at the target release or at any catalogued one."""
+    if ctx.view is not None and name in ctx.view.events:
+        return True
+    return ctx.catalog is not None and ctx.catalog.event_history(name) is not None
+
+
+def closest_event(ctx: ClassContext, name: str) -> str | None:
+    if name in NEAR_MISSES:
+        return NEAR_MISSES[name]
+    events = list(ctx.view.events) if ctx.view is not None else []
+    match = difflib.get_close_matches(name, events, n=1, cutoff=0.6)
+    return match[0] if match else None

@@ -1,0 +1,129 @@
+"""TW102: overriding a Trainer method the target release never calls or no longer has."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from trainwright.catalog.versions import version_key
+from trainwright_lint.finding import Finding
+from trainwright_lint.rules._advice import alternative
+from trainwright_lint.rules.base import ClassContext, Example, Rule
+
+DEAD_FALLBACK = {
+    "create_optimizer_and_scheduler": "instead, override `create_optimizer` and/or `create_scheduler`",
+    "prediction_loop": "instead, override `evaluation_loop` (or `prediction_step`)",
+}
+
+
+def _in_range(version: str, first: str, last: str | None) -> bool:
+    key = version_key(version)
+    return version_key(first) <= key and (last is None or key <= version_key(last))
+
+
+class DeadOverride(Rule):
+    """A Trainer subclass overrides a method that the target transformers release either no longer
+    defines (`prediction_loop` was removed in 5.0), does not define yet (`_run_epoch` before 5.3), or
+    defines but never calls any more (`create_optimizer_and_scheduler` since 5.1: `train()` calls
+    `create_optimizer()` and `create_scheduler()` directly).
+
+    The override is silently dead code: training runs, but without your change. Methods the library
+    never called in any release (entry points such as `train` or `predict`, which *you* call) are not
+    reported, nor are methods your own module calls itself.
+    """
+
+    FIX = (
+        'Move the code to the method the target release calls instead (the message names it) or to a callback event; delete the override once nothing calls it.'
+    )
+    EVIDENCE = (
+        'https://github.com/unslothai/unsloth/pull/10887',
+        'https://github.com/TIGER-AI-Lab/VLM2Vec/issues/45',
+    )
+
+    code = "TW102"
+    name = "dead-override"
+    message = "`{method}` {why}, so this override silently does nothing; {instead}"
+
+    INVALID = (
+        Example(
+            """
+            from transformers import Trainer
+
+            class MyTrainer(Trainer):
+                def create_optimizer_and_scheduler(self, num_training_steps):
+                    super().create_optimizer_and_scheduler(num_training_steps)
+            """,
+            version="5.1.0",
+            line=4,
+        ),
+        Example(
+            """
+            from transformers import Trainer
+
+            class MyTrainer(Trainer):
+                def prediction_loop(self, *args, **kwargs):
+                    return super().prediction_loop(*args, **kwargs)
+            """,
+            version="5.0.0",
+            line=4,
+        ),
+    )
+    VALID = (
+        Example(
+            """
+            from transformers import Trainer
+
+            class MyTrainer(Trainer):
+                def create_optimizer_and_scheduler(self, num_training_steps):
+                    super().create_optimizer_and_scheduler(num_training_steps)
+            """,
+            version="4.57.6",
+        ),
+        Example(
+            """
+            from transformers import Trainer
+
+            class MyTrainer(Trainer):
+                def train(self, *args, **kwargs):  # an entry point the user calls
+                    return super().train(*args, **kwargs)
+            """
+        ),
+    )
+
+    def check(self, ctx: ClassContext) -> Iterator[Finding]:
+        if ctx.catalog is None or ctx.catalog_cls is None or ctx.view is None:
+            return
+        version = ctx.view.version
+        called_here = ctx.module.called_attributes()
+        for fn in ctx.methods():
+            if fn.name.startswith("__") or fn.name in called_here:
+                continue
+            history = ctx.catalog.method_history(fn.name, cls=ctx.catalog_cls)
+            if history is None:
+                continue
+            info = ctx.trainer_method(fn.name)
+            if info is None:
+                if version_key(version) < version_key(history.first):
+                    why = f"does not exist in transformers {version} (added in {history.first})"
+                elif history.last is not None:
+                    why = f"no longer exists in transformers {version} (last defined in {history.last})"
+                else:  # pragma: no cover - a gap in coverage
+                    continue
+            else:
+                if info.kind == "property" or info.called:
+                    continue
+                dead = next((r for r in history.never_called if _in_range(version, r[0], r[1])), None)
+                if dead is None or dead[0] == history.first:
+                    continue  # never called in any release: an entry point, not a dead hook
+                why = f"is no longer called by the Trainer of transformers {version} (not since {dead[0]})"
+            if ctx.catalog.guidance(fn.name) is not None:
+                instead = "instead, " + alternative(ctx, fn.name)
+            else:
+                instead = DEAD_FALLBACK.get(
+                    fn.name, "instead, move the code to a method the training loop calls"
+                )
+            yield self.report(
+                ctx,
+                fn,
+                self.message.format(method=fn.name, why=why, version=version, instead=instead),
+                method=fn.name,
+            )
