@@ -63,7 +63,17 @@ jobs:
 ```
 
 Files that cannot be linted (syntax errors, Python 2, NUL bytes, deep nesting, or past the per-file time
-limit) are reported as [TW000](TW000.md), never as a crash.
+limit, `file-timeout`, 20 s by default) are reported as [TW000](TW000.md), never as a crash.
+
+## Robustness
+
+The test-suite lints every `.py` file of its environment's site-packages through the CLI path
+(14,051 files with torch, transformers, TRL and their dependencies: 4.7 s on one core, no internal
+error; `TRAINWRIGHT_SWEEP_EVERY=N` samples every Nth file on slow CI machines), runs every 40th of
+them through all rules without the textual pre-filter and through the fixer, lints and fixes a
+corpus of pathological files (syntax errors, Python 2, latin-1 and invalid UTF-8, NUL bytes, a 10 MB
+file, deep nesting, CR-only newlines), and feeds hypothesmith programs and generated Trainer
+subclasses through lint and fix (a fixed file always parses; a second fix changes nothing).
 """
 
 

@@ -15,9 +15,9 @@ import ast
 import os
 import warnings
 from collections.abc import Callable, Sequence
-from functools import partial
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 
 from trainwright_lint import noqa, prefilter
 from trainwright_lint.config import LintConfig
@@ -65,7 +65,9 @@ def _too_slow(path: str, exc: BaseException) -> Finding:
 _PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
 
 
-def _summarise_one(path: str, timeout: float | None = None) -> tuple[str, ModuleSummary | None, Finding | None]:
+def _summarise_one(
+    path: str, timeout: float | None = None
+) -> tuple[str, ModuleSummary | None, Finding | None]:
     text = _read(path)
     if text is None:
         return path, None, not_linted(path, "cannot read file")

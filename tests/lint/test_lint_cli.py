@@ -40,7 +40,7 @@ def project(tmp_path: Path, fixtures_dir: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 def test_cross_file_project_text_output(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, err = run_lint(["."], capsys)
+    status, out, _err = run_lint(["."], capsys)
     assert status == 1
     lines = sorted(line.split(" ")[0] + " " + line.split(" ")[1] for line in out.splitlines())
     assert lines == sorted(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -48,14 +47,16 @@ def test_fix_writes_and_keeps_crlf_and_latin1(workdir: Path, capsys: pytest.Capt
 def test_diff_writes_nothing(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = workdir / "train.py"
     path.write_text(BEFORE, encoding="utf-8")
-    status, out, err = run(["fix", "--diff", "train.py"], capsys)
+    status, out, _err = run(["fix", "--diff", "train.py"], capsys)
     assert status == 1
     assert path.read_text(encoding="utf-8") == BEFORE
     assert "+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):" in out
     assert out.startswith("--- a/train.py\n+++ b/train.py\n")
 
 
-def test_suggest_prints_a_callback_and_writes_nothing(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_suggest_prints_a_callback_and_writes_nothing(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = (
         "from transformers import Trainer\n\n\n"
         "class MyTrainer(Trainer):\n"
@@ -67,7 +68,7 @@ def test_suggest_prints_a_callback_and_writes_nothing(workdir: Path, capsys: pyt
     )
     path = workdir / "train.py"
     path.write_text(source, encoding="utf-8")
-    status, out, err = run(["fix", "--suggest", "train.py"], capsys)
+    status, out, _err = run(["fix", "--suggest", "train.py"], capsys)
     assert status == 0
     assert path.read_text(encoding="utf-8") == source
     assert "class MyTrainerTrainingStepCallback(TrainerCallback):" in out
@@ -76,7 +77,6 @@ def test_suggest_prints_a_callback_and_writes_nothing(workdir: Path, capsys: pyt
     assert "trainer.add_callback(MyTrainerTrainingStepCallback())" in out
     code = out.split("\n", 1)[1].rsplit("# register", 1)[0]  # the suggestion itself is valid Python
     ast.parse(code)
-
 
 
 def test_unparsable_file_is_untouched_and_reported(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -92,8 +92,10 @@ def test_unparsable_file_is_untouched_and_reported(workdir: Path, capsys: pytest
 
 def test_lint_fix_then_reports_what_is_left(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = workdir / "train.py"
-    path.write_text(BEFORE + "\n    def _save_checkpoint(self, model, trial):\n        pass\n", encoding="utf-8")
-    status, out, err = run(["lint", "--fix", "train.py"], capsys)
+    path.write_text(
+        BEFORE + "\n    def _save_checkpoint(self, model, trial):\n        pass\n", encoding="utf-8"
+    )
+    status, out, _err = run(["lint", "--fix", "train.py"], capsys)
     assert status == 1
     text = path.read_text(encoding="utf-8")
     ast.parse(text)

@@ -4,7 +4,6 @@ parses and lints clean of what was fixed, a second run changes nothing, unsafe f
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 from lint2_support import FIXTURES, fix_text, lint_text

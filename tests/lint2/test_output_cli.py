@@ -46,3 +46,38 @@ def test_github_annotations_from_the_cli(project: Path, capsys: pytest.CaptureFi
     assert status == 1 and lines
     assert all(line.startswith(("::warning file=src/", "::error file=src/")) for line in lines)
     assert any(line.startswith("::error file=src/broken.py,line=2,") for line in lines)
+
+
+def test_progress_line_on_a_terminal(tmp_path: Path) -> None:
+    """More than 50 files and stderr on a terminal: ``linting N/M files...`` updated in place with
+    carriage returns, then cleared; nothing of it on stdout or when stderr is not a terminal."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    for i in range(60):
+        (tmp_path / f"m{i}.py").write_text(f"x = {i}\n")
+    main_code = "import sys; from trainwright_lint.cli import main; sys.exit(main(sys.argv[1:]))"
+    args = [sys.executable, "-c", main_code, "lint", "--transformers-version", "5.24.0", "-j", "1", "."]
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run(args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=follower, timeout=120)
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                data = os.read(leader, 4096)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(leader)
+    err = b"".join(chunks).decode()
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert "\rlinting 50/60 files..." in err and "\rlinting 60/60 files..." in err
+    assert "\r\x1b[K" in err  # cleared at the end
+    piped = subprocess.run(args, cwd=tmp_path, capture_output=True, timeout=120)
+    assert b"linting" not in piped.stderr

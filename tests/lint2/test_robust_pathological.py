@@ -54,7 +54,7 @@ def test_fix_leaves_every_pathological_file_parsable_or_untouched(
         (work / p.name).write_bytes(p.read_bytes())
     monkeypatch.chdir(work)
     status = main(["fix", "--transformers-version", "5.24.0", "-j", "1", "."])
-    out, err = capsys.readouterr()
+    _out, err = capsys.readouterr()
     assert status in (0, 1, 2) and "Traceback" not in err
     for p in work.iterdir():
         before = (corpus / p.name).read_bytes()

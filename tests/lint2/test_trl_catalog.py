@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+
 from trainwright.catalog import load_catalog, target_version
 from trainwright.catalog.versions import version_key
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 from lint2_support import FIXTURES
-from trainwright.catalog import load_catalog, target_version
 from trainwright_lint.cli import main
+
+from trainwright.catalog import load_catalog, target_version
 
 
 @pytest.fixture
@@ -25,12 +26,8 @@ def lint(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list
     return status, capsys.readouterr().out.splitlines()
 
 
-def test_trl_private_override_is_tw101(
-    project: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    installed = target_version(
-        None, library="trl"
-    )  # TRL as installed (package metadata), resolved
+def test_trl_private_override_is_tw101(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    installed = target_version(None, library="trl")  # TRL as installed (package metadata), resolved
     status, lines = lint(["my_grpo.py"], capsys)
     assert status == 1
     by_line = {}
@@ -54,31 +51,19 @@ def test_trl_private_override_is_tw101(
     assert "_generate_and_score_completions" in first
     assert "TW101" in by_line[line_of["def _calculate_rewards"]]
     tw301 = by_line[line_of["def _calculate_rewards"]]["TW301"]
-    assert (
-        f"trl.GRPOTrainer (trl {installed}) passes from `_generate_and_score_completions`"
-        in tw301
-    )
+    assert f"trl.GRPOTrainer (trl {installed}) passes from `_generate_and_score_completions`" in tw301
     assert "4 positional arguments" in tw301
-    assert (
-        line_of["def _my_helper"] not in by_line
-        and line_of["def compute_loss"] not in by_line
-    )
+    assert line_of["def _my_helper"] not in by_line and line_of["def compute_loss"] not in by_line
 
 
-def test_trl_version_option_changes_the_target(
-    project: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_trl_version_option_changes_the_target(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     oldest = load_catalog("trl").versions[0]
-    status, lines = lint(["--trl-version", oldest, "my_grpo.py"], capsys)
+    _status, lines = lint(["--trl-version", oldest, "my_grpo.py"], capsys)
     assert any(f"(trl {oldest})" in line for line in lines)
 
 
-def test_trl_version_from_pyproject(
-    project: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_trl_version_from_pyproject(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     oldest = load_catalog("trl").versions[0]
-    (project / "pyproject.toml").write_text(
-        f'[tool.trainwright]\ntrl-version = "{oldest}"\n'
-    )
-    status, lines = lint(["my_grpo.py"], capsys)
+    (project / "pyproject.toml").write_text(f'[tool.trainwright]\ntrl-version = "{oldest}"\n')
+    _status, lines = lint(["my_grpo.py"], capsys)
     assert any(f"(trl {oldest})" in line for line in lines)

@@ -64,7 +64,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument("--fix", action="store_true", help="apply safe fixes, then report what is left")
     parser.add_argument(
-        "--unsafe-fixes", action="store_true", help="with --fix: also apply fixes that change behaviour (TW401)"
+        "--unsafe-fixes",
+        action="store_true",
+        help="with --fix: also apply fixes that change behaviour (TW401)",
     )
     parser.add_argument(
         "--trainer-bases",

@@ -141,7 +141,9 @@ class FilePlanner:
         return tw401.plan(fn, list(self.view.events), NEAR_MISSES, taken)
 
 
-def plan_edits(code: str, path: str, config: LintConfig, findings: Sequence[Finding]) -> list[tuple[Finding, Edit]]:
+def plan_edits(
+    code: str, path: str, config: LintConfig, findings: Sequence[Finding]
+) -> list[tuple[Finding, Edit]]:
     """``(finding, edit)`` for every finding that has a fix."""
     if not findings:
         return []

@@ -29,13 +29,15 @@ class PrivateOverride(Rule):
     """
 
     FIX = (
-        'Override the public method the message names, or move the logic to a `TrainerCallback` event; if nothing public fits, pin the transformers (or TRL) version and add a test that fails when the private signature changes.'
+        "Override the public method the message names, or move the logic to a `TrainerCallback` event; if"
+        " nothing public fits, pin the transformers (or TRL) version and add a test that fails when the "
+        "private signature changes."
     )
     EVIDENCE = (
-        'https://github.com/zjysteven/lmms-finetune/issues/65',
-        'https://github.com/hiyouga/LlamaFactory/issues/8207',
-        'https://github.com/huggingface/trl/pull/4981',
-        'https://github.com/IntelLabs/multimodal_cognitive_ai/pull/31',
+        "https://github.com/zjysteven/lmms-finetune/issues/65",
+        "https://github.com/hiyouga/LlamaFactory/issues/8207",
+        "https://github.com/huggingface/trl/pull/4981",
+        "https://github.com/IntelLabs/multimodal_cognitive_ai/pull/31",
     )
 
     code = "TW101"

@@ -32,11 +32,12 @@ class DeadOverride(Rule):
     """
 
     FIX = (
-        'Move the code to the method the target release calls instead (the message names it) or to a callback event; delete the override once nothing calls it.'
+        "Move the code to the method the target release calls instead (the message names it) or to a "
+        "callback event; delete the override once nothing calls it."
     )
     EVIDENCE = (
-        'https://github.com/unslothai/unsloth/pull/10887',
-        'https://github.com/TIGER-AI-Lab/VLM2Vec/issues/45',
+        "https://github.com/unslothai/unsloth/pull/10887",
+        "https://github.com/TIGER-AI-Lab/VLM2Vec/issues/45",
     )
 
     code = "TW102"

@@ -46,11 +46,11 @@ class TimingLogic(Rule):
     """
 
     FIX = (
-        'Move the gated code to the callback event the message names and register the callback with `Trainer(callbacks=[...])` or `trainer.add_callback(...)`; keep in the override only what changes the computed result.'
+        "Move the gated code to the callback event the message names and register the callback with "
+        "`Trainer(callbacks=[...])` or `trainer.add_callback(...)`; keep in the override only what "
+        "changes the computed result."
     )
-    EVIDENCE = (
-        'https://huggingface.co/docs/transformers/main_classes/callback',
-    )
+    EVIDENCE = ("https://huggingface.co/docs/transformers/main_classes/callback",)
 
     code = "TW201"
     name = "timing-logic-in-override"

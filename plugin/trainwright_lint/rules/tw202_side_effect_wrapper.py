@@ -98,12 +98,8 @@ class SideEffectWrapper(Rule):
     depends on are not reported.
     """
 
-    FIX = (
-        'Delete the override and put the side effects in the callback event(s) the message names.'
-    )
-    EVIDENCE = (
-        'https://huggingface.co/docs/transformers/main_classes/callback',
-    )
+    FIX = "Delete the override and put the side effects in the callback event(s) the message names."
+    EVIDENCE = ("https://huggingface.co/docs/transformers/main_classes/callback",)
 
     code = "TW202"
     name = "side-effect-wrapper"

@@ -50,11 +50,9 @@ class ControlFlowInSubclass(Rule):
     """
 
     FIX = (
-        'Set the `control` flag from a `TrainerCallback` on the event the message names and return `control`.'
+        "Set the `control` flag from a `TrainerCallback` on the event the message names and return `control`."
     )
-    EVIDENCE = (
-        'https://huggingface.co/docs/transformers/main_classes/callback',
-    )
+    EVIDENCE = ("https://huggingface.co/docs/transformers/main_classes/callback",)
 
     code = "TW203"
     name = "control-flow-in-subclass"

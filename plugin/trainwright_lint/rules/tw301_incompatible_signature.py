@@ -33,13 +33,14 @@ class IncompatibleSignature(Rule):
     """
 
     FIX = (
-        'Add the parameters the base signature has (with their defaults) and pass them on to `super()`, or accept `*args, **kwargs` and forward them.'
+        "Add the parameters the base signature has (with their defaults) and pass them on to `super()`, "
+        "or accept `*args, **kwargs` and forward them."
     )
     EVIDENCE = (
-        'https://github.com/huggingface/transformers/issues/36331',
-        'https://github.com/huggingface/trl/issues/2445',
-        'https://github.com/hiyouga/LlamaFactory/issues/8491',
-        'https://github.com/unslothai/unsloth/pull/10887',
+        "https://github.com/huggingface/transformers/issues/36331",
+        "https://github.com/huggingface/trl/issues/2445",
+        "https://github.com/hiyouga/LlamaFactory/issues/8491",
+        "https://github.com/unslothai/unsloth/pull/10887",
     )
 
     code = "TW301"

@@ -23,12 +23,13 @@ class StaleSuperCall(Rule):
     """
 
     FIX = (
-        'Drop the arguments the base method no longer takes (and any explicit `self`); when you must support several releases, forward `*args, **kwargs` instead of naming them.'
+        "Drop the arguments the base method no longer takes (and any explicit `self`); when you must "
+        "support several releases, forward `*args, **kwargs` instead of naming them."
     )
     EVIDENCE = (
-        'https://github.com/huggingface/transformers/pull/11738',
-        'https://github.com/2U1/Phi3-Vision-Finetune/issues/39',
-        'https://github.com/zai-org/GLM-4/issues/652',
+        "https://github.com/huggingface/transformers/pull/11738",
+        "https://github.com/2U1/Phi3-Vision-Finetune/issues/39",
+        "https://github.com/zai-org/GLM-4/issues/652",
     )
 
     code = "TW302"

@@ -22,12 +22,10 @@ class RemovedApi(Rule):
       so `kwargs["tokenizer"]` raises `KeyError` and a `tokenizer` parameter silently stays `None`.
     """
 
-    FIX = (
-        'Use `self.processing_class` in Trainer subclasses and `kwargs["processing_class"]` in callbacks.'
-    )
+    FIX = 'Use `self.processing_class` in Trainer subclasses and `kwargs["processing_class"]` in callbacks.'
     EVIDENCE = (
-        'https://github.com/vllm-project/llm-compressor/pull/1895',
-        'https://github.com/huggingface/setfit/issues/564',
+        "https://github.com/vllm-project/llm-compressor/pull/1895",
+        "https://github.com/huggingface/setfit/issues/564",
     )
 
     code = "TW303"

@@ -20,11 +20,10 @@ class UnknownEvent(Rule):
     """
 
     FIX = (
-        'Rename the method to the real event the message suggests (check when that event fires), or call it yourself if it is a helper.'
+        "Rename the method to the real event the message suggests (check when that event fires), or call "
+        "it yourself if it is a helper."
     )
-    EVIDENCE = (
-        'https://huggingface.co/docs/transformers/main_classes/callback',
-    )
+    EVIDENCE = ("https://huggingface.co/docs/transformers/main_classes/callback",)
 
     code = "TW401"
     name = "unknown-event"

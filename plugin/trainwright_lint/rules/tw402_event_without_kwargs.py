@@ -19,12 +19,8 @@ class EventWithoutKwargs(Rule):
     fails with `TypeError: ... got an unexpected keyword argument 'model'` the first time it fires.
     """
 
-    FIX = (
-        'Add `**kwargs` to the event method and read what you need from it (`kwargs["model"]`).'
-    )
-    EVIDENCE = (
-        'https://github.com/huggingface/transformers/issues/9603',
-    )
+    FIX = 'Add `**kwargs` to the event method and read what you need from it (`kwargs["model"]`).'
+    EVIDENCE = ("https://github.com/huggingface/transformers/issues/9603",)
 
     code = "TW402"
     name = "event-without-kwargs"

@@ -26,12 +26,8 @@ class EventReturnValue(Rule):
     Return nothing, or return `control`.
     """
 
-    FIX = (
-        'Return nothing (or the `control` you were given); report values through `logs` or attributes.'
-    )
-    EVIDENCE = (
-        'https://huggingface.co/docs/transformers/main_classes/callback',
-    )
+    FIX = "Return nothing (or the `control` you were given); report values through `logs` or attributes."
+    EVIDENCE = ("https://huggingface.co/docs/transformers/main_classes/callback",)
 
     code = "TW403"
     name = "event-return-value"

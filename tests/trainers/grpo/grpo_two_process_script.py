@@ -51,3 +51,7 @@ recorded["num_processes"] = trainer.accelerator.num_processes
 recorded["reward_logged"] = trainer.state.log_history[-2]["reward"]
 with open(f"{out}/rank{rank}.json", "w") as handle:
     json.dump(recorded, handle)
+# Tear the gloo group down before interpreter exit: left to atexit, its threads can abort the process
+# ("terminate called without an active exception") after the work is done.
+trainer.accelerator.wait_for_everyone()
+torch.distributed.destroy_process_group()
