@@ -85,3 +85,36 @@ def test_after_builder_trains(path: Path, tmp_path: Path) -> None:
     trainer.args.use_cpu = True
     result = trainer.train()
     assert result.global_step == 2
+
+
+def test_suggested_callback_for_the_timing_wrapper_really_times_steps(tmp_path: Path) -> None:
+    """`trainwright fix --suggest` on the timing wrapper prints a callback that, pasted as is, measures
+    each step (start in on_step_begin, end in on_step_end) and puts it in the logs."""
+    out = subprocess.run(
+        [sys.executable, "-m", "trainwright_lint", "fix", "--suggest", str(GALLERY / "step_timer_before.py")],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    code = "\n".join(line for line in out.stdout.splitlines() if not line.startswith("#"))
+    namespace: dict = {}
+    exec(compile(code, "suggestion", "exec"), namespace)  # noqa: S102 - the suggestion is the thing under test
+    callback = namespace["TimedTrainerTrainingStepCallback"]()
+
+    from datasets import Dataset
+    from transformers import Trainer, TrainingArguments
+
+    from trainwright.toy import build_tiny_causal_lm, build_tokenizer
+
+    tokenizer = build_tokenizer()
+    model = build_tiny_causal_lm(tokenizer, hidden_size=16, num_layers=1)
+    encoded = tokenizer(["hello world", "a helpful answer"] * 4, padding="max_length", max_length=8, truncation=True)
+    args = TrainingArguments(
+        output_dir=str(tmp_path), max_steps=3, logging_steps=1, per_device_train_batch_size=4,
+        report_to=[], disable_tqdm=True, use_cpu=True,
+    )
+    trainer = Trainer(model=model, args=args, train_dataset=Dataset.from_dict({**encoded, "labels": encoded["input_ids"]}),
+                      callbacks=[callback])
+    trainer.train()
+    step_times = [log["step_time"] for log in trainer.state.log_history if "step_time" in log]
+    assert len(step_times) == 3 and all(0 < t < 60 for t in step_times)

@@ -147,6 +147,12 @@ def test_pyproject_configuration(
     assert "transformers 4.46.3" in err
     status, out, _ = main(["lint", "-j", "1", "--transformers-version", "5.24.0", "."]), *capsys.readouterr()
     assert [line.split(" ")[:2] for line in out.splitlines()] == [["src/a.py:4:5:", "TW101"]]
+    # A file named on the command line is linted even if excluded (as in ruff); pre-commit names every
+    # changed file, so its hook passes --force-exclude.
+    status, out, _ = main(["lint", "-j", "1", "legacy.py"]), *capsys.readouterr()
+    assert status == 1 and out.startswith("legacy.py:4:5: TW101")
+    status, out, _ = main(["lint", "-j", "1", "--force-exclude", "legacy.py"]), *capsys.readouterr()
+    assert status == 0 and out == ""
 
 
 def test_parallel_run_matches_serial(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

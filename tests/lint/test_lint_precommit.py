@@ -18,7 +18,7 @@ def test_hook_manifest() -> None:
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     (hook,) = [h for h in hooks if h["id"] == "trainwright"]  # trainwright-fix is issue 5's
     assert hook["id"] == "trainwright" and hook["types"] == ["python"]
-    assert hook["entry"] == "trainwright lint" and hook["language"] == "python"
+    assert hook["entry"] == "trainwright lint --force-exclude" and hook["language"] == "python"
 
 
 @pytest.mark.slow

@@ -108,5 +108,5 @@ def test_precommit_hook_declared() -> None:
 
     hooks = yaml.safe_load((Path(__file__).parents[2] / ".pre-commit-hooks.yaml").read_text())
     fix = next(h for h in hooks if h["id"] == "trainwright-fix")
-    assert fix["entry"] == "trainwright fix"
+    assert fix["entry"] == "trainwright fix --force-exclude"
     assert fix["types"] == ["python"]

@@ -62,7 +62,9 @@ def test_progress_line_on_a_terminal(tmp_path: Path) -> None:
     args = [sys.executable, "-c", main_code, "lint", "--transformers-version", "5.24.0", "-j", "1", "."]
     leader, follower = pty.openpty()
     try:
-        proc = subprocess.run(args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=follower, timeout=120)
+        proc = subprocess.run(
+            args, check=False, cwd=tmp_path, stdout=subprocess.PIPE, stderr=follower, timeout=120
+        )
         os.close(follower)
         chunks = []
         while True:
@@ -79,5 +81,5 @@ def test_progress_line_on_a_terminal(tmp_path: Path) -> None:
     assert proc.returncode == 0 and proc.stdout == b""
     assert "\rlinting 50/60 files..." in err and "\rlinting 60/60 files..." in err
     assert "\r\x1b[K" in err  # cleared at the end
-    piped = subprocess.run(args, cwd=tmp_path, capture_output=True, timeout=120)
+    piped = subprocess.run(args, check=True, cwd=tmp_path, capture_output=True, timeout=120)
     assert b"linting" not in piped.stderr

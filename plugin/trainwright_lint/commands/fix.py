@@ -80,7 +80,7 @@ def print_suggestions(findings: Sequence[Finding], out: TextIO) -> int:
     from trainwright_lint.fixes.fileio import read_bytes
     from trainwright_lint.suggest import SUGGESTED_CODES, suggest
 
-    shown = 0
+    shown: dict[str, list[Finding]] = {}  # suggestion text -> the findings it answers (one class for all)
     for f in findings:
         if f.code not in SUGGESTED_CODES:
             continue
@@ -89,11 +89,13 @@ def print_suggestions(findings: Sequence[Finding], out: TextIO) -> int:
         except (OSError, UnicodeDecodeError):
             continue
         text = suggest(source, f)
-        if text is None:
-            continue
-        out.write(f"# {f.path}:{f.line}: {f.code} {f.message}\n{text}\n")
-        shown += 1
-    return shown
+        if text is not None:
+            shown.setdefault(text, []).append(f)
+    for text, answered in shown.items():
+        for f in answered:
+            out.write(f"# {f.path}:{f.line}: {f.code} {f.message}\n")
+        out.write(f"{text}\n")
+    return len(shown)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -123,6 +125,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--trl-version", metavar="VERSION", help="target TRL release")
     parser.add_argument("--trainer-bases", type=_names, metavar="NAMES", help="extra Trainer base classes")
     parser.add_argument("--exclude", type=_names, metavar="PATTERNS", help="extra exclude patterns")
+    parser.add_argument("--force-exclude", action="store_true", help="apply excludes to files named on the command line too (pre-commit names every changed file)")
     parser.add_argument("-j", "--jobs", type=int, default=None, help="worker processes")
     parser.set_defaults(func=run)
 
@@ -137,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = build_config(args)
         config = config.with_overrides(transformers_version=resolve_target(config.transformers_version))
-        files = [str(p) for p in iter_python_files(args.paths, config.root, config.exclude)]
+        files = [str(p) for p in iter_python_files(args.paths, config.root, config.exclude, args.force_exclude)]
     except (ConfigError, FileNotFoundError, ValueError) as exc:
         print(f"trainwright fix: error: {exc}", file=sys.stderr)
         return 2

@@ -77,6 +77,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument(
         "--exclude", type=_names, metavar="PATTERNS", help="extra gitignore-style exclude patterns"
     )
+    parser.add_argument("--force-exclude", action="store_true", help="apply excludes to files named on the command line too (pre-commit names every changed file)")
     parser.add_argument(
         "-j", "--jobs", type=int, default=None, help="worker processes (default: one per core)"
     )
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         config = build_config(args)
         target = resolve_target(config.transformers_version)
         config = config.with_overrides(transformers_version=target)
-        files = [str(p) for p in iter_python_files(args.paths, config.root, config.exclude)]
+        files = [str(p) for p in iter_python_files(args.paths, config.root, config.exclude, args.force_exclude)]
     except (ConfigError, FileNotFoundError, ValueError) as exc:
         print(f"trainwright lint: error: {exc}", file=sys.stderr)
         return 2

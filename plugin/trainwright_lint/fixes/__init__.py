@@ -1,7 +1,8 @@
 """Autofixes: libcst rewrites that keep comments and formatting, one module per rule.
 
-Rules decide *what* to change (they have the catalogue and the class in hand) and attach an edit
-description (``trainwright_lint.fixes.edits``) to ``Finding.fix``; this package only applies them.
+Three steps: the rules find the problem; ``plan`` turns each fixable finding into an edit description
+(``edits``: plain data, decided from the file and the catalogue); the per-rule modules apply edits
+with libcst transformers, one edit type per pass, re-linting between passes until nothing is left.
 
 Safe fixes (applied by ``trainwright fix`` / ``lint --fix``): TW301 add the parameters the Trainer
 passes and forward them to ``super()``, TW302 drop the argument the base method rejects, TW303

@@ -1,7 +1,7 @@
-"""Edit descriptions: what a rule asks the fixer to change, as plain picklable data.
+"""Edit descriptions: what the fixer is asked to change, as plain picklable data.
 
-A rule attaches one of these to ``Finding.fix`` when it knows a mechanical fix (the rule has the
-catalogue and the class in hand; the fixer only has the file). Positions are the finding's 1-based
+``plan`` builds one of these for a fixable finding (a rule may also attach one to ``Finding.fix``
+itself); the libcst transformers apply it. Positions are the finding's 1-based
 line of the ``def`` / call / attribute; the libcst transformers in this package find the node by that
 line and its shape, never by column (ast counts columns in UTF-8 bytes, libcst in characters).
 """

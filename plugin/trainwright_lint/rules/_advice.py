@@ -114,4 +114,6 @@ def event_for_effects(kinds: set[str], condition: str | None) -> str:
         callback = "WallClockBudgetCallback"
     if condition == "step" and main in (LOG, RECORD, PRINT):
         event = "on_step_end or on_log"
+    if condition == "step" and main == SAMPLES:  # "every N steps", not "at each evaluation"
+        event = "on_step_end"
     return f"`{event}`" + reference(callback)
