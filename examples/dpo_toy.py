@@ -28,6 +28,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import torch
 from datasets import Dataset, disable_progress_bars
+from tqdm.auto import tqdm
 from transformers import PrinterCallback, TrainerCallback
 
 from trainwright import DPOConfig, DPOTrainer
@@ -61,7 +62,7 @@ class PrintMetrics(TrainerCallback):
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if logs and "loss" in logs:
-            print(
+            tqdm.write(  # prints above the progress bar instead of through it
                 f"step {state.global_step:4d}  loss {logs['loss']:.4f}  "
                 f"rewards/accuracies {logs['rewards/accuracies']:.2f}  rewards/margins {logs['rewards/margins']:+.3f}"
             )

@@ -23,6 +23,7 @@ GALLERY = ROOT / "examples" / "gallery"
 
 def banner(step: int, total: int, title: str, command: list[str]) -> None:
     shown = " ".join(str(part).replace(str(ROOT) + os.sep, "") for part in command)
+    shown = shown.replace(f"{sys.executable} -m trainwright_lint", "trainwright").replace(sys.executable, "python")
     print(f"\n\033[1m[{step}/{total}] {title}\033[0m\n$ {shown}", flush=True)
 
 
@@ -44,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # The "before" files are excluded from the project's own lint run ([tool.trainwright] exclude);
     # files named explicitly are always linted.
-    before_files = sorted(str(path) for path in GALLERY.glob("*_before.py"))
+    before_files = sorted(str(path.relative_to(ROOT)) for path in GALLERY.glob("*_before.py"))
     banner(1, total, "Lint a gallery of real-world Trainer overrides (exit status 1 = findings)",
            [*trainwright, "lint", f"{GALLERY}/*_before.py"])
     run([*trainwright, "lint", *before_files], ok_codes=(1,))
@@ -52,11 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     legacy = GALLERY / "legacy_loss_before.py"
     banner(2, total, "Preview the safe fix for a 4.45-era compute_loss (nothing is written)",
            [*trainwright, "fix", "--diff", legacy])
-    run([*trainwright, "fix", "--diff", str(legacy)], ok_codes=(0, 1))
+    run([*trainwright, "fix", "--diff", str(legacy.relative_to(ROOT))], ok_codes=(0, 1))
 
     timer = GALLERY / "step_timer_before.py"
     banner(3, total, "Ask for the callback that replaces a timing wrapper", [*trainwright, "fix", "--suggest", timer])
-    run([*trainwright, "fix", "--suggest", str(timer)], ok_codes=(0, 1))
+    run([*trainwright, "fix", "--suggest", str(timer.relative_to(ROOT))], ok_codes=(0, 1))
 
     dpo_steps = "30" if args.quick else "120"
     dpo = [sys.executable, str(ROOT / "examples" / "dpo_toy.py"), "--steps", dpo_steps]
