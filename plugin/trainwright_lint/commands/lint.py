@@ -156,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "text":
         n = len(result.findings)
         print(
-            f"{n} finding{'s' if n != 1 else ''} in {result.files_seen} files "
+            f"{n} finding{'s' if n != 1 else ''} in {result.files_seen} file{'s' if result.files_seen != 1 else ''} "
             f"({result.files_linted} with Trainer subclasses or callbacks; transformers {target})",
             file=sys.stderr,
         )

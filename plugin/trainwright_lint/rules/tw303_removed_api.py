@@ -120,7 +120,7 @@ class RemovedApi(Rule):
             or version_key(ctx.view.version) <= version_key(history.last)
         ):
             return
-        why = f"was removed after {history.last}"
+        why = f"does not exist (last in {history.last})"
         for fn in ctx.methods():
             for node in body_nodes(fn):
                 if (
