@@ -22,8 +22,9 @@ GALLERY = ROOT / "examples" / "gallery"
 
 
 def banner(step: int, total: int, title: str, command: list[str]) -> None:
-    shown = " ".join(str(part).replace(str(ROOT) + os.sep, "") for part in command)
+    shown = " ".join(map(str, command))
     shown = shown.replace(f"{sys.executable} -m trainwright_lint", "trainwright").replace(sys.executable, "python")
+    shown = shown.replace(str(ROOT) + os.sep, "")
     print(f"\n\033[1m[{step}/{total}] {title}\033[0m\n$ {shown}", flush=True)
 
 

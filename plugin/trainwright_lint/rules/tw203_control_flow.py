@@ -147,7 +147,8 @@ class ControlFlowInSubclass(Rule):
                     message = self.message.format(
                         method=fn.name,
                         flag=flag,
-                        event=_EVENT_FOR_FLAG.get(flag, "`on_step_end`"),
+                        # a `log` override reacts to a log line: `on_log` sees the same `logs`
+                        event="`on_log`" if fn.name == "log" else _EVENT_FOR_FLAG.get(flag, "`on_step_end`"),
                         ref=reference(callback),
                     )
                     yield self.report(ctx, node, message, method=fn.name)
