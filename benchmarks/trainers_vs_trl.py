@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
 
     keys = ["sec_per_step", "peak_rss_mb"]
     print(f"\n{args.algo.upper()}: median of {args.repeats} alternating runs, {steps} steps each")
-    print(f"| model | metric | trainwright | TRL | ratio (ours/TRL) |\n|---|---|---|---|---|")
+    print("| model | metric | trainwright | TRL | ratio (ours/TRL) |\n|---|---|---|---|---|")
     for summary, _ in rows:
         for key in keys + sorted(k[5:] for k in summary if k.startswith("ours_") and k[5:] not in keys):
             ours, theirs = summary.get(f"ours_{key}"), summary.get(f"trl_{key}")

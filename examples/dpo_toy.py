@@ -27,12 +27,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import torch
+from _progress import add_progress_bar  # noqa: E402
 from datasets import Dataset, disable_progress_bars
 from tqdm.auto import tqdm
 from transformers import PrinterCallback, TrainerCallback
 
 from trainwright import DPOConfig, DPOTrainer
-from _progress import add_progress_bar  # noqa: E402
 from trainwright.toy import build_tiny_causal_lm, build_tokenizer
 
 HOT = ["fire", "sun", "lava", "oven", "stove", "coffee", "flame", "desert"]

@@ -29,11 +29,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import torch  # noqa: E402
+from _progress import add_progress_bar  # noqa: E402
 from datasets import Dataset  # noqa: E402
 from transformers import PrinterCallback  # noqa: E402
 
 from trainwright import GRPOConfig, GRPOTrainer  # noqa: E402
-from _progress import add_progress_bar  # noqa: E402
 from trainwright.toy import build_tiny_causal_lm, build_tokenizer  # noqa: E402
 
 QUESTIONS = ["What is your favourite letter?", "Say something.", "Answer briefly.", "Hello!"]

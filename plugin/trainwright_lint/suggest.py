@@ -109,10 +109,11 @@ def _find_function(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFu
 def _enclosing_function(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     best = None
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if node.lineno <= line <= (node.end_lineno or node.lineno):
-                if best is None or node.lineno > best.lineno:
-                    best = node
+        inside = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+            node.lineno <= line <= (node.end_lineno or node.lineno)
+        )
+        if inside and (best is None or node.lineno > best.lineno):  # the innermost one
+            best = node
     return best
 
 

@@ -21,7 +21,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "GRPOTrainer": "trainwright.trainers.grpo",
 }
 
-__all__ = ["__version__", *_LAZY_EXPORTS]
+__all__ = ["DPOConfig", "DPOTrainer", "GRPOConfig", "GRPOTrainer", "__version__"]
 
 
 def __getattr__(name: str) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._ast import decorator_names, signature_of
@@ -123,47 +124,47 @@ class IncompatibleSignature(Rule):
                 yield finding
                 continue
             info = ctx.trainer_method(fn.name)
-            if info is None or info.kind == "property" or "property" in decorator_names(fn):
-                continue
-            if fn.name.startswith("__"):
-                continue
-            signature = signature_of(fn)
-            for site in info.call_sites:
-                if site.caller in overridden:
-                    continue
-                if signature.accepts(site.n_positional, site.keywords, site.star_args, site.star_kwargs):
-                    continue
+            site = _first_incompatible_call(fn, info, overridden)
+            if info is not None and site is not None:
                 message = self.message.format(
                     method=fn.name,
-                    signature=signature.text,
+                    signature=signature_of(fn).text,
                     version=ctx.target,
                     caller=site.caller,
                     call=describe_call(site.n_positional, site.keywords),
                     base=info.signature.text,
                 )
                 yield self.report(ctx, fn, message, method=fn.name)
-                break
 
     def _library_check(self, ctx: ClassContext, fn: FunctionNode, overridden: set[str]) -> Finding | None:
         """Call sites inside the third-party trainer (TRL) of a method it defines itself."""
         info = ctx.library_method(fn.name)
-        if info is None or info.kind == "property" or fn.name.startswith("__"):
+        site = _first_incompatible_call(fn, info, overridden)
+        if info is None or site is None:
             return None
-        if "property" in decorator_names(fn):
-            return None
-        signature = signature_of(fn)
-        for site in info.call_sites:
-            if site.caller in overridden:
-                continue
-            if signature.accepts(site.n_positional, site.keywords, site.star_args, site.star_kwargs):
-                continue
-            message = self.library_message.format(
-                method=fn.name,
-                signature=signature.text,
-                owner=ctx.library_label,
-                caller=site.caller,
-                call=describe_call(site.n_positional, site.keywords),
-                base=info.signature.text,
-            )
-            return self.report(ctx, fn, message, method=fn.name)
+        message = self.library_message.format(
+            method=fn.name,
+            signature=signature_of(fn).text,
+            owner=ctx.library_label,
+            caller=site.caller,
+            call=describe_call(site.n_positional, site.keywords),
+            base=info.signature.text,
+        )
+        return self.report(ctx, fn, message, method=fn.name)
+
+
+def _first_incompatible_call(fn: FunctionNode, info: Any, overridden: set[str]) -> Any:
+    """The first call site of the library's method that the override ``fn`` cannot bind, or None.
+
+    Call sites inside methods the project overrides too are skipped: that caller no longer runs.
+    Properties and dunders are not called with arguments the way methods are.
+    """
+    if info is None or info.kind == "property" or fn.name.startswith("__") or "property" in decorator_names(fn):
         return None
+    signature = signature_of(fn)
+    for site in info.call_sites:
+        if site.caller in overridden:
+            continue
+        if not signature.accepts(site.n_positional, site.keywords, site.star_args, site.star_kwargs):
+            return site
+    return None
