@@ -435,7 +435,10 @@ class DPOTrainer(Trainer):
         ignore_keys: list[str] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
         """Evaluation: the preference loss (batches have no ``labels``, so Trainer would skip it)."""
-        inputs = self._prepare_inputs(inputs)
+        # The eval dataloader is accelerate-prepared, so batches are normally on the device already; this
+        # covers a user-supplied loader without reaching for the private Trainer._prepare_inputs.
+        device = self.args.device
+        inputs = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
         with torch.no_grad(), self.compute_loss_context_manager():
             loss, rewards = self.compute_loss(model, inputs, return_outputs=True)
         if prediction_loss_only or self.compute_metrics is None:
