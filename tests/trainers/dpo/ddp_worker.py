@@ -51,10 +51,13 @@ def main() -> None:
         assert trainer.accelerator.num_processes == 2, trainer.accelerator.num_processes
         (out / "log_history.json").write_text(json.dumps(trainer.state.log_history))
         torch.save({k: v.detach().cpu() for k, v in trainer.model.state_dict().items()}, out / "weights.pt")
-    # Tear the gloo group down before interpreter exit: left to atexit, its threads can abort the
-    # process ("terminate called without an active exception") after the work is done.
+    # Both ranks are done and the results are on disk: leave without interpreter teardown. gloo's
+    # destructors (run when DDP's reducer is freed at exit) can hang joining their threads or abort
+    # with "terminate called without an active exception", long after the work succeeded.
     trainer.accelerator.wait_for_everyone()
-    torch.distributed.destroy_process_group()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ advantages and prompt indices to ``<out>/rank<r>.json``.
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import torch
@@ -51,7 +52,10 @@ recorded["num_processes"] = trainer.accelerator.num_processes
 recorded["reward_logged"] = trainer.state.log_history[-2]["reward"]
 with open(f"{out}/rank{rank}.json", "w") as handle:
     json.dump(recorded, handle)
-# Tear the gloo group down before interpreter exit: left to atexit, its threads can abort the process
-# ("terminate called without an active exception") after the work is done.
+# Both ranks are done and the results are on disk: leave without interpreter teardown. gloo's destructors
+# (run when DDP's reducer is freed at exit) can hang joining their threads or abort with "terminate
+# called without an active exception", long after the work succeeded.
 trainer.accelerator.wait_for_everyone()
-torch.distributed.destroy_process_group()
+sys.stdout.flush()
+sys.stderr.flush()
+os._exit(0)

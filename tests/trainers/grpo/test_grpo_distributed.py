@@ -8,11 +8,6 @@ CPU processes need an MPI hostfile), so we launch through the multi-process laun
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,39 +19,8 @@ SCRIPT = Path(__file__).with_name("grpo_two_process_script.py")
 
 
 @pytest.mark.slow
-def test_grpo_two_processes_normalise_with_gathered_rewards(tmp_path):
-    accelerate = shutil.which("accelerate", path=os.path.dirname(sys.executable))
-    if accelerate is None:
-        pytest.skip("accelerate CLI not installed")
-    env = {
-        **os.environ,
-        "HF_HUB_OFFLINE": "1",
-        "OMP_NUM_THREADS": "1",
-        "TQDM_DISABLE": "1",
-        "ACCELERATE_USE_CPU": "1",
-    }
-    with socket.socket() as probe:  # a free port for the process group
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    cmd = [
-        accelerate,
-        "launch",
-        "--multi_gpu",
-        "--num_processes",
-        "2",
-        "--num_machines",
-        "1",
-        "--mixed_precision",
-        "no",
-        "--dynamo_backend",
-        "no",
-        "--main_process_port",
-        str(port),
-        str(SCRIPT),
-        str(tmp_path),
-    ]
-    result = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
-    assert result.returncode == 0, result.stderr[-3000:]
+def test_grpo_two_processes_normalise_with_gathered_rewards(tmp_path, launch_two_processes):
+    launch_two_processes(str(SCRIPT), str(tmp_path))
     ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
     assert [r["num_processes"] for r in ranks] == [2, 2]
     # the group of 4 copies of one prompt is split 2 + 2 across the processes, which sample differently
