@@ -24,7 +24,6 @@ COMMAND_MODULES: tuple[str, ...] = (
     "trainwright_lint.commands.explain",
     "trainwright_lint.commands.lint",
     "trainwright_lint.commands.fix",
-    "trainwright_lint.commands.tour",
 )
 
 
