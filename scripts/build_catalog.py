@@ -341,6 +341,29 @@ def external_calls(trees: dict[str, ast.Module], method_names: set[str]) -> dict
     return calls
 
 
+def method_records(
+    merged: dict[str, dict[str, Any]],
+    owners: dict[str, str],
+    calls: dict[str, set[tuple[Any, ...]]],
+    refs: set[str],
+) -> dict[str, dict[str, Any]]:
+    """The JSON record of every method of one class in one release (shared with the TRL builder).
+
+    ``called`` is true when some call site was found or the method is referenced as a value
+    (passed as a callback, e.g. ``sampler_fn=self._get_train_sampler``).
+    """
+    return {
+        name: {
+            "owner": owners[name],
+            "kind": d["kind"],
+            "params": d["params"],
+            "calls": sorted([list(s[:2]) + [list(s[2])] + [int(s[3]), int(s[4])] for s in calls.get(name, ())]),
+            "called": bool(calls.get(name)) or name in refs,
+        }
+        for name, d in merged.items()
+    }
+
+
 def extract_classes(sources: Sources) -> dict[str, dict[str, dict[str, Any]]]:
     """class -> method -> {"owner", "kind", "params", "calls": sorted list, "called": bool} for one release."""
     trees = {name: ast.parse(text) for name, text in sources.items()}
@@ -368,18 +391,7 @@ def extract_classes(sources: Sources) -> dict[str, dict[str, dict[str, Any]]]:
             refs |= r
         for name, sites in external_calls(trees, method_names).items():
             calls.setdefault(name, set()).update(sites)
-        result[cls_name] = {
-            name: {
-                "owner": owners[name],
-                "kind": d["kind"],
-                "params": d["params"],
-                "calls": sorted(
-                    [list(s[:2]) + [list(s[2])] + [int(s[3]), int(s[4])] for s in calls.get(name, ())]
-                ),
-                "called": bool(calls.get(name)) or name in refs,
-            }
-            for name, d in merged.items()
-        }
+        result[cls_name] = method_records(merged, owners, calls, refs)
     return result
 
 

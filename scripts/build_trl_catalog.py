@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "src"))
 
-from build_catalog import class_body_statements, collect_calls, kind_of, params_of, ranges
+from build_catalog import class_body_statements, collect_calls, kind_of, method_records, params_of, ranges
 
 from trainwright.catalog.versions import sort_versions
 
@@ -137,18 +137,7 @@ def extract_release(trees: dict[str, ast.Module]) -> dict[str, dict[str, dict[st
             for name, sites in c.items():
                 calls.setdefault(name, set()).update(sites)
             refs |= r
-        result[cls_name] = {
-            name: {
-                "owner": owners[name],
-                "kind": d["kind"],
-                "params": d["params"],
-                "calls": sorted(
-                    [list(s[:2]) + [list(s[2])] + [int(s[3]), int(s[4])] for s in calls.get(name, ())]
-                ),
-                "called": bool(calls.get(name)) or name in refs,
-            }
-            for name, d in merged.items()
-        }
+        result[cls_name] = method_records(merged, owners, calls, refs)
     return result
 
 

@@ -22,9 +22,9 @@ from trainwright.catalog import CallSite, Catalog, Guidance, load_catalog
 from trainwright_lint.commands.hooks import (
     CLASSES,
     WIDTH,
-    add_version_argument,
+    add_common_arguments,
     emit,
-    resolve_target,
+    resolve_or_report,
     since_text,
 )
 
@@ -324,20 +324,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         ),
     )
     parser.add_argument("name", help="method, event or rule code")
-    add_version_argument(parser)
-    parser.add_argument(
-        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
-    )
+    add_common_arguments(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     catalog = load_catalog()
-    try:
-        version, note = resolve_target(catalog, args.transformers_version)
-    except ValueError as exc:
-        print(f"trainwright explain: {exc}", file=sys.stderr)
+    target = resolve_or_report(catalog, args.transformers_version, "explain")
+    if target is None:
         return 2
+    version, note = target
     raw = args.name
     if RULE_CODE.match(raw.strip()):
         text, code = rule_text(raw.strip())

@@ -25,7 +25,11 @@ CLASSES = ("Trainer", "Seq2SeqTrainer")
 # ----------------------------------------------------------------------------------- shared with explain
 
 
-def add_version_argument(parser: argparse.ArgumentParser) -> None:
+def add_common_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--transformers-version`` and ``--format``, shared by ``hooks`` and ``explain``."""
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
     parser.add_argument(
         "--transformers-version",
         metavar="X",
@@ -33,6 +37,15 @@ def add_version_argument(parser: argparse.ArgumentParser) -> None:
         "without importing it; else the newest in the catalogue). Uncovered releases resolve to the nearest "
         "covered release at or below X.",
     )
+
+
+def resolve_or_report(catalog: Catalog, explicit: str | None, command: str) -> tuple[str, str] | None:
+    """:func:`resolve_target`, or ``None`` after printing why the version is unusable (exit status 2)."""
+    try:
+        return resolve_target(catalog, explicit)
+    except ValueError as exc:
+        print(f"trainwright {command}: {exc}", file=sys.stderr)
+        return None
 
 
 def resolve_target(catalog: Catalog, explicit: str | None) -> tuple[str, str]:
@@ -290,7 +303,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "--events lists the TrainerCallback events instead."
         ),
     )
-    add_version_argument(parser)
+    add_common_arguments(parser)
     parser.add_argument("--private", action="store_true", help="include private (_-prefixed) methods")
     parser.add_argument(
         "--events", action="store_true", help="list the TrainerCallback events and TrainerControl flags"
@@ -298,19 +311,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument(
         "--class", dest="cls", choices=CLASSES, default="Trainer", help="class to list (default: Trainer)"
     )
-    parser.add_argument(
-        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
-    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     catalog = load_catalog()
-    try:
-        version, note = resolve_target(catalog, args.transformers_version)
-    except ValueError as exc:
-        print(f"trainwright hooks: {exc}", file=sys.stderr)
+    target = resolve_or_report(catalog, args.transformers_version, "hooks")
+    if target is None:
         return 2
+    version, note = target
     view = catalog.at(version)
     if args.events:
         rows = event_rows(view)
