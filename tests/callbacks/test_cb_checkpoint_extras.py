@@ -96,3 +96,26 @@ def test_bad_names_and_contents_are_named(make_trainer, tmp_path):
     )
     with pytest.raises(TypeError, match="cannot write object to 'weird.bin'"):
         trainer.train()
+
+
+def test_an_extra_that_cannot_be_written_is_a_warning(make_trainer, tmp_path):
+    out = tmp_path / "extras_io"
+    extras = CheckpointExtrasCallback({"blocked/inner.txt": "never written", "fine.txt": "written"})
+
+    def block(folder, state):  # a file where the extra needs a folder: fails for root too
+        (folder / "blocked").write_text("a file")
+
+    trainer = make_trainer(
+        callbacks=[CheckpointExtrasCallback({"setup": block}), extras],
+        output_dir=out,
+        max_steps=2,
+        save_strategy="steps",
+        save_steps=2,
+    )
+    with pytest.warns(
+        UserWarning, match=r"could not write 'blocked/inner.txt' into .*checkpoint-2 .*lacks it"
+    ):
+        trainer.train()
+    assert trainer.state.global_step == 2
+    assert (out / "checkpoint-2" / "fine.txt").read_text() == "written"
+    assert not [p.name for p in (out / "checkpoint-2").iterdir() if p.name.endswith(".tmp")]

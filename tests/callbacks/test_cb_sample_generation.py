@@ -73,3 +73,27 @@ def test_needs_a_tokenizer_and_a_trigger(make_trainer, tmp_path):
     trainer.callback_handler.processing_class = None
     with pytest.raises(ValueError, match="needs a tokenizer"):
         trainer.train()
+
+
+def test_unwritable_output_path_warns_and_training_finishes(make_trainer, tmp_path):
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("not a folder")  # root ignores permissions; a path under a file fails for root too
+    sampler = SampleGenerationCallback(
+        ["the quick"], every_n_steps=1, max_new_tokens=2, output_path=blocker / "s.jsonl"
+    )
+    trainer = make_trainer(callbacks=[sampler], max_steps=2)
+    with pytest.warns(UserWarning) as record:
+        trainer.train()
+    assert trainer.state.global_step == 2
+    lost = [str(w.message) for w in record if "could not write the 1 samples" in str(w.message)]
+    assert len(lost) == 2 and "step 1 to" in lost[0] and "still in callback.rows" in lost[0]
+    assert [row["step"] for row in sampler.rows] == [1, 2]
+
+
+def test_torn_last_sample_line_is_cut_before_appending(make_trainer, tmp_path):
+    path = tmp_path / "samples.jsonl"
+    path.write_bytes(b'{"step": 1, "prompt": "x", "completion": "y"}\n{"step": 2, "prom')
+    sampler = SampleGenerationCallback(["the quick"], every_n_steps=1, max_new_tokens=2, output_path=path)
+    with pytest.warns(UserWarning, match=r"the last line of .*samples.jsonl was torn"):
+        make_trainer(callbacks=[sampler], max_steps=1).train()
+    assert [json.loads(line)["step"] for line in path.read_text().splitlines()] == [1, 1]

@@ -14,6 +14,11 @@ from trainwright._extras import require_train_extra
 require_train_extra("trainwright.callbacks")
 
 from trainwright.callbacks.checkpoint_extras import CheckpointExtrasCallback
+from trainwright.callbacks.checkpoint_guard import (
+    CheckpointGuardCallback,
+    CheckpointGuardWarning,
+    newest_complete_checkpoint,
+)
 from trainwright.callbacks.control_schedule import ControlScheduleCallback, Schedule
 from trainwright.callbacks.freeze_schedule import FreezeRule, FreezeScheduleCallback
 from trainwright.callbacks.jsonl_metrics import JSONLMetricsCallback
@@ -33,6 +38,8 @@ _LAZY_EXPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
 
 __all__ = [
     "CheckpointExtrasCallback",
+    "CheckpointGuardCallback",
+    "CheckpointGuardWarning",
     "CompletionsLogCallback",
     "ControlScheduleCallback",
     "FreezeRule",
@@ -47,6 +54,7 @@ __all__ = [
     "StepTimerCallback",
     "WallClockBudgetCallback",
     "attach",
+    "newest_complete_checkpoint",
 ]
 
 

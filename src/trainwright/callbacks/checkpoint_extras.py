@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -16,28 +17,35 @@ from typing import Any
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
+from trainwright.callbacks._io import atomic_write_bytes
+
 #: a callable extra is called as ``fn(checkpoint_dir, state)``; it returns the content, or None if it wrote the file
 ExtraFunction = Callable[[Path, TrainerState], Any]
 
 
 def _write(path: Path, content: Any, name: str) -> None:
+    # single files are replaced atomically: a crash leaves the previous file or none, never half of one
     if hasattr(content, "save_pretrained"):
         content.save_pretrained(str(path))
     elif isinstance(content, str):
-        path.write_text(content, encoding="utf-8")
+        atomic_write_bytes(path, content.encode("utf-8"), fsync=False)
     elif isinstance(content, (bytes, bytearray)):
-        path.write_bytes(bytes(content))
+        atomic_write_bytes(path, bytes(content), fsync=False)
     elif dataclasses.is_dataclass(content) and not isinstance(content, type):
-        path.write_text(json.dumps(dataclasses.asdict(content), indent=2, default=str), encoding="utf-8")
+        atomic_write_bytes(path, _json(dataclasses.asdict(content)), fsync=False)
     elif hasattr(content, "to_dict") and callable(content.to_dict):
-        path.write_text(json.dumps(content.to_dict(), indent=2, default=str), encoding="utf-8")
+        atomic_write_bytes(path, _json(content.to_dict()), fsync=False)
     elif isinstance(content, (Mapping, list, tuple, int, float, bool)) or content is None:
-        path.write_text(json.dumps(content, indent=2, default=str), encoding="utf-8")
+        atomic_write_bytes(path, _json(content), fsync=False)
     else:
         raise TypeError(
             f"CheckpointExtrasCallback: cannot write {type(content).__name__} to {name!r}; give a str, bytes, a "
             "JSON-able dict/list, a dataclass, an object with save_pretrained()/to_dict(), or a callable"
         )
+
+
+def _json(content: Any) -> bytes:
+    return json.dumps(content, indent=2, default=str).encode("utf-8")
 
 
 class CheckpointExtrasCallback(TrainerCallback):
@@ -55,6 +63,11 @@ class CheckpointExtrasCallback(TrainerCallback):
     dataclass or an object with ``to_dict()`` (e.g. ``TrainingArguments``, ``GenerationConfig``) → JSON;
     a callable ``fn(checkpoint_dir, state)`` → called at each save, its return value written as above
     (return ``None`` if ``fn`` wrote the file itself).
+
+    A file that cannot be written (full disk, unwritable folder: any ``OSError``) is a warning naming
+    the file and the checkpoint that lacks it, not the end of the run; the other files are still
+    written. Single files are written atomically (temporary file + ``os.replace``). To know when a
+    checkpoint is finished, extras included, register :class:`CheckpointGuardCallback` after this one.
     """
 
     def __init__(self, files: Mapping[str, Any]) -> None:
@@ -86,9 +99,16 @@ class CheckpointExtrasCallback(TrainerCallback):
             )
         for name, content in self.files.items():
             path = folder / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if callable(content) and not hasattr(content, "save_pretrained"):
-                content = content(folder, state)
-                if content is None:
-                    continue
-            _write(path, content, name)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if callable(content) and not hasattr(content, "save_pretrained"):
+                    content = content(folder, state)
+                    if content is None:
+                        continue
+                _write(path, content, name)
+            except OSError as error:
+                warnings.warn(
+                    f"CheckpointExtrasCallback: could not write {name!r} into {folder} ({type(error).__name__}: "
+                    f"{error}); this checkpoint lacks it. Training continues.",
+                    stacklevel=2,
+                )

@@ -9,10 +9,13 @@ from __future__ import annotations
 import json
 import math
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+
+from trainwright.callbacks._io import append_bytes, atomic_write_bytes, drop_torn_tail
 
 
 def _jsonable(value: Any) -> Any:
@@ -42,7 +45,21 @@ class JSONLMetricsCallback(TrainerCallback):
     ``path`` defaults to ``<output_dir>/metrics.jsonl``. On resume (``global_step > 0`` at
     ``on_train_begin``) lines with a ``step`` beyond the checkpoint are dropped when
     ``truncate_on_resume`` — they belong to the abandoned part of the earlier run — so the file reads
-    like one run.
+    like one run. The file is rewritten atomically (temporary file, fsync, ``os.replace``): a crash
+    during the rewrite leaves the old file, not a half-written one.
+
+    I/O never stops training — the file is a copy of ``state.log_history``, which the checkpoint keeps:
+
+    * A line that cannot be written (unwritable or missing folder, a path under a file, full disk) is
+      lost from the file and a warning says which step and why. The callback keeps trying with the
+      next line (a disk can be freed, a mount come back); later failures of the same streak are only
+      counted, and when writing works again — or at the end of training if it never does — one more
+      warning says how many lines, from which steps, are missing. A failed append is cut back, so the
+      file never holds half a line.
+    * A torn last line (a crash while writing it) is cut off at ``on_train_begin`` with a warning
+      instead of blocking the resume; with ``truncate_on_resume`` every line that is not a JSON
+      object is dropped the same way. A torn tail whose text is still a whole JSON record only lacks
+      its newline and is kept.
     """
 
     def __init__(self, path: str | Path | None = None, truncate_on_resume: bool = True) -> None:
@@ -51,6 +68,8 @@ class JSONLMetricsCallback(TrainerCallback):
         self.path = Path(path) if path is not None else None
         self.truncate_on_resume = truncate_on_resume
         self._resolved: Path | None = None
+        self._lost_steps: list[int] = []  # steps of the lines lost in the current failure streak
+        self.lines_lost = 0  # over the whole run, for the caller to check
 
     def resolved_path(self, args: TrainingArguments) -> Path:
         return self.path if self.path is not None else Path(args.output_dir) / "metrics.jsonl"
@@ -61,14 +80,65 @@ class JSONLMetricsCallback(TrainerCallback):
         self._resolved = self.resolved_path(args)
         if not state.is_world_process_zero:
             return
-        self._resolved.parent.mkdir(parents=True, exist_ok=True)
-        if self.truncate_on_resume and state.global_step > 0 and self._resolved.is_file():
-            kept = [
-                line
-                for line in self._resolved.read_text(encoding="utf-8").splitlines()
-                if line.strip() and json.loads(line).get("step", 0) <= state.global_step
-            ]
-            self._resolved.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
+        try:
+            self._resolved.parent.mkdir(parents=True, exist_ok=True)
+            self._repair(state.global_step)
+        except OSError as error:
+            warnings.warn(
+                f"JSONLMetricsCallback: cannot prepare {self._resolved} ({type(error).__name__}: {error}); "
+                "training continues and each log line will still be tried",
+                stacklevel=2,
+            )
+
+    def _repair(self, global_step: int) -> None:
+        """Cut a torn tail; on resume also drop the abandoned lines beyond ``global_step``."""
+        path = self._resolved
+        assert path is not None
+        if not path.is_file():
+            return
+        if not (self.truncate_on_resume and global_step > 0):
+            fragment = drop_torn_tail(path)
+            if fragment is not None:
+                self._report_torn_tail(path, fragment)
+            return
+        raw = path.read_bytes()
+        lines = raw.split(b"\n")
+        tail = lines.pop()  # b"" when the file ends with a newline
+        kept: list[bytes] = []
+        dropped_lines = 0
+        for number, line in enumerate(lines, start=1):
+            record = _record(line)
+            if record is None:
+                if line.strip():
+                    dropped_lines += 1
+                    warnings.warn(
+                        f"JSONLMetricsCallback: line {number} of {path} is not a JSON object and is dropped: "
+                        f"{line[:80]!r}",
+                        stacklevel=3,
+                    )
+                continue
+            if _step(record) <= global_step:
+                kept.append(line)
+        if tail:
+            record = _record(tail)
+            if record is None:
+                self._report_torn_tail(path, tail)
+            elif _step(record) <= global_step:
+                kept.append(tail)
+        new = b"".join(line + b"\n" for line in kept)
+        if new != raw:
+            atomic_write_bytes(path, new)
+
+    @staticmethod
+    def _report_torn_tail(path: Path, fragment: bytes) -> None:
+        if _record(fragment) is not None:
+            append_bytes(path, fragment + b"\n")  # a whole record that only lacks its newline
+            return
+        warnings.warn(
+            f"JSONLMetricsCallback: the last line of {path} was torn (a crash while it was written?) and is "
+            f"ignored: {fragment[:80]!r}",
+            stacklevel=3,
+        )
 
     def on_log(
         self,
@@ -81,12 +151,64 @@ class JSONLMetricsCallback(TrainerCallback):
         if logs is None or not state.is_world_process_zero:
             return
         path = self._resolved or self.resolved_path(args)
-        path.parent.mkdir(parents=True, exist_ok=True)
         record = {
             "step": state.global_step,
             "epoch": state.epoch,
             "time": time.time(),
             **_jsonable(dict(logs)),
         }
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record, allow_nan=False) + "\n")
+        data = (json.dumps(record, allow_nan=False) + "\n").encode("utf-8")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if self._lost_steps:
+                drop_torn_tail(path)  # a failed append whose cut-back failed too
+            append_bytes(path, data)
+        except OSError as error:
+            self.lines_lost += 1
+            self._lost_steps.append(state.global_step)
+            if len(self._lost_steps) == 1:
+                warnings.warn(
+                    f"JSONLMetricsCallback: could not write the log line of step {state.global_step} to {path} "
+                    f"({type(error).__name__}: {error}); the line is lost from the file (it is still in "
+                    "trainer.state.log_history). Training continues; the next lines will be tried again and "
+                    "further failures are counted, not repeated.",
+                    stacklevel=2,
+                )
+            return
+        if self._lost_steps:
+            warnings.warn(
+                f"JSONLMetricsCallback: writing to {path} works again at step {state.global_step}; "
+                f"{_describe_lost(self._lost_steps)} are missing from the file",
+                stacklevel=2,
+            )
+            self._lost_steps = []
+
+    def on_train_end(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> None:
+        if self._lost_steps:
+            warnings.warn(
+                f"JSONLMetricsCallback: {_describe_lost(self._lost_steps)} could not be written to "
+                f"{self._resolved or self.resolved_path(args)}: the writes kept failing until the end of training",
+                stacklevel=2,
+            )
+            self._lost_steps = []
+
+
+def _record(line: bytes) -> dict[str, Any] | None:
+    """The JSON object on ``line``, or ``None`` if it is not one (torn, garbage, another JSON value)."""
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _describe_lost(steps: list[int]) -> str:
+    span = f"step {steps[0]}" if steps[0] == steps[-1] else f"steps {steps[0]}-{steps[-1]}"
+    return f"{len(steps)} log line{'s' if len(steps) != 1 else ''} ({span})"
+
+
+def _step(record: dict[str, Any]) -> float:
+    step = record.get("step", 0)
+    return step if isinstance(step, (int, float)) else 0

@@ -7,6 +7,7 @@ Replaces ``evaluate`` / ``_maybe_log_save_evaluate`` / ``prediction_step`` overr
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import torch
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
+from trainwright.callbacks._io import append_bytes, drop_torn_tail
 from trainwright.callbacks._logs import add_to_logs
 
 
@@ -30,7 +32,9 @@ class SampleGenerationCallback(TrainerCallback):
 
     Output, one row per prompt: ``{"step", "epoch", "trigger", "prompt", "completion"}``
 
-    - appended to ``output_path`` (default ``<output_dir>/samples.jsonl``; main process only);
+    - appended to ``output_path`` (default ``<output_dir>/samples.jsonl``; main process only). A write
+      error (full disk, unwritable path) is a warning naming the step and the file, never the end of
+      training; a torn last line left by a crash is cut off before the first append;
     - as a JSON string under ``log_key`` (default ``"samples"``) in the next log line, for the
       reporting integrations (TensorBoard shows strings as text, W&B as a text panel; MLflow skips
       non-numbers). To get a log line at the generation step the callback sets ``control.should_log``.
@@ -75,6 +79,7 @@ class SampleGenerationCallback(TrainerCallback):
         self.log_key = log_key
         self.rows: list[dict[str, Any]] = []
         self._pending: list[dict[str, Any]] = []
+        self._checked_paths: set[Path] = set()
 
     def _prompt_text(self, prompt: Any, tokenizer: Any) -> str:
         if isinstance(prompt, str):
@@ -129,14 +134,34 @@ class SampleGenerationCallback(TrainerCallback):
         ]
         self.rows.extend(rows)
         if state.is_world_process_zero:
-            path = self.output_path or Path(args.output_dir) / "samples.jsonl"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("a", encoding="utf-8") as handle:
-                for row in rows:
-                    handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            self._append(Path(self.output_path or Path(args.output_dir) / "samples.jsonl"), rows, state)
         if self.log_key:
             self._pending.extend(rows)
             control.should_log = True
+
+    def _append(self, path: Path, rows: list[dict[str, Any]], state: TrainerState) -> None:
+        """Append ``rows`` as whole lines; an I/O error is a warning saying what the file lost."""
+        data = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path not in self._checked_paths:  # once per run: a line torn by an earlier crash
+                fragment = drop_torn_tail(path)
+                self._checked_paths.add(path)
+                if fragment is not None:
+                    warnings.warn(
+                        f"SampleGenerationCallback: the last line of {path} was torn (a crash while it was "
+                        f"written?) and is removed: {fragment[:80]!r}",
+                        stacklevel=3,
+                    )
+            append_bytes(path, data)
+        except OSError as error:
+            warnings.warn(
+                f"SampleGenerationCallback: could not write the {len(rows)} samples of step {state.global_step} "
+                f"to {path} ({type(error).__name__}: {error}); they are lost from the file (still in "
+                "callback.rows, and in the logs unless log_key=None). Training continues; the next samples "
+                "will be tried again.",
+                stacklevel=3,
+            )
 
     def on_step_end(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any

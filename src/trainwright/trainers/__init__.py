@@ -1,5 +1,32 @@
-"""Reference trainers: subclasses of ``transformers.Trainer`` that override public methods only."""
+"""Reference trainers: subclasses of ``transformers.Trainer`` that override public methods only.
+
+``from trainwright.trainers import GRPOConfig, GRPOTrainer`` (or ``DPOConfig, DPOTrainer``) is the
+drop-in for ``from trl import ...``; the same names are also exported by ``trainwright`` itself.
+They are imported on first access, so ``import trainwright.trainers.grpo_loss`` stays light.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from trainwright._extras import require_train_extra
 
 require_train_extra("trainwright.trainers")
+
+_LAZY_EXPORTS: dict[str, str] = {
+    "DPOConfig": "trainwright.trainers.dpo_config",
+    "DPOTrainer": "trainwright.trainers.dpo",
+    "GRPOConfig": "trainwright.trainers.grpo_config",
+    "GRPOTrainer": "trainwright.trainers.grpo",
+    "RewardError": "trainwright.trainers.grpo_rewards",
+}
+
+__all__ = ["DPOConfig", "DPOTrainer", "GRPOConfig", "GRPOTrainer", "RewardError"]
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY_EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'trainwright.trainers' has no attribute {name!r}")
+    return getattr(importlib.import_module(module_name), name)

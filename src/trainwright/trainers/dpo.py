@@ -7,7 +7,8 @@ checkpointing and logging stay Trainer's):
   the reference log-probs, then a pure loss function from :mod:`dpo_losses`;
 * ``prediction_step``: evaluation batches have no ``labels``, so Trainer would not ask for a loss;
 * ``log``: adds the preference metrics (TRL's names) averaged over the logging window;
-* ``get_eval_dataloader``: tokenises a raw dataset handed to ``evaluate()`` after construction.
+* ``get_eval_dataloader``: tokenises a raw dataset handed to ``evaluate()`` after construction;
+* ``train``: restores the TR-DPO reference saved in the checkpoint before ``Trainer.train`` resumes.
 
 The reference policy is, in order: ``reference_free`` / reference-free losses (none), precomputed
 log-probs (computed once, cached, reference freed), an explicit ``ref_model``, the PEFT policy with
@@ -19,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import os
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -31,14 +33,9 @@ import torch
 from datasets import Dataset
 from torch import nn
 from torch.utils.data import DataLoader
-from transformers import (
-    AutoModelForCausalLM,
-    PreTrainedTokenizerBase,
-    Trainer,
-    TrainerCallback,
-)
+from transformers import PreTrainedTokenizerBase, Trainer, TrainerCallback
 
-from trainwright.callbacks.reference_sync import ReferenceSyncCallback
+from trainwright.trainers.construction import attach_owned_callbacks, prepare_parts, resolve_resume
 from trainwright.trainers.dpo_config import DPOConfig
 from trainwright.trainers.dpo_data import (
     REF_COLUMNS,
@@ -46,10 +43,16 @@ from trainwright.trainers.dpo_data import (
     PreferenceCollator,
     prepare_preference_dataset,
 )
-from trainwright.trainers.dpo_losses import LossParams, PairLogps, combined_loss, needs_reference
-from trainwright.trainers.logprobs import selective_log_softmax
+from trainwright.trainers.dpo_losses import (
+    LossParams,
+    PairLogps,
+    combined_loss,
+    needs_reference,
+    wpo_pair_weights,
+)
+from trainwright.trainers.logprobs import log_sum_squared_probs, selective_log_softmax
 from trainwright.trainers.metrics import MetricsWindow
-from trainwright.trainers.reference import build_reference_model, is_peft_model, reference_forward
+from trainwright.trainers.reference import is_peft_model, reference_forward
 
 CACHE_FORMAT_VERSION = "1"
 
@@ -60,10 +63,16 @@ class SequenceLogps(NamedTuple):
     logps: torch.Tensor  # (2B,) sum of completion-token log-probs
     lengths: torch.Tensor  # (2B,) number of scored completion tokens
     logits_sum: torch.Tensor  # (2B,) sum over completion tokens of the vocabulary-mean logit (no grad)
+    log_sum_sq: torch.Tensor | None = None  # (2B,) sum over completion tokens of log Σ_v p_v² (WPO; no grad)
 
 
 def sequence_logps(
-    model: nn.Module, batch: dict[str, torch.Tensor], *, chunk_size: int = 4, logits_to_keep: bool = True
+    model: nn.Module,
+    batch: dict[str, torch.Tensor],
+    *,
+    chunk_size: int = 4,
+    logits_to_keep: bool = True,
+    with_sum_sq: bool = False,
 ) -> SequenceLogps:
     """Summed log-probs of the completion tokens of every row of ``batch``.
 
@@ -71,7 +80,10 @@ def sequence_logps(
     prompt, so positions before the earliest completion token in the batch are never scored: with
     ``logits_to_keep`` the model projects only the last ``T - start`` hidden states onto the vocabulary.
     Log-probs use gather + logsumexp in row chunks (no ``(2B, T, V)`` log-softmax copy).
+    A packed batch (``PreferenceCollator(padding_free=True)``) goes through :func:`packed_sequence_logps`.
     """
+    if "sequence_index" in batch:
+        return packed_sequence_logps(model, batch, chunk_size=chunk_size, with_sum_sq=with_sum_sq)
     input_ids, completion_mask = batch["input_ids"], batch["completion_mask"]
     target_mask = completion_mask[:, 1:]
     scored_columns = target_mask.any(dim=0).nonzero()
@@ -90,7 +102,40 @@ def sequence_logps(
     token_logps = selective_log_softmax(logits, input_ids[:, start + 1 :], chunk_size=chunk_size)
     with torch.no_grad():
         logits_sum = (logits.float().mean(dim=-1) * mask).sum(dim=-1)
-    return SequenceLogps((token_logps * mask).sum(dim=-1), mask.sum(dim=-1), logits_sum)
+    log_sum_sq = (log_sum_squared_probs(logits, chunk_size) * mask).sum(dim=-1) if with_sum_sq else None
+    return SequenceLogps((token_logps * mask).sum(dim=-1), mask.sum(dim=-1), logits_sum, log_sum_sq)
+
+
+def packed_sequence_logps(
+    model: nn.Module, batch: dict[str, torch.Tensor], *, chunk_size: int = 4, with_sum_sq: bool = False
+) -> SequenceLogps:
+    """:func:`sequence_logps` of a padding-free batch: one forward over the ``(1, L)`` packed row.
+
+    ``position_ids`` restart at 0 for each sequence and no attention mask is passed, which is how
+    transformers detects packed sequences and builds a block-diagonal causal mask (flash-attention
+    kernels use the boundaries directly). A token is scored when it is a completion token *of the same
+    sequence* as the position predicting it, so no sequence is scored from its neighbour's tokens; the
+    per-token values are summed per sequence with ``index_add`` (no Python loop, no host sync).
+    """
+    input_ids, owner_of = batch["input_ids"], batch["sequence_index"]
+    num_rows = batch["sequence_lengths"].shape[0]
+    logits = model(input_ids=input_ids, position_ids=batch["position_ids"], use_cache=False).logits[0, :-1]
+    targets = input_ids[0, 1:]
+    owner = owner_of[0, :-1]
+    mask = (batch["completion_mask"][0, 1:].bool() & (owner_of[0, 1:] == owner)).to(logits.dtype)
+    # chunks of about chunk_size sequences' worth of positions, as in the padded path
+    chunk = chunk_size * max(1, logits.shape[0] // num_rows)
+    token_logps = selective_log_softmax(logits.unsqueeze(1), targets.unsqueeze(1), chunk_size=chunk).squeeze(1)
+
+    def per_sequence(values: torch.Tensor) -> torch.Tensor:
+        return values.new_zeros(num_rows).index_add(0, owner, values)
+
+    with torch.no_grad():
+        logits_sum = per_sequence(logits.float().mean(dim=-1) * mask)
+        log_sum_sq = None
+        if with_sum_sq:
+            log_sum_sq = per_sequence(log_sum_squared_probs(logits.unsqueeze(1), chunk).squeeze(1) * mask)
+    return SequenceLogps(per_sequence(token_logps * mask), per_sequence(mask), logits_sum, log_sum_sq)
 
 
 def _hash_parameters(named_parameters: list[tuple[str, torch.Tensor]]) -> str:
@@ -113,8 +158,10 @@ def _hash_token_columns(dataset: Dataset) -> str:
 class DPOTrainer(Trainer):
     """Train a causal LM on ``prompt`` / ``chosen`` / ``rejected`` pairs (DPO and 16 related losses).
 
-    ``model`` may be a model id/path, a ``PreTrainedModel`` or a ``peft.PeftModel``; ``peft_config``
-    wraps a plain model in a new adapter. ``processing_class`` (a tokenizer) is required.
+    The arguments are TRL's, in TRL's order (``peft_config`` is keyword-only). ``model`` may be a model
+    id / local folder (loaded with ``model_init_kwargs``), a ``PreTrainedModel`` or a ``peft.PeftModel``;
+    ``peft_config`` wraps a plain model in a new adapter; ``ref_model`` may be a module or an id. Without
+    ``processing_class`` the tokenizer is loaded from the model's folder.
     """
 
     # transformers 5.x: Trainer.training_step divides the loss by the number of gradient-accumulation
@@ -129,57 +176,42 @@ class DPOTrainer(Trainer):
     def __init__(
         self,
         model: str | nn.Module,
-        ref_model: nn.Module | None = None,
+        ref_model: str | nn.Module | None = None,
         args: DPOConfig | None = None,
+        data_collator: Callable[[list[dict[str, Any]]], dict[str, torch.Tensor]] | None = None,
         train_dataset: Dataset | None = None,
         eval_dataset: Dataset | dict[str, Dataset] | None = None,
         processing_class: PreTrainedTokenizerBase | None = None,
-        data_collator: Callable[[list[dict[str, Any]]], dict[str, torch.Tensor]] | None = None,
+        compute_metrics: Callable[..., dict[str, float]] | None = None,
         callbacks: list[TrainerCallback] | None = None,
         optimizers: tuple[Any, Any] = (None, None),
+        *,
         peft_config: Any | None = None,
     ) -> None:
-        args = args if args is not None else DPOConfig(output_dir="dpo_output")
-        if not isinstance(args, DPOConfig):
-            raise TypeError(f"args must be a trainwright DPOConfig, got {type(args).__name__}")
-        if args.remove_unused_columns:
+        if getattr(args, "remove_unused_columns", False):
             raise ValueError(
                 "DPOConfig.remove_unused_columns=True would drop the tokenised prompt_ids/chosen_ids/rejected_ids "
                 "columns before the collator sees them; leave it False"
-            )
-        if processing_class is None:
-            raise ValueError(
-                "processing_class (the tokenizer) is required: DPOTrainer tokenises the preference data"
             )
         if train_dataset is None:
             raise ValueError(
                 "train_dataset is required: a datasets.Dataset with prompt/chosen/rejected columns"
             )
-        if ref_model is not None and ref_model is model:
-            raise ValueError(
-                "ref_model is the same object as model: the reference would move with the policy. Pass "
-                "ref_model=None to use a frozen copy (or the adapter-disabled base for PEFT models)."
-            )
-        if isinstance(model, str):
-            model = AutoModelForCausalLM.from_pretrained(model)
-        if peft_config is not None:
-            if is_peft_model(model):
-                raise ValueError("model is already a PeftModel; do not pass peft_config as well")
-            from peft import get_peft_model
+        parts = prepare_parts(
+            who="DPOTrainer",
+            args=args,
+            config_class=DPOConfig,
+            default_output_dir="dpo_output",
+            model=model,
+            processing_class=processing_class,
+            ref_model=ref_model,
+            needs_reference=lambda config: _uses_reference(config) and not config.precompute_ref_log_probs,
+            peft_config=peft_config,
+        )
+        args, model, tokenizer = parts.args, parts.model, parts.processing_class
+        if args.padding_free:
+            _warn_if_dense_packed_attention(model)
 
-            model = get_peft_model(model, peft_config)
-        if args.sync_ref_model and is_peft_model(model) and ref_model is None:
-            raise ValueError(
-                "sync_ref_model (TR-DPO) needs a separate reference model, but a PEFT policy uses its own "
-                "adapter-disabled base as reference; pass ref_model or turn sync_ref_model off"
-            )
-        if args.disable_dropout:
-            for module in (model, ref_model):
-                for sub in module.modules() if module is not None else ():
-                    if isinstance(sub, nn.Dropout):
-                        sub.p = 0.0
-
-        tokenizer = processing_class
         prepare = {
             "max_length": args.max_length,
             "truncation_mode": args.truncation_mode,
@@ -203,12 +235,13 @@ class DPOTrainer(Trainer):
                 "the tokenizer has neither a pad token nor an EOS token to pad with; set tokenizer.pad_token"
             )
         if data_collator is None:
-            data_collator = PreferenceCollator(pad_token_id, args.max_length, args.truncation_mode)
+            data_collator = PreferenceCollator(
+                pad_token_id, args.max_length, args.truncation_mode, padding_free=args.padding_free
+            )
 
-        self.uses_reference = not args.reference_free and needs_reference(args.loss_type)
-        live_reference = self.uses_reference and not args.precompute_ref_log_probs
+        self.uses_reference = _uses_reference(args)
         # With precompute (or no reference at all) no reference module is kept on the trainer.
-        self.ref_model = build_reference_model(model, ref_model) if live_reference else None
+        self.ref_model = parts.ref_model
 
         super().__init__(
             model=model,
@@ -216,12 +249,11 @@ class DPOTrainer(Trainer):
             data_collator=data_collator,
             train_dataset=train_dataset,
             eval_dataset=eval_dataset,
-            processing_class=processing_class,
+            processing_class=tokenizer,
+            compute_metrics=compute_metrics,
             callbacks=callbacks,
             optimizers=optimizers,
         )
-        if self.ref_model is not None:
-            self.ref_model.to(self.args.device)
         base_model = model.get_base_model() if is_peft_model(model) else model
         self._accepts_logits_to_keep = "logits_to_keep" in inspect.signature(base_model.forward).parameters
         self._loss_params = LossParams(
@@ -236,19 +268,22 @@ class DPOTrainer(Trainer):
         if self.uses_reference and args.precompute_ref_log_probs:
             # One pass with the reference before training, then no reference is kept. Without an explicit
             # ref_model the untrained policy itself is the reference, so no copy is ever made.
-            self.train_dataset = self._add_reference_logps(self.train_dataset, "train", ref_model)
+            given = parts.given_ref_model
+            self.train_dataset = self._add_reference_logps(self.train_dataset, "train", given)
             if isinstance(self.eval_dataset, dict):
                 self.eval_dataset = {
-                    k: self._add_reference_logps(d, f"eval-{k}", ref_model)
-                    for k, d in self.eval_dataset.items()
+                    k: self._add_reference_logps(d, f"eval-{k}", given) for k, d in self.eval_dataset.items()
                 }
             elif self.eval_dataset is not None:
-                self.eval_dataset = self._add_reference_logps(self.eval_dataset, "eval", ref_model)
-            del ref_model
-        if args.sync_ref_model:
-            self.add_callback(
-                ReferenceSyncCallback(self.ref_model, args.ref_model_mixup_alpha, args.ref_model_sync_steps)
-            )
+                self.eval_dataset = self._add_reference_logps(self.eval_dataset, "eval", given)
+            del given
+        del parts, ref_model
+        attach_owned_callbacks(self, self.ref_model)
+
+    def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs: Any) -> Any:
+        """``Trainer.train`` that also restores the TR-DPO reference saved in the checkpoint (the Trainer
+        restores the rest)."""
+        return super().train(resume_from_checkpoint=resolve_resume(self, resume_from_checkpoint), **kwargs)
 
     # ---------------------------------------------------------------------------------------------
     # reference log-probs
@@ -343,9 +378,15 @@ class DPOTrainer(Trainer):
         with reference_forward(self.model, self.ref_model) as ref:
             return self._forward(ref, inputs).logps.detach()
 
-    def _forward(self, model: nn.Module, inputs: dict[str, torch.Tensor]) -> SequenceLogps:
+    def _forward(
+        self, model: nn.Module, inputs: dict[str, torch.Tensor], with_sum_sq: bool = False
+    ) -> SequenceLogps:
         return sequence_logps(
-            model, inputs, chunk_size=self.args.logps_chunk_size, logits_to_keep=self._accepts_logits_to_keep
+            model,
+            inputs,
+            chunk_size=self.args.logps_chunk_size,
+            logits_to_keep=self._accepts_logits_to_keep,
+            with_sum_sq=with_sum_sq,
         )
 
     # ---------------------------------------------------------------------------------------------
@@ -359,7 +400,8 @@ class DPOTrainer(Trainer):
         num_items_in_batch: torch.Tensor | int | None = None,
     ) -> torch.Tensor | tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """Preference loss of one micro-batch: mean over its pairs (see ``loss_is_scaled_for_ga``)."""
-        policy = self._forward(model, inputs)  # one pass over [chosen; rejected]
+        use_weighting = self.args.use_weighting
+        policy = self._forward(model, inputs, with_sum_sq=use_weighting)  # one pass over [chosen; rejected]
         ref = self._reference_logps(inputs)
         half = policy.logps.shape[0] // 2
         pairs = PairLogps(
@@ -370,7 +412,8 @@ class DPOTrainer(Trainer):
             chosen_lengths=policy.lengths[:half],
             rejected_lengths=policy.lengths[half:],
         )
-        loss = combined_loss(pairs, self._loss_params, self.args.loss_type, self.args.loss_weights)
+        weights = wpo_pair_weights(policy.logps, policy.log_sum_sq, policy.lengths) if use_weighting else None
+        loss = combined_loss(pairs, self._loss_params, self.args.loss_type, self.args.loss_weights, weights)
         rewards = self._record_metrics("train" if model.training else "eval", pairs, policy, inputs)
         return (loss, rewards) if return_outputs else loss
 
@@ -399,7 +442,7 @@ class DPOTrainer(Trainer):
                 policy.lengths[:half].sum(),
                 policy.logits_sum[half:].sum(),
                 policy.lengths[half:].sum(),
-                inputs["attention_mask"].sum(),
+                _attended_tokens(inputs),
             ]
         ).float()
         per_pair = self.accelerator.gather_for_metrics(per_pair)
@@ -449,8 +492,7 @@ class DPOTrainer(Trainer):
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         """Add the window-averaged preference metrics (``eval_``-prefixed in evaluation) and ``num_tokens``."""
-        # In place: Trainer.evaluate returns this same dict, so the metrics reach its return value too.
-        logs.update(self._dpo_metrics.merge_into_logs(logs))
+        self._dpo_metrics.merge_into(logs)  # in place, so evaluate() returns them too
         if not any(key.startswith("eval_") for key in logs):
             logs["num_tokens"] = float(self.state.num_input_tokens_seen)
         super().log(logs, start_time)
@@ -469,4 +511,30 @@ class DPOTrainer(Trainer):
         return super().get_eval_dataloader(eval_dataset)
 
 
-__all__ = ["DPOConfig", "DPOTrainer", "sequence_logps"]
+def _uses_reference(args: DPOConfig) -> bool:
+    """Whether the objective compares with a reference policy (not for reference-free losses)."""
+    return not args.reference_free and needs_reference(args.loss_type)
+
+
+def _attended_tokens(inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+    """Real (non-pad) tokens of a batch, padded or packed."""
+    if "attention_mask" in inputs:
+        return inputs["attention_mask"].sum()
+    return inputs["sequence_lengths"].sum()
+
+
+def _warn_if_dense_packed_attention(model: nn.Module) -> None:
+    """Packing is exact with every attention implementation, but only flash-attention kernels use the
+    sequence boundaries directly; eager / sdpa attend through a dense ``L × L`` block-diagonal mask,
+    which for large batches costs more memory than the padding it removes."""
+    implementation = str(getattr(getattr(model, "config", None), "_attn_implementation", "") or "")
+    if "flash" not in implementation:
+        warnings.warn(
+            f"padding_free=True with attn_implementation={implementation!r}: results are exact, but the packed "
+            f"batch is attended through a dense L x L mask; load the model with a flash-attention "
+            f"implementation (e.g. attn_implementation='flash_attention_2') for the memory saving",
+            stacklevel=3,
+        )
+
+
+__all__ = ["DPOConfig", "DPOTrainer", "packed_sequence_logps", "sequence_logps"]

@@ -8,6 +8,7 @@ before a model is loaded rather than at the first training step.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from trainwright._extras import require_train_extra
 
@@ -15,19 +16,30 @@ require_train_extra("trainwright.DPOConfig")
 
 from transformers import TrainingArguments
 
+from trainwright.trainers.config_checks import TRLCompatibleConfig, check_finite_fields, check_sync_settings
 from trainwright.trainers.dpo_losses import check_loss_types
 
 TRUNCATION_MODES = ("keep_start", "keep_end")
 
 
 @dataclass
-class DPOConfig(TrainingArguments):
+class DPOConfig(TRLCompatibleConfig, TrainingArguments):
     """Configuration for :class:`trainwright.DPOTrainer`.
 
     Unlike TRL we keep ``TrainingArguments``' defaults for precision, gradient checkpointing and learning
     rate (TRL turns bf16 and checkpointing on even on CPU); the only changed default is
-    ``remove_unused_columns=False`` (see its help).
+    ``remove_unused_columns=False`` (see its help). TRL options trainwright does not implement are
+    refused by name (see :mod:`trainwright.trainers.trl_fields` and ``docs/trainers.md``).
     """
+
+    trl_config_name = "DPOConfig"
+
+    # --- model loading -----------------------------------------------------------------------------
+    model_init_kwargs: dict[str, Any] | None = field(
+        default=None,
+        metadata={"help": "from_pretrained kwargs for a model or ref_model given as an id / local folder."},
+    )
+    trust_remote_code: bool = False
 
     # --- objective -------------------------------------------------------------------------------
     beta: float = field(default=0.1, metadata={"help": "β: strength of the implicit KL penalty (τ for IPO)."})
@@ -46,6 +58,10 @@ class DPOConfig(TrainingArguments):
     )
     discopop_tau: float = field(default=0.05, metadata={"help": "τ of the DiscoPOP blend."})
     simpo_gamma: float = field(default=0.5, metadata={"help": "γ: target reward margin of SimPO."})
+    use_weighting: bool = field(
+        default=False,
+        metadata={"help": "WPO: weight each pair's loss by how likely the policy finds both completions."},
+    )
     reference_free: bool = field(
         default=False,
         metadata={"help": "Treat reference log-probs as 0: no reference model is built or run."},
@@ -56,6 +72,10 @@ class DPOConfig(TrainingArguments):
     )
     truncation_mode: str = field(
         default="keep_start", metadata={"help": "'keep_start' (cut the end) or 'keep_end' (cut the start)."}
+    )
+    padding_free: bool = field(
+        default=False,
+        metadata={"help": "Pack the batch into one sequence (restarting position_ids) instead of padding it."},
     )
     dataset_num_proc: int | None = field(
         default=None, metadata={"help": "Worker processes for tokenisation."}
@@ -100,6 +120,7 @@ class DPOConfig(TrainingArguments):
     )
 
     def __post_init__(self) -> None:
+        check_finite_fields(self)
         if isinstance(self.loss_type, str):
             self.loss_type = [self.loss_type]
         self.loss_type = list(self.loss_type)
@@ -116,6 +137,11 @@ class DPOConfig(TrainingArguments):
             )
         if not 0.0 <= self.label_smoothing < 0.5:
             raise ValueError(f"label_smoothing must be in [0, 0.5), got {self.label_smoothing}")
+        if self.use_weighting and {"aot", "aot_unpaired"} & set(self.loss_type):
+            raise ValueError(
+                "use_weighting (WPO) cannot be combined with loss_type 'aot' / 'aot_unpaired': those losses sort "
+                "the pairs of the batch, so per-pair weights would land on the wrong pairs (TRL refuses it too)"
+            )
         if "exo_pair" in self.loss_type and self.label_smoothing == 0.0:
             raise ValueError(
                 "loss_type 'exo_pair' needs label_smoothing > 0 (log ε appears in the loss); 1e-3 is usual"
@@ -126,10 +152,7 @@ class DPOConfig(TrainingArguments):
                     "sync_ref_model (TR-DPO) updates a live reference model; it cannot be combined with "
                     "precompute_ref_log_probs or reference_free"
                 )
-            if not 0.0 < self.ref_model_mixup_alpha <= 1.0:
-                raise ValueError(f"ref_model_mixup_alpha must be in (0, 1], got {self.ref_model_mixup_alpha}")
-            if self.ref_model_sync_steps < 1:
-                raise ValueError(f"ref_model_sync_steps must be >= 1, got {self.ref_model_sync_steps}")
+            check_sync_settings(self.ref_model_mixup_alpha, self.ref_model_sync_steps)
         if self.logps_chunk_size < 1:
             raise ValueError(f"logps_chunk_size must be >= 1, got {self.logps_chunk_size}")
         super().__post_init__()

@@ -112,6 +112,58 @@ def tokenize_pair(
     return {"prompt_ids": chosen_full[:n_prompt], "chosen_ids": chosen_ids, "rejected_ids": rejected_ids}
 
 
+def _is_messages(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(m, dict) and "role" in m for m in value)
+
+
+def check_row(example: dict[str, Any], index: int, conversational: bool, name: str) -> None:
+    """Raise naming the row, the column and what it holds when a value cannot be tokenised.
+
+    The format of the whole dataset is read from its first row, so a later row of the other format (or a
+    ``None``) would otherwise fail deep inside tokenisation (``TypeError: can only concatenate str``).
+    An empty prompt is refused too: the first completion token would have nothing to be predicted from.
+    """
+    for column in TEXT_COLUMNS:
+        if column not in example:
+            continue
+        value = example[column]
+        if conversational:
+            good = _is_messages(value)
+            expected = (
+                "conversational preference data (its first row is) needs a non-empty list of "
+                "{'role': ..., 'content': ...} messages in 'prompt', 'chosen' and 'rejected'"
+            )
+        else:
+            good = isinstance(value, str)
+            expected = (
+                "plain-text preference data (its first row is) needs a string in 'prompt', 'chosen' and "
+                "'rejected'"
+            )
+        if not good:
+            error = ValueError if isinstance(value, (str, list)) else TypeError
+            raise error(
+                f"{name} dataset row {index}: column {column!r} holds {type(value).__name__} ({value!r:.60}); "
+                f"{expected}"
+            )
+    if not conversational and example.get("prompt") == "":
+        raise ValueError(
+            f"{name} dataset row {index}: column 'prompt' is an empty string; DPO scores each completion "
+            f"given its prompt, so give every row a non-empty prompt"
+        )
+
+
+def _checked_tokenize(
+    example: dict[str, Any], index: int, tokenizer: PreTrainedTokenizerBase, conversational: bool, name: str
+) -> dict[str, Any]:
+    check_row(example, index, conversational, name)
+    return tokenize_pair(example, tokenizer, conversational)
+
+
+def _checked_implicit_prompt(example: dict[str, Any], index: int, name: str) -> dict[str, Any]:
+    check_row(example, index, True, name)
+    return extract_implicit_prompt(example)
+
+
 def _check_columns(dataset: Dataset, name: str) -> str:
     """Return the dataset's format ("tokenized", "text" or "conversational"); raise on bad input."""
     if not isinstance(dataset, Dataset):
@@ -161,11 +213,16 @@ def prepare_preference_dataset(
             )
         if conversational and "prompt" not in dataset.column_names:
             dataset = dataset.map(
-                extract_implicit_prompt, num_proc=num_proc, desc=f"Extracting {name} prompts"
+                _checked_implicit_prompt,
+                fn_kwargs={"name": name},
+                with_indices=True,
+                num_proc=num_proc,
+                desc=f"Extracting {name} prompts",
             )
         dataset = dataset.map(
-            tokenize_pair,
-            fn_kwargs={"tokenizer": tokenizer, "conversational": conversational},
+            _checked_tokenize,
+            fn_kwargs={"tokenizer": tokenizer, "conversational": conversational, "name": name},
+            with_indices=True,
             remove_columns=[c for c in TEXT_COLUMNS if c in dataset.column_names],
             num_proc=num_proc,
             desc=f"Tokenizing {name} dataset",
@@ -206,11 +263,18 @@ class PreferenceCollator:
     Returns ``input_ids``, ``attention_mask``, ``completion_mask`` (1 on completion tokens) and, when
     the rows carry them, ``ref_chosen_logps`` / ``ref_rejected_logps``. Truncation happens here, per
     sequence, so it never allocates more than ``max_length`` columns.
+
+    With ``padding_free`` the 2B sequences are instead concatenated into one row, shape ``(1, L)`` with
+    ``L`` the number of real tokens: ``input_ids``, ``completion_mask``, ``position_ids`` (restarting at
+    0 for every sequence, which is how transformers recognises packed sequences and keeps their
+    attention apart), ``sequence_index`` (which of the 2B sequences each token belongs to) and
+    ``sequence_lengths`` (2B,). No ``attention_mask``: transformers only detects packing without one.
     """
 
     pad_token_id: int
     max_length: int | None = None
     truncation_mode: str = "keep_start"
+    padding_free: bool = False
 
     def __call__(self, examples: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
         ids: list[list[int]] = []
@@ -227,12 +291,26 @@ class PreferenceCollator:
             )
             ids = [row[cut] for row in ids]
             masks = [row[cut] for row in masks]
-        batch = {
-            "input_ids": _pad(ids, self.pad_token_id),
-            "attention_mask": _pad([[1] * len(row) for row in ids], 0),
-            "completion_mask": _pad(masks, 0),
-        }
+        batch = self._packed(ids, masks) if self.padding_free else self._padded(ids, masks)
         for key in REF_COLUMNS:
             if key in examples[0]:
                 batch[key] = torch.tensor([float(ex[key]) for ex in examples])
         return batch
+
+    def _padded(self, ids: list[list[int]], masks: list[list[int]]) -> dict[str, torch.Tensor]:
+        return {
+            "input_ids": _pad(ids, self.pad_token_id),
+            "attention_mask": _pad([[1] * len(row) for row in ids], 0),
+            "completion_mask": _pad(masks, 0),
+        }
+
+    @staticmethod
+    def _packed(ids: list[list[int]], masks: list[list[int]]) -> dict[str, torch.Tensor]:
+        return {
+            "input_ids": torch.tensor([[t for row in ids for t in row]], dtype=torch.long),
+            "completion_mask": torch.tensor([[m for row in masks for m in row]], dtype=torch.long),
+            "position_ids": torch.tensor([[p for row in ids for p in range(len(row))]], dtype=torch.long),
+            "sequence_index": torch.tensor([[i for i, row in enumerate(ids) for _ in row]], dtype=torch.long),
+            "sequence_lengths": torch.tensor([len(row) for row in ids], dtype=torch.long),
+        }
+

@@ -285,11 +285,42 @@ def needs_reference(loss_types: Sequence[str]) -> bool:
     return any(LOSSES[name].needs_reference for name in loss_types)
 
 
-def combined_loss(
-    p: PairLogps, params: LossParams, loss_types: Sequence[str], loss_weights: Sequence[float]
+def wpo_pair_weights(
+    logps: torch.Tensor, log_sum_sq: torch.Tensor, lengths: torch.Tensor
 ) -> torch.Tensor:
-    """``Σ_k w_k · mean_over_pairs(loss_k(p))``: the scalar the trainer backpropagates."""
+    """WPO's per-pair weight ``w(x, y_c) · w(x, y_r)``, without gradient; inputs are ``(2B,)``, chosen first.
+
+    Zhou et al. 2024, "WPO: Enhancing RLHF with Weighted Preference Optimization", arXiv:2406.11827,
+    Eq. 2 (in TRL's form)::
+
+        w(x, y) = exp( 1/|y| · Σ_t [ log π_θ(y_t | x, y_<t) − log Σ_v π_θ(v | x, y_<t)² ] )
+
+    i.e. the geometric-mean token probability of ``y`` relative to how peaked each next-token
+    distribution is. Off-policy preference pairs (completions the current policy would rarely sample)
+    get small weights, so the update concentrates on pairs close to on-policy data. ``logps`` and
+    ``log_sum_sq`` are sums over the completion tokens; the weights carry no gradient.
+    """
+    with torch.no_grad():
+        weights = torch.exp((logps.detach() - log_sum_sq) / lengths.clamp(min=1))
+        half = weights.shape[0] // 2
+        return weights[:half] * weights[half:]
+
+
+def combined_loss(
+    p: PairLogps,
+    params: LossParams,
+    loss_types: Sequence[str],
+    loss_weights: Sequence[float],
+    pair_weights: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """``Σ_k w_k · mean_over_pairs(ω · loss_k(p))``: the scalar the trainer backpropagates.
+
+    ``pair_weights`` ω (``(B,)``, e.g. :func:`wpo_pair_weights`) scales each pair's loss; 1 when None.
+    """
     total = p.chosen.new_zeros(())
     for name, weight in zip(loss_types, loss_weights, strict=True):
-        total = total + weight * LOSSES[name].fn(p, params).mean()
+        per_pair = LOSSES[name].fn(p, params)
+        if pair_weights is not None:
+            per_pair = per_pair * pair_weights.to(per_pair.dtype)
+        total = total + weight * per_pair.mean()
     return total

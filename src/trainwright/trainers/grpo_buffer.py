@@ -8,18 +8,43 @@ route) and load it back in ``GRPOTrainer.train``. Random state: a round's comple
 from an RNG seeded by ``(seed, process, epoch, round)`` (``GRPOTrainer.generation_rng``), so they
 do not depend on what ran before; the global RNG (dropout, ...) comes back through the Trainer's own
 ``rng_state*.pth``. Together they make a resumed run continue exactly as the uninterrupted one.
+
+Crashes: the file is written to a temporary file in the checkpoint folder, fsynced and renamed over
+``grpo_buffer_rank<r>.pt``, so a ``kill -9`` during the save leaves the old file or the new one, never
+an empty or truncated one (the audit found 6 torn files in 15 kills with a plain ``torch.save``). A
+torn file from an older version, or one damaged later, is treated like a missing one: resume warns
+and regenerates the round, which is always correct, only not bit-identical to the uninterrupted run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pickle
+import secrets
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from transformers import TrainerCallback
+from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 BUFFER_FILE = "grpo_buffer_rank{rank}.pt"
+
+#: what ``torch.load`` raises on an empty, truncated or foreign file (EOFError: empty; RuntimeError: a
+#: zip archive without its central directory; UnpicklingError: garbage; the rest: a wrong structure)
+_UNREADABLE = (
+    EOFError,
+    OSError,
+    RuntimeError,
+    pickle.UnpicklingError,
+    KeyError,
+    IndexError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    ImportError,
+)
 
 
 @dataclass
@@ -36,19 +61,64 @@ class RoundBuffer:
         return {"key": self.key, "micro_batches": self.micro_batches}
 
     def save(self, folder: str, rank: int) -> str:
+        """Write the buffer to ``folder`` atomically (temporary file, fsync, ``os.replace``); return the path."""
         path = os.path.join(folder, BUFFER_FILE.format(rank=rank))
-        torch.save(self.state_dict(), path)
+        # a unique name in the same folder, created with the default (umask) permissions, unlike mkstemp's 0o600
+        tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                torch.save(self.state_dict(), handle)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        _fsync_dir(folder)
         return path
 
     @classmethod
     def load(cls, folder: str, rank: int) -> RoundBuffer | None:
-        """The buffer saved in ``folder`` by process ``rank``, or ``None`` if there is none."""
+        """The buffer saved in ``folder`` by process ``rank``, or ``None`` if there is none or it is unreadable.
+
+        An empty, truncated or otherwise unreadable file (a crash while an older version wrote it) gives
+        ``None`` with a warning, exactly like a missing file: ``GRPOTrainer`` then regenerates the round.
+        """
         path = os.path.join(folder, BUFFER_FILE.format(rank=rank))
         if not os.path.exists(path):
             return None
-        state = torch.load(path, map_location="cpu", weights_only=False)
-        key = tuple(state["key"]) if state["key"] is not None else None
-        return cls(key=key, micro_batches=state["micro_batches"])
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=False)
+            micro_batches = state["micro_batches"]
+            if not isinstance(micro_batches, list):
+                raise TypeError(f"micro_batches is a {type(micro_batches).__name__}, not a list")
+            key = tuple(state["key"]) if state["key"] is not None else None
+        except _UNREADABLE as error:  # regenerating the round is always correct
+            size = os.path.getsize(path) if os.path.exists(path) else 0
+            warnings.warn(
+                f"{path} cannot be read ({size} bytes; {type(error).__name__}: {error}); it was probably torn by "
+                "a crash while it was written. Resuming without it: the generation round will be regenerated "
+                "(new completions), so the run will not match an uninterrupted one exactly",
+                stacklevel=2,
+            )
+            return None
+        return cls(key=key, micro_batches=micro_batches)
+
+
+def _fsync_dir(folder: str) -> None:
+    """Make the rename durable (ignored where directories cannot be opened or fsynced)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 class SaveRoundBufferCallback(TrainerCallback):
@@ -61,8 +131,21 @@ class SaveRoundBufferCallback(TrainerCallback):
         self.get_buffer = get_buffer
         self.rank = rank
 
-    def on_save(self, args, state, control, **kwargs):  # noqa: ANN001 - TrainerCallback signature
+    def on_save(
+        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
+    ) -> TrainerControl:
         folder = os.path.join(args.output_dir, f"checkpoint-{state.global_step}")
-        if os.path.isdir(folder):
+        if not os.path.isdir(folder):
+            return control
+        try:
             self.get_buffer().save(folder, self.rank)
+        except OSError as error:  # a full disk must not end the run: the checkpoint only lacks the buffer
+            path = os.path.join(folder, BUFFER_FILE.format(rank=self.rank))
+            with contextlib.suppress(OSError):
+                os.remove(path)  # a stale buffer from an earlier save into this folder would be wrong
+            warnings.warn(
+                f"could not write the GRPO generation buffer {path} ({type(error).__name__}: {error}); "
+                "training continues, and a resume from this checkpoint will regenerate the round",
+                stacklevel=2,
+            )
         return control

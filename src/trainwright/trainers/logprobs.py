@@ -40,3 +40,18 @@ def shifted_token_logps(
     Returns ``(B, T-1)``; position ``t`` holds ``log p(input_ids[:, t+1] | input_ids[:, :t+1])``.
     """
     return selective_log_softmax(logits[:, :-1], input_ids[:, 1:], chunk_size=chunk_size)
+
+
+@torch.no_grad()
+def log_sum_squared_probs(logits: torch.Tensor, chunk_size: int = 4) -> torch.Tensor:
+    """``log Σ_v p_v²`` of each position's next-token distribution, ``(B, T)``, without gradient.
+
+    ``Σ_v p_v² = Σ_v exp(2·z_v) / (Σ_v exp(z_v))²``, so its log is ``logsumexp(2z) − 2·logsumexp(z)``:
+    computed chunk by chunk in float32 like :func:`selective_log_softmax`. WPO's pair weights use it
+    (:func:`trainwright.trainers.dpo_losses.wpo_pair_weights`).
+    """
+    pieces = []
+    for chunk in logits.split(chunk_size):
+        chunk = chunk.float()
+        pieces.append(torch.logsumexp(2 * chunk, dim=-1) - 2 * torch.logsumexp(chunk, dim=-1))
+    return torch.cat(pieces)

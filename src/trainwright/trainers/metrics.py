@@ -32,16 +32,16 @@ class MetricsWindow:
         counts.clear()
         return means
 
-    def merge_into_logs(self, logs: dict[str, float]) -> dict[str, float]:
-        """Add the window's means to a ``Trainer.log`` payload.
+    def merge_into(self, logs: dict[str, float]) -> None:
+        """Add the window's means to a ``Trainer.log`` payload, **in place**.
 
-        An evaluation payload is recognised by its ``eval_``-prefixed keys (what ``Trainer.evaluate``
-        passes to ``log``); its metrics get the same prefix, so ``rewards/accuracies`` from evaluation
-        reads ``eval_rewards/accuracies``.
+        In place because ``Trainer.evaluate`` returns the very dict it passed to ``log``: a merge into a
+        copy reaches the log history but not ``evaluate()``'s return value. An evaluation payload is
+        recognised by its ``eval_``-prefixed keys (what ``Trainer.evaluate`` passes to ``log``); its
+        metrics get the same prefix, so ``rewards/accuracies`` from evaluation reads
+        ``eval_rewards/accuracies``.
         """
-        is_eval = any(key.startswith("eval_") for key in logs)
-        if is_eval:
-            extra = {f"eval_{name}": value for name, value in self.pop_means("eval").items()}
+        if any(key.startswith("eval_") for key in logs):
+            logs.update({f"eval_{name}": value for name, value in self.pop_means("eval").items()})
         else:
-            extra = self.pop_means("train")
-        return {**logs, **extra}
+            logs.update(self.pop_means("train"))

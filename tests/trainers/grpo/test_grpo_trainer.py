@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 
@@ -82,16 +83,24 @@ def test_grpo_old_logps_only_when_the_ratio_can_differ(
     assert not on_policy.needs_old_logps()
     off_policy = GRPOTrainer(
         tiny_model,
-        reward_a,
+        lambda completion_ids, **kwargs: [float(sum(ids) % 7) for ids in completion_ids],  # dense: a gradient
         args=_config(tmp_path, steps_per_generation=2, max_steps=2),
         train_dataset=prompts_dataset,
         processing_class=tokenizer,
     )
     assert off_policy.needs_old_logps()
+    sampler = copy.deepcopy(off_policy.model)  # the policy that will generate the (only) round
     off_policy.train()
     buffered = off_policy.round_buffer.micro_batches
-    assert all("old_per_token_logps" in part for part in buffered)
-    assert off_policy.state.log_history[0]["clip_ratio/region_mean"] >= 0
+    assert len(buffered) == 2 and all("old_per_token_logps" in part for part in buffered)
+    for part in buffered:
+        with torch.no_grad():
+            sampled_by = off_policy.completion_logps(sampler, part)
+            now = off_policy.completion_logps(off_policy.model, part)
+        # π_old is the policy that sampled the round, not the one that trains on slot 1 ...
+        torch.testing.assert_close(part["old_per_token_logps"], sampled_by)
+        # ... which has moved (one update after slot 0), so the ratio at slot 1 is not 1
+        assert (now - sampled_by).abs().max() > 1e-6
 
 
 def test_grpo_training_changes_the_policy_and_logs_trl_metrics(
@@ -206,11 +215,11 @@ def test_grpo_reward_model_scores_prompt_plus_completion(tmp_path, tokenizer, ti
     )
     trainer.train()
     sample = trainer.sample_completions([prompts_dataset[0]] * 2)
-    text = sample["prompts"][0] + sample["completions"][0]
+    text = sample.prompts[0] + sample.completions[0]
     encoded = tokenizer([text], return_tensors="pt", add_special_tokens=False)
     with torch.no_grad():
         direct = reward_model(**encoded).logits[0, 0]
-    assert sample["rewards_per_func"][0, 0].item() == pytest.approx(direct.item(), abs=1e-5)
+    assert sample.rewards_per_func[0, 0].item() == pytest.approx(direct.item(), abs=1e-5)
 
 
 def test_grpo_dynamic_sampling_refills_flat_groups(tmp_path, tokenizer, tiny_model):
@@ -218,11 +227,15 @@ def test_grpo_dynamic_sampling_refills_flat_groups(tmp_path, tokenizer, tiny_mod
     first sampled token."""
     dataset = Dataset.from_dict({"prompt": [f"p{i}" for i in range(16)], "idx": list(range(16))})
 
-    def reward(completion_ids, idx, **kwargs):
+    calls = []  # (global step, rows) of every reward call: a round's first call, then its refills
+
+    def reward(completion_ids, idx, trainer_state, **kwargs):
+        calls.append((trainer_state.global_step, len(idx)))
         return [float(ids[0]) if i % 4 else 1.0 for ids, i in zip(completion_ids, idx)]
 
     results = {}
     for dynamic in (False, True):
+        calls.clear()
         out = tmp_path / str(dynamic)
         args = _config(
             out,
@@ -244,11 +257,19 @@ def test_grpo_dynamic_sampling_refills_flat_groups(tmp_path, tokenizer, tiny_mod
         zero_std = [
             log["frac_reward_zero_std"] for log in trainer.state.log_history if "frac_reward_zero_std" in log
         ]
-        results[dynamic] = (flat_groups, sum(zero_std) / len(zero_std), trainer.state.log_history[0])
+        logs = [log for log in trainer.state.log_history if "loss" in log]
+        refilled = [log.get("dynamic_sampling/refilled_groups") for log in logs]
+        first_call = {}
+        for step, rows in calls:
+            first_call.setdefault(step, rows)
+        refill_rows = sum(rows for _, rows in calls) - sum(first_call.values())
+        results[dynamic] = (flat_groups, sum(zero_std) / len(zero_std), refilled, refill_rows)
     assert results[False][0] >= 1  # without refills, flat groups are trained on (zero advantage)
     assert results[True][0] == 0  # every flat group was replaced by a group of a later prompt
     assert results[True][1] == 0.0 < results[False][1]
-    assert results[True][2]["dynamic_sampling/refilled_groups"] >= 0
+    # one log per round: the logged count is exactly the groups the refill calls scored (G=4 rows each)
+    assert results[False][2:] == ([None, None, None], 0)  # no refills, and no refill metric
+    assert sum(results[True][2]) == results[True][3] / 4 >= 1
 
 
 def test_grpo_evaluation_generates_and_returns_a_loss(
@@ -265,7 +286,8 @@ def test_grpo_evaluation_generates_and_returns_a_loss(
     )
     metrics = trainer.evaluate()
     assert math.isfinite(metrics["eval_loss"])
-    assert "eval_reward" in trainer.state.log_history[-1]  # the windowed eval metrics reach the log
+    # the windowed eval metrics reach both the log and evaluate()'s return value
+    assert 0.0 <= metrics["eval_reward"] == trainer.state.log_history[-1]["eval_reward"] <= 1.0
 
 
 def test_grpo_peft_policy_uses_its_base_as_reference(

@@ -1,0 +1,196 @@
+"""One GRPO generation round as data: what was sampled and scored, then the padded micro-batches.
+
+A round goes (see :meth:`trainwright.trainers.grpo.GRPOTrainer.generate_round`):
+
+1. sample and score: a :class:`RoundSample` per process (prompts, token ids, decoded completions,
+   ``(N, K)`` rewards, what the reward functions logged);
+2. advantages from the rewards gathered over all processes;
+3. :func:`pad_round`: left-padded prompts and right-padded completions as tensors;
+4. :func:`split_round`: ``steps_per_generation`` micro-batches, each trimmed to its own padding;
+5. :func:`completion_rows`: the completions-table rows.
+
+Steps 3–5 are pure functions of tensors and lists, testable without a trainer. The prompts a round
+starts from are checked once, when the trainer is built (:func:`check_prompt_dataset`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from trainwright.trainers.grpo_rewards import RewardLog
+
+
+def is_conversational(prompt: Any) -> bool:
+    """True for a list of ``{"role": ..., "content": ...}`` chat messages."""
+    return isinstance(prompt, list) and all(isinstance(m, dict) and "role" in m for m in prompt)
+
+
+def prompt_problem(prompt: Any) -> str | None:
+    """What is wrong with one ``prompt`` value, or ``None`` if it is usable."""
+    if isinstance(prompt, str):
+        return (
+            None
+            if prompt
+            else "is an empty string: the policy would generate from nothing; give every row a prompt"
+        )
+    if is_conversational(prompt) and prompt:
+        return None
+    if isinstance(prompt, list) and not prompt:
+        return "is an empty list of messages; give every row a prompt"
+    return (
+        f"holds {type(prompt).__name__} ({prompt!r:.60}); a prompt must be a non-empty string or a list of "
+        f"chat messages ({{'role': ..., 'content': ...}})"
+    )
+
+
+def check_prompt_dataset(dataset: Any, name: str) -> None:
+    """Refuse a dataset without a usable ``prompt`` in every row, naming the row and what it holds.
+
+    Checked once at construction (a ``datasets.Dataset``, or a dict of them for evaluation), so a bad
+    row fails before training instead of as a tokenizer error in the middle of a round.
+    """
+    if dataset is None:
+        return
+    if isinstance(dataset, dict):
+        for key, part in dataset.items():
+            check_prompt_dataset(part, f"{name}[{key!r}]")
+        return
+    columns = getattr(dataset, "column_names", None)
+    if columns is None:
+        return
+    if "prompt" not in columns:
+        raise ValueError(f"{name} needs a 'prompt' column; it has {columns}")
+    if not hasattr(dataset, "__len__"):  # an IterableDataset: rows are only seen when streamed
+        return
+    for i, prompt in enumerate(dataset["prompt"]):
+        problem = prompt_problem(prompt)
+        if problem is not None:
+            error = ValueError if isinstance(prompt, (str, list)) else TypeError
+            raise error(f"{name} row {i}: column 'prompt' {problem}")
+
+
+@dataclass
+class RoundSample:
+    """This process's completions of one round, before padding (G consecutive rows per prompt)."""
+
+    rows: list[dict[str, Any]]  # the dataset rows, one per completion
+    prompts: list[Any]
+    prompt_ids: list[list[int]]
+    completion_ids: list[list[int]]
+    completions: list[Any]  # decoded text, or [{"role": "assistant", "content": text}] for conversations
+    rewards_per_func: torch.Tensor  # (N, K) float32, NaN where a function returned None
+    reward_log: RewardLog  # log_extra columns and log_metric values of the reward functions
+
+    def __len__(self) -> int:
+        return len(self.completion_ids)
+
+    def replace_groups(self, groups: Sequence[int], other: RoundSample, group_size: int) -> None:
+        """Overwrite group ``groups[j]`` (``group_size`` consecutive rows) with group ``j`` of ``other``.
+
+        Dynamic sampling uses it to swap flat groups for fresh ones; the reward functions' extra
+        columns move with their rows, and their metrics are pooled.
+        """
+        g = group_size
+        for j, group in enumerate(groups):
+            mine, theirs = slice(group * g, (group + 1) * g), slice(j * g, (j + 1) * g)
+            for name in ("rows", "prompts", "prompt_ids", "completion_ids", "completions"):
+                getattr(self, name)[mine] = getattr(other, name)[theirs]
+            self.rewards_per_func[mine] = other.rewards_per_func[theirs]
+            for column in set(self.reward_log.extra) | set(other.reward_log.extra):
+                target = self.reward_log.extra.setdefault(column, [None] * len(self))
+                target[mine] = other.reward_log.extra.get(column, [None] * len(other))[theirs]
+        for name, values in other.reward_log.metrics.items():
+            self.reward_log.metrics.setdefault(name, []).extend(values)
+
+
+def pad_round(
+    prompt_ids: list[list[int]],
+    completion_ids: list[list[int]],
+    *,
+    pad_token_id: int,
+    eos_token_ids: Collection[int],
+    mask_truncated_completions: bool = False,
+) -> dict[str, torch.Tensor]:
+    """Left-pad prompts, right-pad completions; mask completions (and truncated ones if asked).
+
+    A completion is *truncated* when it does not end with an EOS token (it hit ``max_completion_length``);
+    with ``mask_truncated_completions`` (DAPO's overlong filtering) its mask is all zeros, so it adds no
+    gradient.
+    """
+    n = len(prompt_ids)
+    p_width = max(len(p) for p in prompt_ids)
+    c_width = max(1, max(len(c) for c in completion_ids))
+    prompt = torch.full((n, p_width), pad_token_id, dtype=torch.long)
+    prompt_mask = torch.zeros((n, p_width), dtype=torch.long)
+    completion = torch.full((n, c_width), pad_token_id, dtype=torch.long)
+    completion_mask = torch.zeros((n, c_width), dtype=torch.long)
+    truncated = torch.zeros(n, dtype=torch.bool)
+    for i, (p, c) in enumerate(zip(prompt_ids, completion_ids)):
+        if p:
+            prompt[i, p_width - len(p) :] = torch.tensor(p)
+            prompt_mask[i, p_width - len(p) :] = 1
+        if c:
+            completion[i, : len(c)] = torch.tensor(c)
+            completion_mask[i, : len(c)] = 1
+        truncated[i] = not c or c[-1] not in eos_token_ids
+    if mask_truncated_completions:
+        completion_mask = completion_mask * (~truncated).long().unsqueeze(1)
+    return {
+        "prompt_ids": prompt,
+        "prompt_mask": prompt_mask,
+        "completion_ids": completion,
+        "completion_mask": completion_mask,
+        "truncated": truncated,
+        "completion_lengths": torch.tensor([len(c) for c in completion_ids]),
+    }
+
+
+def split_round(
+    batch: dict[str, torch.Tensor], micro_batch_size: int, steps: int, tokens_per_micro_step: torch.Tensor
+) -> list[dict[str, Any]]:
+    """Cut the round into ``steps`` micro-batches, each trimmed to its own padding.
+
+    Trimming matters because the round is padded to its longest prompt and completion; a micro-batch
+    whose rows are all short would otherwise run the model over columns of padding.
+    """
+    micro_batches = []
+    for s in range(steps):
+        rows = slice(s * micro_batch_size, (s + 1) * micro_batch_size)
+        part = {k: v[rows] for k, v in batch.items() if k not in ("truncated", "completion_lengths")}
+        keep_p = part["prompt_mask"].any(0).nonzero()
+        first = int(keep_p.min()) if keep_p.numel() else part["prompt_mask"].size(1) - 1
+        part["prompt_ids"] = part["prompt_ids"][:, first:]
+        part["prompt_mask"] = part["prompt_mask"][:, first:]
+        c_len = int(batch["completion_lengths"][rows].max().clamp(min=1))
+        part["completion_ids"] = part["completion_ids"][:, :c_len]
+        part["completion_mask"] = part["completion_mask"][:, :c_len]
+        part["tokens_per_micro_step"] = tokens_per_micro_step
+        micro_batches.append(part)
+    return micro_batches
+
+
+def completion_rows(
+    sample: RoundSample, reward_names: Sequence[str], advantages: torch.Tensor
+) -> list[dict[str, Any]]:
+    """The completions-table rows of this process: prompt, completion, rewards, advantage, extra columns."""
+    extra = sample.reward_log.extra
+    rows = []
+    for i, (prompt, completion, rewards, advantage) in enumerate(
+        zip(sample.prompts, sample.completions, sample.rewards_per_func.tolist(), advantages.tolist())
+    ):
+        row = {
+            "prompt": prompt,
+            "completion": completion,
+            "rewards": {
+                name: None if math.isnan(value) else value for name, value in zip(reward_names, rewards)
+            },
+            "advantage": float(advantage),
+        }
+        row.update({column: values[i] for column, values in extra.items()})
+        rows.append(row)
+    return rows
