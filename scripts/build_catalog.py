@@ -25,6 +25,26 @@ What is extracted per release (the linter needs the call convention, not only de
 - ``TrainerControl`` fields.
 Consecutive releases with identical data are merged into ``[first, last, value]`` ranges; keys are sorted
 so regenerating gives a clean diff.
+
+Three more files are written next to ``--out`` (``<stem>-<fact>.json``), with the helpers of
+``scripts/catalog_facts.py``; the loader reads each only when a query needs it:
+- ``transformers-fingerprints.json``: the statement fingerprints
+  (``trainwright.catalog.fingerprint``) of every method ``Trainer``/``Seq2SeqTrainer`` define (a
+  ``trainer_pt_utils`` function imported into the class body included), per release range, so the linter
+  can tell copied upstream statements from the user's own.
+- ``transformers-modules.json``: what ``from M import *`` binds for ``EXPORT_MODULES`` (``transformers``
+  through its lazy ``_import_structure``, ``transformers.trainer``, ``.trainer_callback``,
+  ``.training_args``, ``.integrations``, ...), restricted to classes named ``*Trainer``, ``*Callback``,
+  ``*Arguments``, ``*Config``, ``*Control``, ``*State``, ``*CallbackHandler``, each mapped to its
+  canonical ``module.Class``; and the class graph (direct bases, canonical) of the trainer, callback and
+  arguments classes (``CLASS_MODULES``, ``integrations/*``, any module outside ``models/`` with such a
+  class) and every class above them, Keras callbacks included (they are what tells them apart).
+- ``transformers-arguments.json``: the dataclass fields (name, default source, default_factory source,
+  init) of ``TrainingArguments`` and ``Seq2SeqTrainingArguments``, and the renames the source shows
+  (deprecation shims in ``__post_init__``/properties, field help, ``@deprecate_kwarg`` on
+  ``Trainer.__init__``/``Seq2SeqTrainer.__init__``) with the releases that carry the shim. Hand-written
+  renames live in ``data/argument-renames.json``. ``Trainer.__init__`` parameters are the ``__init__``
+  method of ``transformers.json``.
 """
 
 from __future__ import annotations
@@ -32,15 +52,20 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import re
 import subprocess
 import sys
 import zipfile
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "src"))
+
+import catalog_facts as facts
+from catalog_facts import class_body_statements, ranges
 
 from trainwright.catalog.versions import sort_versions
 
@@ -173,19 +198,6 @@ def kind_of(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
         if name in ("property", "cached_property", "setter", "getter", "deleter"):
             return "property"
     return "method"
-
-
-def class_body_statements(body: list[ast.stmt]) -> Iterable[ast.stmt]:
-    """Statements of a class body, descending into ``if``/``try`` blocks (conditional definitions)."""
-    for stmt in body:
-        if isinstance(stmt, ast.If):
-            yield from class_body_statements(stmt.body)
-            yield from class_body_statements(stmt.orelse)
-        elif isinstance(stmt, ast.Try):
-            for block in (stmt.body, stmt.orelse, stmt.finalbody, *[h.body for h in stmt.handlers]):
-                yield from class_body_statements(block)
-        else:
-            yield stmt
 
 
 def find_class(tree: ast.Module, name: str) -> ast.ClassDef:
@@ -357,7 +369,9 @@ def method_records(
             "owner": owners[name],
             "kind": d["kind"],
             "params": d["params"],
-            "calls": sorted([list(s[:2]) + [list(s[2])] + [int(s[3]), int(s[4])] for s in calls.get(name, ())]),
+            "calls": sorted(
+                [list(s[:2]) + [list(s[2])] + [int(s[3]), int(s[4])] for s in calls.get(name, ())]
+            ),
             "called": bool(calls.get(name)) or name in refs,
         }
         for name, d in merged.items()
@@ -445,21 +459,141 @@ def extract_release(sources: Sources) -> dict[str, Any]:
     }
 
 
-# --------------------------------------------------------------------------------------------- merging
+# ---------------------------------------------------------------------- facts for the linter's new core
+
+PACKAGE = "transformers"
+# Modules whose ``from M import *`` the linter must understand (each recorded when the release has it).
+EXPORT_MODULES = (
+    "transformers",
+    "transformers.trainer",
+    "transformers.trainer_seq2seq",
+    "transformers.trainer_callback",
+    "transformers.training_args",
+    "transformers.training_args_seq2seq",
+    "transformers.integrations",
+    "transformers.integrations.integration_utils",
+    "transformers.keras_callbacks",
+)
+# Modules whose trainer/callback/arguments classes enter the class graph, besides any module outside
+# ``models/`` whose source has a ``class ...Trainer|Callback|Arguments`` (found with CLASS_PATTERN).
+CLASS_MODULES = (
+    "transformers.trainer",
+    "transformers.trainer_seq2seq",
+    "transformers.trainer_callback",
+    "transformers.training_args",
+    "transformers.training_args_seq2seq",
+    "transformers.keras_callbacks",
+    "transformers.utils.notebook",
+)
+CLASS_PATTERN = re.compile(r"(?m)^class \w+(?:Trainer|Callback|Arguments|CallbackHandler)\b")
+ARGUMENT_CLASSES = (
+    "transformers.training_args.TrainingArguments",
+    "transformers.training_args_seq2seq.Seq2SeqTrainingArguments",
+)
+# Classes whose ``__init__`` parameters may be renamed (the parameters themselves are in ``classes``).
+INIT_CLASSES = {
+    "Trainer": "transformers.trainer.Trainer",
+    "Seq2SeqTrainer": "transformers.trainer_seq2seq.Seq2SeqTrainer",
+}
 
 
-def ranges(versions: list[str], value_at: Callable[[str], Any]) -> list[list[Any]]:
-    """``[[first, last, value], ...]`` over consecutive versions with equal (non-``None``) values."""
-    out: list[list[Any]] = []
-    previous: Any = None
-    for version in versions:
-        value = value_at(version)
-        if value is not None and out and value == previous:
-            out[-1][1] = version  # ``previous`` is the value at the version just before: a run continues
-        elif value is not None:
-            out.append([version, version, value])
-        previous = value
+def class_seeds(package: facts.Package, resolver: facts.Resolver) -> list[str]:
+    modules = set(CLASS_MODULES) | set(package.modules("transformers.integrations"))
+    for module in package.modules():
+        if module.startswith(("transformers.models.", "transformers.utils.dummy_")) or module in modules:
+            continue
+        text = package.text(module) or ""
+        if CLASS_PATTERN.search(text):
+            modules.add(module)
+    seeds = []
+    for module in sorted(modules):
+        seeds.extend(c for c in resolver.module_classes(module) if facts.wanted(c))
+    return seeds
+
+
+def extract_fingerprints(sources: Sources) -> dict[tuple[str, str], list[str]]:
+    """``(canonical class, method) -> fingerprints`` of the methods ``Trainer``/``Seq2SeqTrainer`` define.
+
+    A ``trainer_pt_utils`` function imported into the class body counts as a method of the class.
+    """
+    trees = {
+        name: ast.parse(sources[name]) for name in ("trainer.py", "trainer_seq2seq.py", "trainer_pt_utils.py")
+    }
+    pt_utils = module_functions(trees["trainer_pt_utils.py"])
+    out: dict[tuple[str, str], list[str]] = {}
+    for cls_name, file_name, _ in CLASSES:
+        cls = find_class(trees[file_name], cls_name)
+        canonical = INIT_CLASSES[cls_name]
+        nodes = facts.method_nodes(cls)
+        for stmt in class_body_statements(cls.body):
+            if isinstance(stmt, ast.ImportFrom) and stmt.module == "trainer_pt_utils":
+                for alias in stmt.names:
+                    nodes.setdefault(alias.asname or alias.name, []).append(pt_utils[alias.name])
+        for name, functions in nodes.items():
+            out[(canonical, name)] = facts.fingerprints_of(functions)
     return out
+
+
+def extract_modules(package: facts.Package) -> tuple[facts.Resolver, dict[str, Any]]:
+    """Star-import exports of :data:`EXPORT_MODULES` and the class graph of one release."""
+    resolver = facts.Resolver(package)
+    exports = {m: resolver.exports(m) for m in EXPORT_MODULES if package.has_module(m)}
+    seeds = class_seeds(package, resolver)
+    seeds += [c for names in exports.values() for c in names.values()]
+    return resolver, {"exports": exports, "classes": resolver.class_graph(seeds)}
+
+
+def extract_arguments(resolver: facts.Resolver, sources: Sources) -> dict[str, Any]:
+    """``TrainingArguments``/``Seq2SeqTrainingArguments`` fields and the renames the source shows."""
+    fields: dict[str, list[list[Any]]] = {}
+    renames: list[tuple[str, str, str, bool, str]] = []
+    for canonical in ARGUMENT_CLASSES:
+        node = resolver.class_node(canonical)
+        if node is None:
+            raise LookupError(f"{canonical} not found")
+        fields[canonical] = facts.dataclass_fields(node)
+    all_names = {f[0] for own in fields.values() for f in own}
+    for canonical in ARGUMENT_CLASSES:
+        node = resolver.class_node(canonical)
+        assert node is not None
+        for fn in facts.method_nodes(node).values():
+            for function in fn:
+                for old, new, exact, note in facts.rename_evidence(function, all_names, on_self=True):
+                    renames.append((canonical, old, new, exact, note))
+        for old, new, exact, note in facts.help_evidence(facts.field_help(node), all_names):
+            renames.append((canonical, old, new, exact, note))
+    trees = {
+        "trainer.py": ast.parse(sources["trainer.py"]),
+        "trainer_seq2seq.py": ast.parse(sources["trainer_seq2seq.py"]),
+    }
+    for cls_name, file_name, _ in CLASSES:
+        init = next(
+            (
+                s
+                for s in find_class(trees[file_name], cls_name).body
+                if isinstance(s, ast.FunctionDef) and s.name == "__init__"
+            ),
+            None,
+        )
+        if init is None:
+            continue
+        names = {p[0] for p in params_of(init)}
+        for old, new, exact, note in facts.rename_evidence(init, names, on_self=False):
+            renames.append((INIT_CLASSES[cls_name], old, new, exact, note))
+    return {"fields": fields, "renames": sorted(set(renames))}
+
+
+def extract_facts(sources: Sources, package: facts.Package) -> dict[str, Any]:
+    """The facts for the linter of one release (see the module docstring)."""
+    resolver, modules = extract_modules(package)
+    return {
+        "fingerprints": extract_fingerprints(sources),
+        "modules": modules,
+        "arguments": extract_arguments(resolver, sources),
+    }
+
+
+# --------------------------------------------------------------------------------------------- merging
 
 
 def merge(releases: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -520,16 +654,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.download:
         download(args.wheel_dir, [v for v in versions if v not in dirs])
     releases: dict[str, dict[str, Any]] = {}
+    release_facts: dict[str, dict[str, Any]] = {}
     for version in sorted(set(versions) | set(dirs)):
         if version in dirs:
             sources = dir_sources(Path(dirs[version]))
+            package = facts.Package.from_dir(Path(dirs[version]))
         else:
             wheel = find_wheel(args.wheel_dir, version)
             if wheel is None:
                 parser.error(f"no wheel for transformers=={version} in {args.wheel_dir} (use --download)")
             sources = wheel_sources(wheel)
+            package = facts.Package.from_wheel(wheel, PACKAGE)
         try:
             releases[version] = extract_release(sources)
+            release_facts[version] = extract_facts(sources, package)
         except (LookupError, SyntaxError) as exc:
             raise SystemExit(f"transformers {version}: {exc}") from exc
     data = merge(releases)
@@ -539,7 +677,11 @@ def main(argv: list[str] | None = None) -> int:
         f"wrote {args.out} ({len(data['versions'])} releases, {args.out.stat().st_size} bytes)",
         file=sys.stderr,
     )
+    facts.write_facts(args.out, PACKAGE, GENERATOR, data["versions"], release_facts)
     return 0
+
+
+GENERATOR = "scripts/build_catalog.py"
 
 
 if __name__ == "__main__":

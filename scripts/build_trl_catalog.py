@@ -6,6 +6,7 @@ extraction helpers it reuses), so ``trainwright.catalog.load_catalog("trl")`` re
 loader: every release is read with ``ast`` straight out of its wheel, never imported.
 
     pip download --no-deps trl==1.16.0 -d /work/wheel_cache      # for each release in DEFAULT_VERSIONS
+    python scripts/build_catalog.py                               # first: TRL's facts name transformers'
     python scripts/build_trl_catalog.py
 
 What is recorded per release, for every TRL class whose base chain reaches ``transformers.Trainer``
@@ -15,6 +16,20 @@ through TRL's own base classes such as ``BaseTrainer``): the methods the class a
 kind, parameters and owner, and the ``self.NAME(...)`` call sites inside that TRL chain. Classes defined
 twice (``trl.trainer`` and ``trl.experimental``) keep the ``trl.trainer`` one. There are no callback
 events or control flags in this catalogue.
+
+Like ``scripts/build_catalog.py`` it also writes ``trl-fingerprints.json``, ``trl-modules.json`` and
+``trl-arguments.json`` next to ``--out``, but keyed by canonical dotted class names, so that a class
+defined twice (``trl.trainer.kto_trainer.KTOTrainer`` and ``trl.experimental.kto.KTOTrainer``, one a
+deprecation shim subclassing the other) is two classes there:
+- fingerprints of every method of every TRL class whose bases reach ``transformers.Trainer`` and of the
+  TRL classes above them (``_BaseTrainer``, mixins), experimental ones included;
+- star-import exports of ``trl``, ``trl.scripts``, and every module under ``trl.trainer`` and
+  ``trl.experimental``; the TRL class graph, with transformers bases named as the transformers
+  catalogue names them (read from ``--transformers-modules``: build transformers first);
+- the fields of every TRL ``*Config``/``*Arguments`` class (its own body; inherited ones are joined by the
+  loader along the class graph) and the renames their ``__post_init__`` and the trainers' ``__init__``
+  show (``--transformers-arguments`` supplies the ``TrainingArguments`` field names a TRL config inherits,
+  for ``exp_name`` -> ``run_name``).
 """
 
 from __future__ import annotations
@@ -31,6 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "src"))
 
+import catalog_facts as facts
 from build_catalog import class_body_statements, collect_calls, kind_of, method_records, params_of, ranges
 
 from trainwright.catalog.versions import sort_versions
@@ -176,13 +192,135 @@ def merge(releases: dict[str, dict[str, dict[str, dict[str, Any]]]]) -> dict[str
     }
 
 
+# ---------------------------------------------------------------------- facts for the linter's new core
+
+PACKAGE = "trl"
+GENERATOR = "scripts/build_trl_catalog.py"
+DEFAULT_TRANSFORMERS_MODULES = ROOT / "src" / "trainwright" / "catalog" / "data" / "transformers-modules.json"
+DEFAULT_TRANSFORMERS_ARGUMENTS = (
+    ROOT / "src" / "trainwright" / "catalog" / "data" / "transformers-arguments.json"
+)
+TRAINER_ROOTS = frozenset({"transformers.trainer.Trainer", "transformers.trainer_seq2seq.Seq2SeqTrainer"})
+ARGUMENTS_ROOT = "transformers.training_args.TrainingArguments"
+
+
+def transformers_canonicaliser(modules_doc: dict[str, Any]) -> Any:
+    """``transformers.X`` as TRL imports it -> the canonical class name the transformers catalogue uses
+    (newest catalogued release that exports it); anything else is returned unchanged."""
+    exports = modules_doc.get("exports", {})
+    classes = modules_doc.get("classes", {})
+
+    def canonical(dotted: str) -> str:
+        module, _, name = dotted.rpartition(".")
+        spans = exports.get(module, {}).get(name)
+        if spans:
+            return str(spans[-1][2])
+        if dotted in classes:
+            return dotted
+        return dotted
+
+    return canonical
+
+
+def export_modules(package: facts.Package) -> list[str]:
+    modules = ["trl", "trl.scripts", "trl.scripts.utils"]
+    modules += package.modules("trl.trainer") + package.modules("trl.experimental")
+    return sorted({m for m in modules if package.has_module(m)})
+
+
+def extract_facts(package: facts.Package, canonical: Any, transformers_fields: set[str]) -> dict[str, Any]:
+    """One TRL release: star-import exports, class graph, trainer fingerprints, config fields, renames."""
+    resolver = facts.Resolver(package, external=canonical)
+    exports = {}
+    for module in export_modules(package):
+        names = resolver.exports(module)
+        if names:
+            exports[module] = names
+    seeds = [c for m in package.modules() for c in resolver.module_classes(m) if facts.wanted(c)]
+    seeds += [c for names in exports.values() for c in names.values()]
+    graph = resolver.class_graph(seeds)
+
+    trainers = [c for c in graph if facts.reaches(graph, c, TRAINER_ROOTS)]
+    chain: set[str] = set()
+    todo = list(trainers)
+    while todo:  # trainers and the TRL classes above them (mixins included)
+        cls = todo.pop()
+        if cls in chain or cls not in graph:
+            continue
+        chain.add(cls)
+        todo.extend(graph[cls])
+    fingerprints: dict[tuple[str, str], list[str]] = {}
+    renames: list[tuple[str, str, str, bool, str]] = []
+    for cls in sorted(chain):
+        node = resolver.class_node(cls)
+        assert node is not None
+        for name, functions in facts.method_nodes(node).items():
+            fingerprints[(cls, name)] = facts.fingerprints_of(functions)
+            if name == "__init__":
+                params = {p[0] for fn in functions for p in params_of(fn)}
+                for function in functions:
+                    for old, new, exact, note in facts.rename_evidence(function, params, on_self=False):
+                        renames.append((cls, old, new, exact, note))
+
+    fields: dict[str, list[list[Any]]] = {}
+    configs = [c for c in graph if c.endswith(("Config", "Arguments"))]
+    for cls in configs:
+        node = resolver.class_node(cls)
+        assert node is not None
+        fields[cls] = facts.dataclass_fields(node)
+    for cls in configs:
+        names: set[str] = set()
+        todo = [cls]
+        seen: set[str] = set()
+        while todo:  # the fields of the class and of its TRL bases
+            current = todo.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            names |= {f[0] for f in fields.get(current, [])}
+            todo.extend(graph.get(current, []))
+        if facts.reaches(graph, cls, frozenset({ARGUMENTS_ROOT})):
+            names |= transformers_fields
+        node = resolver.class_node(cls)
+        assert node is not None
+        for functions in facts.method_nodes(node).values():
+            for function in functions:
+                for old, new, exact, note in facts.rename_evidence(function, names, on_self=True):
+                    renames.append((cls, old, new, exact, note))
+        for old, new, exact, note in facts.help_evidence(facts.field_help(node), names):
+            renames.append((cls, old, new, exact, note))
+    return {
+        "fingerprints": fingerprints,
+        "modules": {"exports": exports, "classes": graph},
+        "arguments": {"fields": fields, "renames": sorted(set(renames))},
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--versions", nargs="*", default=list(DEFAULT_VERSIONS))
     parser.add_argument("--wheel-dir", type=Path, default=DEFAULT_WHEEL_DIR)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument(
+        "--transformers-modules",
+        type=Path,
+        default=DEFAULT_TRANSFORMERS_MODULES,
+        help="the transformers catalogue's modules file, to name transformers classes canonically",
+    )
+    parser.add_argument(
+        "--transformers-arguments",
+        type=Path,
+        default=DEFAULT_TRANSFORMERS_ARGUMENTS,
+        help="the transformers catalogue's arguments file (TrainingArguments field names, for renames)",
+    )
     args = parser.parse_args(argv)
+    canonical = transformers_canonicaliser(json.loads(args.transformers_modules.read_text(encoding="utf-8")))
+    arguments_doc = json.loads(args.transformers_arguments.read_text(encoding="utf-8"))
+    transformers_fields = {
+        f[0] for spans in arguments_doc["fields"].values() for span in spans for f in span[2]
+    }
     releases: dict[str, Any] = {}
+    release_facts: dict[str, Any] = {}
     for version in args.versions:
         hits = sorted(args.wheel_dir.glob(f"trl-{version}-*.whl"))
         if not hits:
@@ -191,6 +329,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"pip download --no-deps trl=={version} -d {args.wheel_dir}"
             )
         releases[version] = extract_release(wheel_trees(hits[0]))
+        release_facts[version] = extract_facts(
+            facts.Package.from_wheel(hits[0], PACKAGE), canonical, transformers_fields
+        )
     data = merge(releases)
     args.out.write_text(json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
     print(
@@ -198,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.out.stat().st_size} bytes)",
         file=sys.stderr,
     )
+    facts.write_facts(args.out, PACKAGE, GENERATOR, data["versions"], release_facts)
     return 0
 
 

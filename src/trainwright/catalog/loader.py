@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Mapping
 from functools import cache, cached_property
 from types import MappingProxyType
@@ -18,19 +19,25 @@ from typing import Any
 from trainwright.catalog.guidance import GuidanceBook, load_guidance_book
 from trainwright.catalog.model import (
     PARAM_KINDS,
+    ArgumentField,
     CallSite,
+    ClassInfo,
     EventInfo,
     Guidance,
     MethodHistory,
     MethodInfo,
     Param,
+    Rename,
     Signature,
 )
+from trainwright.catalog.structure import ArgumentFacts, ModuleFacts, load_argument_facts, load_module_facts
+from trainwright.catalog.upstream import UpstreamFingerprints, load_upstream
 from trainwright.catalog.versions import nearest_at_or_below, version_key
 
 SUPPORTED_FORMAT = 1
 DATA_DIR = os.path.join(os.path.dirname(__file__), "data")
 DEFAULT_CLASS = "Trainer"
+DEFAULT_ARGUMENTS_CLASS = "TrainingArguments"
 
 
 def is_private(name: str) -> bool:
@@ -53,6 +60,8 @@ class VersionView:
         self.version = version
         self._index = catalog._index[version]
         self._methods: dict[str, Mapping[str, MethodInfo]] = {}
+        self._mro_cache: dict[str, tuple[str, ...]] = {}
+        self._fields_cache: dict[tuple[str, str | None], Mapping[str, ArgumentField]] = {}
 
     def __repr__(self) -> str:
         return f"VersionView({self._catalog.library} {self.version})"
@@ -119,6 +128,80 @@ class VersionView:
         span = self._catalog._find(self._catalog._raw["control_flags"], self._index)
         return tuple(span[2]) if span else ()
 
+    # ------------------------------------------------------------------ classes, exports and arguments
+
+    def exports(self, module: str) -> Mapping[str, str]:
+        """What ``from module import *`` binds at this release: ``name -> canonical class``."""
+        return self._catalog._modules.exports(module, self._index)
+
+    def bases(self, cls: str) -> tuple[str, ...]:
+        """Direct bases of ``cls`` at this release as canonical dotted names, ``()`` if unknown.
+
+        A base from another library keeps that library's canonical name (TRL's ``BaseTrainer`` ->
+        ``transformers.trainer.Trainer``); a base that could not be resolved is its source text.
+        """
+        canonical = self._catalog.resolve_class(cls, self.version)
+        if canonical is None:
+            return ()
+        return self._catalog._modules.bases(canonical, self._index) or ()
+
+    def class_info(self, cls: str) -> ClassInfo | None:
+        """Canonical name, bases and public aliases of ``cls`` (short, dotted or alias) at this release."""
+        canonical = self._catalog.resolve_class(cls, self.version)
+        if canonical is None:
+            return None
+        modules = self._catalog._modules
+        bases = modules.bases(canonical, self._index)
+        if bases is None:
+            return None
+        return ClassInfo(canonical, bases, modules.aliases(canonical, self._index))
+
+    def mro(self, cls: str) -> tuple[str, ...]:
+        """C3 linearisation of ``cls`` over this library's class graph at this release (canonical names).
+
+        Classes outside the graph (another library's, ``object``) end their branch: combine with the other
+        catalogue's ``mro`` for the full order. Falls back to depth-first order if C3 fails.
+        """
+        canonical = self._catalog.resolve_class(cls, self.version) or cls
+        cache = self._mro_cache
+        if canonical not in cache:
+            cache[canonical] = _c3(canonical, lambda c: self._catalog._modules.bases(c, self._index) or ())
+        return cache[canonical]
+
+    def argument_fields(
+        self, cls: str = DEFAULT_ARGUMENTS_CLASS, *, base_version: str | None = None
+    ) -> Mapping[str, ArgumentField]:
+        """The dataclass fields of an arguments/config class at this release, in ``__init__`` order.
+
+        Inherited fields are included along this library's MRO (dataclass rules: a redefinition keeps the
+        base's position). A TRL config inherits ``TrainingArguments`` from transformers, whose fields are
+        only included when ``base_version`` (the transformers release) is given. Empty if unknown.
+        """
+        catalog = self._catalog
+        canonical = catalog.resolve_class(cls, self.version)
+        if canonical is None:
+            return MappingProxyType({})
+        key = (canonical, base_version)
+        cached = self._fields_cache.get(key)
+        if cached is not None:
+            return cached
+        out: dict[str, ArgumentField] = {}
+        for klass in reversed(self.mro(canonical)):
+            own = catalog._arguments.own_fields(klass, self._index)
+            if own is None:
+                if (
+                    base_version is not None
+                    and klass.startswith("transformers.")
+                    and catalog.library != "transformers"
+                ):
+                    other = load_catalog("transformers")
+                    out.update(other.at(base_version).argument_fields(klass))
+                continue
+            for name, default, factory, init in own:
+                out[name] = ArgumentField(name, default, factory, bool(init), klass)
+        cached = self._fields_cache[key] = MappingProxyType(out)
+        return cached
+
 
 class Catalog:
     """Trainer API of one library across its covered releases (see the module docstring)."""
@@ -135,6 +218,10 @@ class Catalog:
         self.versions: tuple[str, ...] = tuple(raw["versions"])
         self._index = {v: i for i, v in enumerate(self.versions)}
         self._views: dict[str, VersionView] = {}
+        self._upstream: UpstreamFingerprints | None = None
+        self._module_facts: ModuleFacts | None = None
+        self._argument_facts: ArgumentFacts | None = None
+        self._names_cache: dict[tuple[str, int], frozenset[str] | None] = {}
 
     def __repr__(self) -> str:
         return f"Catalog({self.library}, {self.versions[0]}..{self.newest}, {len(self.versions)} releases)"
@@ -243,6 +330,190 @@ class Catalog:
             return None
         return self._event(name, tuple(spans[-1][2]))
 
+    # -------------------------------------------------------- facts for the linter (lazily loaded data)
+
+    def upstream_fingerprints(self) -> UpstreamFingerprints:
+        """Statement fingerprints of every catalogued method in every covered release.
+
+        Read from ``data/<library>-fingerprints.json`` on the first call (then cached). Compare with
+        :func:`trainwright.catalog.fingerprint.statement_fingerprints` of a user's override.
+        """
+        if self._upstream is None:
+            self._upstream = load_upstream(self, DATA_DIR)
+        return self._upstream
+
+    @property
+    def _modules(self) -> ModuleFacts:
+        if self._module_facts is None:
+            self._module_facts = load_module_facts(self, DATA_DIR)
+        return self._module_facts
+
+    @property
+    def _arguments(self) -> ArgumentFacts:
+        if self._argument_facts is None:
+            self._argument_facts = load_argument_facts(self, DATA_DIR)
+        return self._argument_facts
+
+    def export_modules(self) -> tuple[str, ...]:
+        """The modules whose star-import exports are recorded (``transformers``, ``trl.trainer``, ...)."""
+        return self._modules.export_modules()
+
+    def exports(self, module: str, version: str | None = None) -> Mapping[str, str]:
+        """``from module import *`` at ``version`` (default newest): ``name -> canonical dotted class``.
+
+        Only names bound to classes ending in ``Trainer``, ``Callback``, ``Arguments``, ``Config``,
+        ``Control``, ``State`` or ``CallbackHandler`` are listed (``__all__`` when the module defines it,
+        the lazy ``_import_structure`` of a package ``__init__``, else its public names). Empty for a
+        module that is not recorded (see :meth:`export_modules`) or not in that release.
+        """
+        return self._modules.exports(module, self._index[self.resolve_version(version)])
+
+    def canonical(self, dotted: str, version: str | None = None) -> str | None:
+        """The canonical dotted name of a class given any public alias of it, or ``None``.
+
+        ``transformers.Trainer`` and ``transformers.trainer.Trainer`` -> ``transformers.trainer.Trainer``.
+        Without ``version``, an alias means what the newest release that has it says. Only names of
+        this catalogue's library are known (ask the TRL catalogue for ``trl.*``).
+        """
+        index = None if version is None else self._index[self.resolve_version(version)]
+        return self._modules.canonical(dotted, index)
+
+    def aliases(self, canonical: str, version: str | None = None) -> tuple[str, ...]:
+        """The public dotted names (``module.name`` of a recorded export) of a canonical class."""
+        index = None if version is None else self._index[self.resolve_version(version)]
+        return self._modules.aliases(canonical, index)
+
+    def resolve_class(self, cls: str, version: str | None = None) -> str | None:
+        """Canonical dotted name for a short name (``"GRPOTrainer"``), an alias or a canonical name."""
+        resolved = self.resolve_version(version)
+        index = self._index[resolved]
+        if "." in cls:
+            return self._modules.canonical(cls, index) or self._modules.canonical(cls, None)
+        return self._modules.resolve_short(cls, index)
+
+    def trainer_callback_classes(self, version: str | None = None) -> frozenset[str]:
+        """Classes that subclass ``transformers.TrainerCallback`` (itself included): canonical names and
+        public aliases. ``version=None``: any covered release."""
+        index = None if version is None else self._index[self.resolve_version(version)]
+        return self._modules.callback_classes(index, trainer=True)
+
+    def non_trainer_callback_classes(self, version: str | None = None) -> frozenset[str]:
+        """Classes named ``*Callback`` that are *not* ``TrainerCallback``s (transformers' Keras callbacks
+        ``KerasMetricCallback`` and ``PushToHubCallback``): canonical names and public aliases."""
+        index = None if version is None else self._index[self.resolve_version(version)]
+        return self._modules.callback_classes(index, trainer=False)
+
+    def _argument_names_at(self, cls: str, index: int) -> frozenset[str] | None:
+        """Field names (arguments/config class) or ``__init__`` parameter names (trainer) at a release."""
+        key = (cls, index)
+        if key not in self._names_cache:
+            self._names_cache[key] = self._argument_names_uncached(cls, index)
+        return self._names_cache[key]
+
+    def _argument_names_uncached(self, cls: str, index: int) -> frozenset[str] | None:
+        version = self.versions[index]
+        canonical = self.resolve_class(cls, version)
+        if canonical is not None and any(self._arguments.has(k) for k in self.at(version).mro(canonical)):
+            fields = self.at(version).argument_fields(canonical)
+            return frozenset(fields) if fields else None
+        short = (canonical or cls).rpartition(".")[2]
+        if short in self._raw["classes"]:
+            method = self.at(version).method("__init__", short)
+            return None if method is None else frozenset(p.name for p in method.signature.call_params)
+        return None
+
+    def argument_ranges(
+        self, name: str, cls: str = DEFAULT_ARGUMENTS_CLASS
+    ) -> tuple[tuple[str, str | None], ...]:
+        """The release runs in which ``cls`` accepts the argument ``name`` (``last`` ``None``: still there).
+
+        ``cls``: an arguments/config class (its dataclass fields, inherited ones within this library) or a
+        trainer class (its ``__init__`` parameters, e.g. ``"Trainer"``).
+        """
+        present = [i for i in range(len(self.versions)) if name in (self._argument_names_at(cls, i) or ())]
+        return tuple((self.versions[a], self._open_end(b)) for a, b in _runs(present))
+
+    def argument_history(
+        self, name: str, cls: str = DEFAULT_ARGUMENTS_CLASS
+    ) -> tuple[str, str | None] | None:
+        """``(first, last)`` covered releases in which ``cls`` accepts ``name``; ``last`` is ``None`` while
+        the newest still does; ``None`` if no covered release has it. See :meth:`argument_ranges`."""
+        runs = self.argument_ranges(name, cls)
+        if not runs:
+            return None
+        return (runs[0][0], runs[-1][1])
+
+    def renamed_argument(
+        self, name: str, cls: str = DEFAULT_ARGUMENTS_CLASS, *, exact_only: bool = True
+    ) -> Rename | None:
+        """The replacement of a deprecated or removed argument, or ``None``.
+
+        Derived from the source (deprecation shims such as ``self.eval_strategy = self.evaluation_strategy``
+        or ``@deprecate_kwarg("tokenizer", new_name="processing_class")``, and "use `x` instead" notes) and
+        from ``data/argument-renames.json`` (hand-written, wins). Renames declared on a base class apply
+        (``Seq2SeqTrainingArguments`` inherits ``TrainingArguments``'). ``exact_only``: only one-to-one
+        renames (the same value can be passed under the new name).
+        """
+        canonical = self.resolve_class(cls)
+        if canonical is None:
+            return None
+        for version in reversed(self.versions):
+            chain = self.at(version).mro(canonical)
+            for klass in chain:
+                entry = self._arguments.rename_entries(klass, name)
+                if entry is None or not entry.get("new"):
+                    continue
+                if exact_only and not entry.get("exact"):
+                    continue
+                return self._rename(entry, canonical)
+        return None
+
+    def argument_renames(self, *, exact_only: bool = False) -> tuple[Rename, ...]:
+        """Every known rename of this library (see :meth:`renamed_argument`)."""
+        return tuple(
+            self._rename(e, e["cls"])
+            for e in self._arguments.all_renames
+            if e.get("new") and (e.get("exact") or not exact_only)
+        )
+
+    def _rename(self, entry: dict[str, Any], cls: str) -> Rename:
+        old, new = entry["old"], entry["new"]
+        old_runs = self.argument_ranges(old, cls)
+        new_runs = self.argument_ranges(new, cls)
+        shim_last = max((self._index[b] for _, b in entry.get("shim", [])), default=-1)
+        old_last = -1
+        if old_runs:
+            old_last = len(self.versions) - 1 if old_runs[-1][1] is None else self._index[old_runs[-1][1]]
+        last = max(old_last, shim_last)
+        evidence = entry.get("evidence", "")
+        if isinstance(evidence, list):  # [version, note] as derived from the source
+            evidence = (
+                f"{evidence[1]} (transformers {evidence[0]})"
+                if self.library == "transformers"
+                else (f"{evidence[1]} ({self.library} {evidence[0]})")
+            )
+        new_since = new_runs[0][0] if new_runs else None
+        if new_since is None and self.library != "transformers":
+            # A TrainingArguments field a TRL config inherits (``exp_name`` -> ``run_name``): it exists
+            # wherever the class does.
+            present = [
+                v
+                for v in self.versions
+                if "transformers.training_args.TrainingArguments" in self.at(v).mro(cls)
+            ]
+            new_since = present[0] if present else None
+        return Rename(
+            old=old,
+            new=new,
+            new_since=new_since,
+            old_until=None
+            if last == len(self.versions) - 1
+            else (self.versions[last] if last >= 0 else None),
+            exact=bool(entry.get("exact")),
+            evidence=str(evidence),
+            cls=entry["cls"],
+        )
+
     # ---------------------------------------------------------------------------------- hand-written data
 
     def guidance(self, name: str) -> Guidance | None:
@@ -299,6 +570,37 @@ def _event_key(event: EventInfo | None) -> tuple[int, str]:
     return (event.order, event.name)
 
 
+def _c3(cls: str, bases_of: Any) -> tuple[str, ...]:
+    """C3 linearisation of ``cls`` (``bases_of(c)`` -> direct bases); depth-first order if C3 fails."""
+    memo: dict[str, tuple[str, ...]] = {}
+
+    def linearise(c: str, stack: frozenset[str]) -> tuple[str, ...]:
+        if c in memo:
+            return memo[c]
+        if c in stack:
+            return (c,)
+        bases = tuple(bases_of(c))
+        sequences = [list(linearise(b, stack | {c})) for b in bases] + [list(bases)]
+        out = [c]
+        while any(sequences):
+            for seq in sequences:
+                if not seq:
+                    continue
+                head = seq[0]
+                if not any(head in other[1:] for other in sequences):
+                    break
+            else:  # inconsistent hierarchy: depth-first, first occurrence wins
+                rest = [x for seq in sequences for x in seq]
+                out.extend(dict.fromkeys(x for x in rest if x not in out))
+                break
+            out.append(head)
+            sequences = [s[1:] if s and s[0] == head else s for s in sequences]
+        memo[c] = tuple(out)
+        return memo[c]
+
+    return linearise(cls, frozenset())
+
+
 def _runs(indices: list[int]) -> list[tuple[int, int]]:
     """Consecutive runs ``[(start, end), ...]`` of sorted integers."""
     runs: list[tuple[int, int]] = []
@@ -313,26 +615,62 @@ def _runs(indices: list[int]) -> list[tuple[int, int]]:
 @cache
 def load_catalog(library: str = "transformers") -> Catalog:
     """The catalogue of ``library`` (cached per process). Raises ``ValueError`` for an unknown library."""
+    if "-" in library or os.sep in library or library == "guidance":  # the fact files beside the catalogues
+        raise ValueError(f"no catalogue for library {library!r}")
     try:
         with open(os.path.join(DATA_DIR, f"{library}.json"), encoding="utf-8") as handle:
             text = handle.read()
     except FileNotFoundError:
         available = ", ".join(
-            sorted(n[:-5] for n in os.listdir(DATA_DIR) if n.endswith(".json") and n != "guidance.json")
+            sorted(
+                n[:-5]
+                for n in os.listdir(DATA_DIR)
+                if n.endswith(".json") and "-" not in n and n != "guidance.json"
+            )
         )
         raise ValueError(f"no catalogue for library {library!r} (available: {available})") from None
     return Catalog(json.loads(text), load_guidance_book(library))
 
 
 def installed_version(dist: str = "transformers") -> str | None:
-    """Version of an installed distribution from its metadata; never imports the package itself."""
-    # Imported here: importlib.metadata costs ~20 ms to import and most pre-commit runs pass a version.
-    from importlib.metadata import PackageNotFoundError, version
+    """Version of an installed distribution from its metadata; never imports the package itself.
 
+    Read from the ``<name>-<version>.dist-info`` folder names on ``sys.path`` (the wheel spec puts the
+    version there) rather than with ``importlib.metadata``, which costs 40 ms per lookup, most of a
+    pre-commit hook's start-up; ``.egg-info`` metadata (old develop installs) is read too."""
+    wanted = _normalise(dist)
+    for entry in sys.path or ["."]:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith(".dist-info"):
+                stem = name[: -len(".dist-info")]
+                project, _, version = stem.partition("-")
+                if _normalise(project) == wanted and version:
+                    return version
+            elif name.endswith(".egg-info") and _normalise(name[: -len(".egg-info")].split("-")[0]) == wanted:
+                version = _pkg_info_version(os.path.join(entry or ".", name))
+                if version:
+                    return version
+    return None
+
+
+def _normalise(name: str) -> str:
+    return name.replace("-", "_").replace(".", "_").lower()
+
+
+def _pkg_info_version(path: str) -> str | None:
+    info = os.path.join(path, "PKG-INFO") if os.path.isdir(path) else path
     try:
-        return version(dist)
-    except PackageNotFoundError:
+        with open(info, encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("Version:"):
+                    return line.split(":", 1)[1].strip() or None
+    except OSError:
         return None
+    return None
 
 
 def target_version(explicit: str | None = None, library: str = "transformers") -> str:

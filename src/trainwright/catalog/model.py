@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any, Protocol
+from typing import NamedTuple
 
 # Parameter kinds, named exactly as ``inspect.Parameter.kind.name`` so live introspection compares 1:1.
 POSITIONAL_ONLY = "POSITIONAL_ONLY"
@@ -212,3 +214,115 @@ class Guidance:
     arguments: tuple[str, ...] = ()
     callbacks: tuple[str, ...] = ()
     evidence: tuple[str, ...] = ()
+
+
+# ------------------------------------------------------------------- facts for the linter (lazily loaded)
+
+
+@dataclass(frozen=True, slots=True)
+class StatementOwner:
+    """A catalogued method whose body has a given statement, and the releases it is there in.
+
+    ``cls`` is the canonical dotted class that defines the method (``transformers.trainer.Trainer``);
+    ``last`` is ``None`` while the statement is still in the newest covered release.
+    """
+
+    cls: str
+    method: str
+    first: str
+    last: str | None
+
+    @property
+    def short_cls(self) -> str:
+        """``Trainer`` for ``transformers.trainer.Trainer``."""
+        return self.cls.rpartition(".")[2]
+
+    @property
+    def qualname(self) -> str:
+        """``Trainer._inner_training_loop``."""
+        return f"{self.short_cls}.{self.method}"
+
+
+class ReleaseMatch(NamedTuple):
+    """The covered release an override's statements are closest to (``UpstreamFingerprints.best_release``).
+
+    ``matching`` of the ``total`` distinct statements given are in that release's method; the other
+    ``total - matching`` are the user's own (changed or added).
+    """
+
+    version: str
+    matching: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClassInfo:
+    """A class of the library at one release: canonical dotted name, direct bases, public aliases."""
+
+    name: str
+    bases: tuple[str, ...]
+    exported_as: tuple[str, ...] = ()
+
+    @property
+    def module(self) -> str:
+        return self.name.rpartition(".")[0]
+
+    @property
+    def short_name(self) -> str:
+        return self.name.rpartition(".")[2]
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentField:
+    """One dataclass field of an arguments/config class (``TrainingArguments``, ``GRPOConfig``, ...).
+
+    Param-like: ``name``, ``default`` (source text, ``None`` when required or when ``default_factory``
+    gives it) and ``kind``. ``owner`` is the canonical class whose body declares it; ``init`` false
+    means ``__init__`` does not take it.
+    """
+
+    name: str
+    default: str | None
+    default_factory: str | None = None
+    init: bool = True
+    owner: str = ""
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not None or self.default_factory is not None
+
+    @property
+    def kind(self) -> str:
+        return POSITIONAL_OR_KEYWORD
+
+
+@dataclass(frozen=True, slots=True)
+class Rename:
+    """A removed or deprecated argument with a replacement (``evaluation_strategy`` -> ``eval_strategy``).
+
+    ``new_since``: first covered release with the new name (``None`` if no covered release has it);
+    ``old_until``: last covered release in which passing the old name still works (a field, a parameter
+    or a deprecation shim), ``None`` while it still works in the newest. ``exact``: the old name's value
+    can be passed unchanged under the new name (a one-to-one rename); otherwise ``evidence`` says how.
+    ``cls`` is the canonical class the rename belongs to.
+    """
+
+    old: str
+    new: str
+    new_since: str | None
+    old_until: str | None
+    exact: bool = True
+    evidence: str = ""
+    cls: str = ""
+
+
+class CatalogReleases(Protocol):
+    """What the lazily loaded fact tables (``structure``, ``upstream``) need of a ``Catalog``: its
+    library, its releases and the range lookup over them. A protocol, so that those modules do not
+    import the loader that loads them."""
+
+    library: str
+    versions: tuple[str, ...]
+    _index: dict[str, int]
+
+    def _find(self, spans: list[list[Any]], index: int) -> list[Any] | None: ...
