@@ -3,6 +3,8 @@
 ``run(impl, size, steps, workdir, extra)`` trains ``steps`` optimizer steps and returns
 
 * ``sec_per_step``: median wall time from ``on_step_begin`` to ``on_step_end``, first step excluded;
+* ``cpu_sec_per_step``: the same span in CPU time of the training thread (``time.thread_time``): what
+  the step costs, without the time spent waiting for a core on a loaded machine;
 * ``train_rss_delta_mb``: peak RSS while training minus RSS just before ``train()`` (sampled every 5 ms).
   The worker's ``peak_rss_mb`` also counts imports, and TRL imports more than we do; this delta is the
   trainer's own cost;
@@ -25,6 +27,7 @@ import time
 from typing import Any
 
 SIZES = {"tiny": {"hidden_size": 64, "num_layers": 2}, "small": {"hidden_size": 256, "num_layers": 4}}
+WARMUP_STEPS = 1  # steps excluded from sec_per_step (and from the profile window)
 
 
 def _rss_mb() -> float:
@@ -59,7 +62,10 @@ def _dataset(n: int = 64):
     return Dataset.from_list(rows)
 
 
-def run(impl: str, size: str, steps: int, workdir: str, extra: list[str]) -> dict[str, Any]:
+def run(
+    impl: str, size: str, steps: int, workdir: str, extra: list[str], instrument: Any = None
+) -> dict[str, Any]:
+    """One measurement (see the module docstring); ``instrument(trainer)`` runs before ``train()`` (profiling)."""
     import torch
     from transformers import TrainerCallback
 
@@ -106,13 +112,15 @@ def run(impl: str, size: str, steps: int, workdir: str, extra: list[str]) -> dic
         raise ValueError(f"impl must be 'ours' or 'trl', got {impl!r}")
 
     step_times: list[float] = []
+    step_cpu: list[float] = []
 
     class Timer(TrainerCallback):
         def on_step_begin(self, args, state, control, **kwargs):
-            self.t0 = time.perf_counter()
+            self.t0, self.c0 = time.perf_counter(), time.thread_time()
 
         def on_step_end(self, args, state, control, **kwargs):
             step_times.append(time.perf_counter() - self.t0)
+            step_cpu.append(time.thread_time() - self.c0)
 
     init_start = time.perf_counter()
     trainer = trainer_cls(
@@ -124,6 +132,8 @@ def run(impl: str, size: str, steps: int, workdir: str, extra: list[str]) -> dic
         callbacks=[Timer()],
     )
     init_s = time.perf_counter() - init_start
+    if instrument is not None:
+        instrument(trainer)
     before = _rss_mb()
     sampler = _PeakSampler()
     sampler.start()
@@ -136,6 +146,7 @@ def run(impl: str, size: str, steps: int, workdir: str, extra: list[str]) -> dic
         "size": size,
         "params": sum(p.numel() for p in model.parameters()),
         "sec_per_step": statistics.median(step_times[1:] or step_times),
+        "cpu_sec_per_step": statistics.median(step_cpu[1:] or step_cpu),
         "init_s": init_s,
         "train_rss_delta_mb": sampler.peak - before,
         "first_loss": first_loss,

@@ -8,6 +8,8 @@ Equal settings on both sides: same tiny Qwen2 built from a config (same seed), s
 function, per-device batch 8 completions, G=4, gradient accumulation 2, steps_per_generation 2 (=GA),
 max_completion_length 16, temperature 1, loss "dapo", beta 0, fp32, no gradient checkpointing, AdamW.
 The number of ``generate`` calls is counted by wrapping the model's ``generate`` the same way for both.
+``sec_per_step`` is the median wall time between consecutive step ends (warm-up excluded);
+``cpu_sec_per_step`` the same in CPU time of the training thread (insensitive to waiting for a core).
 """
 
 from __future__ import annotations
@@ -25,8 +27,18 @@ SIZES = {
 WARMUP_STEPS = 2
 
 
+#: set by ``_worker.py --profile`` to time the reward calls as their own region (``_profile.StepProfiler``)
+PROFILER: Any = None
+
+
 def _reward(completions: list[str], **kwargs: Any) -> list[float]:
-    return [c.count("a") / len(c) if c else 0.0 for c in completions]
+    if PROFILER is not None:
+        PROFILER.enter("rewards")
+    try:
+        return [c.count("a") / len(c) if c else 0.0 for c in completions]
+    finally:
+        if PROFILER is not None:
+            PROFILER.exit()
 
 
 def _common(
@@ -64,12 +76,15 @@ class _StepTimer:
         class StepTimer(TrainerCallback):
             def __init__(self) -> None:
                 self.times: list[float] = []
+                self.cpu: list[float] = []  # CPU time of the training thread
 
             def on_train_begin(self, args, state, control, **kwargs):
                 self.times.append(time.perf_counter())
+                self.cpu.append(time.thread_time())
 
             def on_step_end(self, args, state, control, **kwargs):
                 self.times.append(time.perf_counter())
+                self.cpu.append(time.thread_time())
 
         return StepTimer()
 
@@ -113,8 +128,13 @@ def build(impl: str, size: str, settings: dict[str, Any]) -> tuple[Any, list[int
     return trainer, counter
 
 
-def run(impl: str, size: str, steps: int, workdir: str, extra: list[str] | None = None) -> dict[str, Any]:
-    """One measurement: median seconds per optimiser step (warm-up excluded) and generate calls."""
+def run(
+    impl: str, size: str, steps: int, workdir: str, extra: list[str] | None = None, instrument: Any = None
+) -> dict[str, Any]:
+    """One measurement: median seconds per optimiser step (warm-up excluded) and generate calls.
+
+    ``instrument(trainer)``, when given, is called on the built trainer before ``train()`` (profiling).
+    """
     import torch
 
     torch.set_num_threads(1)
@@ -123,10 +143,14 @@ def run(impl: str, size: str, steps: int, workdir: str, extra: list[str] | None 
     trainer, counter = build(impl, size, _common(steps, workdir))
     timer = _StepTimer()
     trainer.add_callback(timer)
+    if instrument is not None:
+        instrument(trainer)
     trainer.train()
     durations = [b - a for a, b in zip(timer.times, timer.times[1:])][WARMUP_STEPS:]
+    cpu = [b - a for a, b in zip(timer.cpu, timer.cpu[1:])][WARMUP_STEPS:]
     return {
         "sec_per_step": statistics.median(durations),
+        "cpu_sec_per_step": statistics.median(cpu),
         "generate_calls": counter[0],
     }
 

@@ -3,6 +3,12 @@
 
     python benchmarks/trainers_vs_trl.py dpo  [--sizes tiny,small] [--repeats 3] [--steps 20]
     python benchmarks/trainers_vs_trl.py grpo [--sizes tiny,small] [--repeats 3] [--steps 8]
+    python benchmarks/trainers_vs_trl.py {dpo,grpo} --profile [--profile-clock cpu] [--sizes small]
+
+``--profile`` instruments both trainers with the same timing hooks (``benchmarks/_profile.py``, whose
+docstring explains the method and its accuracy) and prints, per model size, where an optimiser step's
+time goes for ours and TRL side by side; the shares add up to 100 %. The timing table is printed too,
+but hooks cost ~1 µs each, so use the unprofiled run for the sec/step numbers.
 
 Every measurement runs in a fresh subprocess (``benchmarks/_worker.py``), so peak RSS
 (``ru_maxrss``) belongs to one run only, and runs alternate ours / TRL / ours / TRL ... so that
@@ -25,6 +31,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 IMPLS = ("ours", "trl")
 
 
@@ -43,9 +50,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="tiny,small", help="comma-separated model sizes (tiny, small)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per implementation and size")
     parser.add_argument("--steps", type=int, default=None, help="optimiser steps per run")
-    parser.add_argument("--json", type=Path, default=None, help="also write raw results here")
+    parser.add_argument("--json", type=Path, default=None, help="also write the medians and every run here")
+    parser.add_argument("--profile", action="store_true", help="print where each step's time goes")
+    parser.add_argument(
+        "--profile-clock",
+        choices=["wall", "cpu"],
+        default="wall",
+        help="wall time, or the training thread's CPU time",
+    )
     args, extra = parser.parse_known_args(argv)
     steps = args.steps or (20 if args.algo == "dpo" else 8)
+    if args.profile:
+        extra = [*extra, "--profile" if args.profile_clock == "wall" else "--profile=cpu"]
 
     rows = []
     for size in args.sizes.split(","):
@@ -70,8 +86,16 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             ratio = ours / theirs if theirs else float("nan")
             print(f"| {summary['size']} | {key} | {ours:.4g} | {theirs:.4g} | {ratio:.2f} |")
+    if args.profile:
+        from _profile import format_profile
+
+        for summary, results in rows:
+            profiles = {impl: [r["profile"] for r in results[impl]] for impl in IMPLS}
+            print(f"\nmodel: {summary['size']}")
+            print(format_profile(args.algo, profiles, args.profile_clock, args.repeats))
     if args.json:
-        args.json.write_text(json.dumps([r for r, _ in rows], indent=2))
+        payload = [{**r, "runs": results} for r, results in rows]  # medians, then every run
+        args.json.write_text(json.dumps(payload, indent=2))
     return 0
 
 

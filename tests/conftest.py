@@ -36,8 +36,13 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _launch_two_processes(script: str, *script_args: str, timeout: float = 120) -> _subprocess.CompletedProcess:
+def _launch_two_processes(
+    script: str, *script_args: str, timeout: float = 120, config_file: str | None = None
+) -> _subprocess.CompletedProcess:
     """Run ``script`` in 2 CPU processes (gloo) with ``accelerate launch``; one retry on a fresh port.
+
+    ``config_file``: an accelerate config (e.g. ``examples/accelerate/fsdp2_cpu.yaml``) used instead of the
+    ``--multi_gpu`` flags; it must describe 2 processes.
 
     accelerate 1.15's ``launch --cpu --num_processes 2`` starts a single process unless an MPI hostfile
     is set up, so this uses the torchrun launcher behind ``--multi_gpu`` with ``ACCELERATE_USE_CPU=1``;
@@ -58,11 +63,13 @@ def _launch_two_processes(script: str, *script_args: str, timeout: float = 120) 
     }
     failures = []
     for _attempt in range(2):
-        cmd = [
-            accelerate, "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
-            "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(_free_port()),
-            script, *script_args,
-        ]  # fmt: skip
+        how = (
+            ["--config_file", config_file]
+            if config_file
+            else ["--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
+                  "--dynamo_backend", "no"]
+        )  # fmt: skip
+        cmd = [accelerate, "launch", *how, "--main_process_port", str(_free_port()), script, *script_args]
         proc = _subprocess.Popen(
             cmd, stdout=_subprocess.PIPE, stderr=_subprocess.PIPE, text=True, env=env, start_new_session=True
         )
@@ -80,6 +87,6 @@ def _launch_two_processes(script: str, *script_args: str, timeout: float = 120) 
     raise AssertionError("two-process run failed twice:\n" + "\n---\n".join(failures))
 
 
-@_pytest.fixture
+@_pytest.fixture(scope="session")  # a plain function: module-scoped fixtures may launch once per module
 def launch_two_processes():  # noqa: ANN201 - returns the launcher function
     return _launch_two_processes

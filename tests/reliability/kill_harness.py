@@ -15,7 +15,10 @@ How (all real: real processes, real writes, real ``kill -9``, no mocks):
   (the marker can be on disk a few microseconds before the event is sent).
 
 To test another trainer, write its child script (same contract) and call :func:`run_kill_chain` with
-it; ``preload`` names the extra modules the zygote should import once.
+it; ``preload`` names the extra modules the zygote should import once. ``on_kill`` looks at each torn
+output directory before the next process starts (it must not change it); every trial also records
+where a plain ``get_last_checkpoint`` resume would have gone (``Trial.unguarded``), for negative
+controls; events of kinds the harness does not know are collected per process (``ChainReport.extra``).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,8 +47,14 @@ DEFAULT_PRELOAD = (
     "trainwright.callbacks",
     "trainwright.toy",
     "kill_child",
-    "?trainwright.trainers",  # "?": optional, a child that needs it reports the import error itself
+    # "?": optional, a child that needs it reports the import error itself
+    "?trainwright.trainers",
+    "?datasets",
+    "?trainwright.trainers.dpo",
+    "?trainwright.trainers.grpo",
 )
+#: the events :func:`run_kill_chain` acts on; any other kind is only collected (``ChainReport.extra``)
+CHAIN_EVENTS = ("RESUMED", "BEGIN", "SAVING", "SAVED")
 
 _ZYGOTE = r"""
 import importlib, json, os, sys, traceback
@@ -226,6 +235,9 @@ class Trial:
     delay_ms: float
     saved_event: bool  # the killed save's SAVED event arrived before the kill
     left: str  # "absent" | "rejected by Trainer: <why>" | "unmarked, Trainer-complete" | "complete"
+    # what ``get_last_checkpoint(output_dir)`` (a plain ``resume_from_checkpoint=True``) picks after the
+    # kill, and its state as in ``left``: "checkpoint-7: rejected by Trainer: ..." (or "None")
+    unguarded: str = ""
     resumed_from: int | None = None
 
 
@@ -233,13 +245,16 @@ class Trial:
 class ChainReport:
     trials: list[Trial] = field(default_factory=list)
     save_times_ms: list[float] = field(default_factory=list)
+    # process index → ``(kind, value)`` of its events outside CHAIN_EVENTS, in order
+    extra: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
 
     def count(self, prefix: str) -> int:
         return sum(trial.left.startswith(prefix) for trial in self.trials)
 
     def summary(self) -> str:
         rows = [
-            f"  #{t.index:2d} kill at step {t.killed_step} +{t.delay_ms:5.1f} ms → {t.left}; resumed from {t.resumed_from}"
+            f"  #{t.index:2d} kill at step {t.killed_step} +{t.delay_ms:5.1f} ms → {t.left}; resumed from "
+            f"{t.resumed_from}"
             for t in self.trials
         ]
         return "\n".join(rows)
@@ -247,6 +262,13 @@ class ChainReport:
 
 def _step(path: str) -> int | None:
     return None if path == "None" else int(path.rsplit("-", 1)[1])
+
+
+def _unguarded_choice(output_dir: Path) -> str:
+    from transformers.trainer_utils import get_last_checkpoint
+
+    folder = get_last_checkpoint(str(output_dir)) if output_dir.is_dir() else None
+    return "None" if folder is None else f"{Path(folder).name}: {_folder_state(Path(folder))}"
 
 
 def _folder_state(folder: Path) -> str:
@@ -282,18 +304,28 @@ class _ChildRun:
             f"trial {self.index}: {message}\n{self.report.summary()}\n--- child log tail ---\n{tail}"
         )
 
+    def collect(self, event: tuple[str, str, float]) -> bool:
+        """Keep an event outside CHAIN_EVENTS in ``report.extra``; say whether it was one."""
+        if event[0] in CHAIN_EVENTS:
+            return False
+        self.report.extra.setdefault(self.index, []).append(event[:2])
+        return True
+
     def next_event(self, kind: str | None = None) -> tuple[str, str, float]:
-        """The next event (of ``kind`` if given); fails if the child ends or stays silent."""
+        """The next chain event (of ``kind`` if given); fails if the child ends or stays silent."""
         deadline = time.monotonic() + self.timeout
-        while (event := self.events.next(0.5)) is None:
-            status = self.zygote.poll(self.pid)
-            if not status["running"]:
-                event = self.events.next(0.0)
-                if event is None:
-                    raise self.fail(f"the child ended without sending an event: {status}")
+        while True:
+            while (event := self.events.next(0.5)) is None:
+                status = self.zygote.poll(self.pid)
+                if not status["running"]:
+                    event = self.events.next(0.0)
+                    if event is None:
+                        raise self.fail(f"the child ended without sending an event: {status}")
+                    break
+                if time.monotonic() > deadline:
+                    raise self.fail(f"no event within {self.timeout}s")
+            if not self.collect(event):
                 break
-            if time.monotonic() > deadline:
-                raise self.fail(f"no event within {self.timeout}s")
         if kind is not None and event[0] != kind:
             raise self.fail(f"expected {kind}, got {event}")
         return event
@@ -308,6 +340,7 @@ def run_kill_chain(
     clean_saves: Sequence[int] = (1, 2),
     delay_factor: float = 1.2,
     event_timeout: float = 60.0,
+    on_kill: Callable[[Trial, Path], None] | None = None,
 ) -> ChainReport:
     """Run the chain described in the module docstring; raise ``AssertionError`` on any wrong resume."""
     rng = random.Random(seed)
@@ -386,7 +419,9 @@ def run_kill_chain(
             raise fail(f"child was not killed by SIGKILL: {status}")
         # events sent between our SAVING read and the kill: the child may have finished that save and
         # started others (a slow poll, a descheduled test process); the kill hit the last one started
-        for kind, value, _ in events.drain():
+        for kind, value, stamp in events.drain():
+            if child.collect((kind, value, stamp)):
+                continue
             if kind == "SAVING":
                 killed_step = int(value)
             elif kind == "SAVED":
@@ -400,7 +435,10 @@ def run_kill_chain(
                 delay_ms=delay * 1000,
                 saved_event=saved_event,
                 left=_folder_state(output_dir / f"checkpoint-{killed_step}"),
+                unguarded=_unguarded_choice(output_dir),
             )
         )
+        if on_kill is not None:
+            on_kill(report.trials[-1], output_dir)
         expected = {killed_step} if saved_event else {killed_step, last_saved}
     return report

@@ -4,8 +4,9 @@ Before ``Trainer.__init__`` (:func:`prepare_parts`): check the config type, load
 given as a model id / local folder (``model_init_kwargs``, ``trust_remote_code``, float32 by default as
 TRL), wrap it in a PEFT adapter (``peft_config``), load the tokenizer from the model's folder when none
 is given, set up the reference policy, and turn dropout off (``disable_dropout``).
-After it (:func:`attach_owned_callbacks`): move the reference to the device and attach the callbacks
-the configuration asks for (TR-DPO's :class:`ReferenceSyncCallback`, the GRPO completions table).
+After it (:func:`attach_owned_callbacks`): move the reference to the device (sharded like the policy under
+FSDP2, see :mod:`trainwright.trainers.distributed`) and attach the callbacks the configuration asks for
+(TR-DPO's :class:`ReferenceSyncCallback`, the GRPO completions table).
 
 TRL loads a second copy of the policy from ``model.config._name_or_path`` as the reference, which fails
 for a model built in memory; :func:`~trainwright.trainers.reference.build_reference_model` takes a
@@ -24,7 +25,18 @@ from torch import nn
 from transformers import Trainer, TrainingArguments
 
 from trainwright.callbacks.checkpoint_guard import CheckpointGuardCallback, newest_complete_checkpoint
-from trainwright.trainers.owned_callbacks import CompletionsLogCallback, ReferenceSyncCallback, restore_from_checkpoint
+from trainwright.trainers.distributed import (
+    check_distributed_support,
+    check_launch,
+    enable_fsdp_on_cpu,
+    prepare_reference,
+    refuse_deepspeed_on_cpu,
+)
+from trainwright.trainers.owned_callbacks import (
+    CompletionsLogCallback,
+    ReferenceSyncCallback,
+    restore_from_checkpoint,
+)
 from trainwright.trainers.reference import build_reference_model, is_peft_model
 
 _DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
@@ -158,6 +170,9 @@ def prepare_parts(
             "ref_model is the same object as model: the reference would move with the policy. Pass "
             "ref_model=None to use a frozen copy (or the adapter-disabled base for PEFT models)."
         )
+    check_launch(args)
+    refuse_deepspeed_on_cpu(args)
+    enable_fsdp_on_cpu(args)  # before Trainer.__init__ builds its Accelerator, which reuses this state
     source = model
     model = load_model(model, args)
     if peft_config is not None:
@@ -189,8 +204,10 @@ def attach_owned_callbacks(trainer: Trainer, ref_model: nn.Module | None) -> Com
     Returns the completions callback (GRPO hands it rows), or ``None`` when ``log_completions`` is off.
     """
     args = trainer.args
+    check_distributed_support(trainer)
     if ref_model is not None:
-        ref_model.to(args.device)
+        # on the device; under FSDP2 sharded like the policy (trainwright.trainers.distributed)
+        ref_model = trainer.ref_model = prepare_reference(trainer, ref_model)
     if getattr(args, "sync_ref_model", False):
         if ref_model is None:
             raise ValueError("sync_ref_model needs a reference model to move, but this run keeps none")

@@ -4,7 +4,8 @@ Why an interface: generation dominates GRPO's cost, and serving engines (vLLM, S
 than ``model.generate`` on GPUs. The trainer only needs "token ids of prompts in, token ids of
 completions out", so a backend is anything with :meth:`GenerationBackend.generate`; a vLLM backend
 would add a ``sync_weights(model)`` call before each round (not included: vLLM is an optional extra
-that cannot run on CPU).
+that cannot run on CPU). Under FSDP2 the backend receives the sharded policy; the built-in one gathers it
+for the call (:func:`~trainwright.trainers.distributed.gathered_for_generation`), and so can another.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any, Protocol
 import torch
 from torch import nn
 from transformers import GenerationConfig
+
+from trainwright.trainers.distributed import gathered_for_generation
 
 
 @dataclass
@@ -80,11 +83,14 @@ class TransformersGenerateBackend:
         was_training = model.training
         model.eval()
         try:
-            with torch.no_grad():
+            # An FSDP2-sharded policy is gathered once and decodes on local full weights (no collective per
+            # token, so processes may stop at different lengths); see trainwright.trainers.distributed.
+            with torch.no_grad(), gathered_for_generation(model) as gathered:
                 output = model.generate(
                     input_ids=input_ids.to(device),
                     attention_mask=attention_mask.to(device),
                     generation_config=self.generation_config,
+                    **({"synced_gpus": False} if gathered else {}),
                 )
         finally:
             model.train(was_training)

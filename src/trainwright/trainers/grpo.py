@@ -16,7 +16,9 @@ How it fits the Trainer without private overrides (TRL overrides ``_prepare_inpu
   micro-batches, then rewards, advantages, and old/reference log-probs when needed) into a
   :class:`~trainwright.trainers.grpo_buffer.RoundBuffer`;
   at every slot it hands ``super().training_step`` the buffered micro-batch ``slot % steps_per_generation``.
-* ``compute_loss`` computes the policy log-probs and the loss; ``log`` adds the windowed metrics.
+* ``compute_loss`` computes the policy log-probs (each distinct prompt of a micro-batch run once for its
+  completions when that pays off, :meth:`GRPOTrainer.completion_logps`) and the loss; ``log`` adds the
+  windowed metrics.
 * ``train`` loads the buffer saved in the checkpoint (a callback's ``on_save`` writes it), so a resume
   in the middle of a round continues with the same completions; likewise the TR-DPO reference.
 
@@ -74,7 +76,13 @@ from trainwright.trainers.grpo_sampler import (  # noqa: E402
     RoundItemDataset,
     collate_round_items,
 )
-from trainwright.trainers.logprobs import selective_log_softmax  # noqa: E402
+from trainwright.trainers.logprobs import (  # noqa: E402
+    SharedPrefix,
+    distinct_rows,
+    prefix_sharing_for,
+    selective_log_softmax,
+    shared_prefix_logits,
+)
 from trainwright.trainers.metrics import MetricsWindow  # noqa: E402
 from trainwright.trainers.reference import reference_forward  # noqa: E402
 
@@ -303,7 +311,7 @@ class GRPOTrainer(Trainer):
         prompts = [row["prompt"] for row in rows]
         prompt_ids = self.tokenize_prompts(prompts)
         unwrapped = self.accelerator.unwrap_model(self.model)
-        with self.generation_rng(seed_key):
+        with self.generation_rng(seed_key), self._generation_grad_mode():
             completion_ids = self.generation_backend.generate(unwrapped, prompt_ids)
         texts = self.processing_class.batch_decode(completion_ids, skip_special_tokens=True)
         completions: list[Any] = [
@@ -316,12 +324,31 @@ class GRPOTrainer(Trainer):
         )
         return RoundSample(rows, prompts, prompt_ids, completion_ids, completions, rewards, reward_log)
 
+    def _generation_grad_mode(self) -> contextlib.AbstractContextManager[Any]:
+        """``torch.inference_mode`` around the built-in backend (its ``generate`` is about 7 % faster on CPU
+        than under ``no_grad`` alone: no version counters or view tracking); a no-op otherwise.
+
+        Only there, because that backend returns plain lists, so no inference tensor leaves the call; a
+        custom backend may keep tensors (a weight copy, a cache) that later meet autograd. Not under FSDP
+        / DeepSpeed, whose gather of the sharded parameters for generation writes them back afterwards.
+        """
+        sharded = getattr(self, "is_fsdp_enabled", False) or getattr(self, "is_deepspeed_enabled", False)
+        if sharded or type(self.generation_backend) is not TransformersGenerateBackend:
+            return contextlib.nullcontext()
+        return torch.inference_mode()
+
     def tokenize_prompts(self, prompts: list[Any]) -> list[list[int]]:
         """Token ids of each prompt: the chat template (with the generation prompt) for conversations."""
         tokenizer = self.processing_class
+        # Plain-text prompts in one batched call, each distinct prompt once (a round repeats every prompt G
+        # times); conversations go through the chat template one by one below.
+        texts = list(dict.fromkeys(p for p in prompts if isinstance(p, str)))
+        encoded_texts = dict(zip(texts, tokenizer(texts)["input_ids"])) if texts else {}
         ids = []
         for prompt in prompts:
-            if is_conversational(prompt):
+            if isinstance(prompt, str):
+                ids.append(list(encoded_texts[prompt]))
+            elif is_conversational(prompt):
                 encoded = tokenizer.apply_chat_template(
                     prompt,
                     add_generation_prompt=True,
@@ -331,8 +358,6 @@ class GRPOTrainer(Trainer):
                 if isinstance(encoded, dict) or hasattr(encoded, "keys"):
                     encoded = encoded["input_ids"]
                 ids.append(list(encoded))
-            elif isinstance(prompt, str):
-                ids.append(tokenizer(prompt)["input_ids"])
             else:
                 raise ValueError(
                     f"a prompt must be a string or a list of chat messages, "
@@ -539,9 +564,41 @@ class GRPOTrainer(Trainer):
         input_ids = torch.cat([prompt_ids, completion_ids], dim=1)
         attention_mask = torch.cat([batch["prompt_mask"], batch["completion_mask"].clamp(max=1)], dim=1)
         width = completion_ids.size(1)
-        logits = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=width + 1).logits
-        logits = logits[:, :-1] / self.args.temperature
-        return selective_log_softmax(logits, completion_ids)
+        pieces = self._shared_prompt_logits(model, batch, input_ids, attention_mask)
+        if pieces is None:
+            outputs = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=width + 1)
+            pieces = [outputs.logits[:, :-1]]
+        temperature = self.args.temperature
+        targets = completion_ids.split([piece.shape[1] for piece in pieces], dim=1)
+        logps = [
+            selective_log_softmax(piece if temperature == 1.0 else piece / temperature, target)
+            for piece, target in zip(pieces, targets)
+        ]
+        return logps[0] if len(logps) == 1 else torch.cat(logps, dim=1)
+
+    def _shared_prompt_logits(
+        self, model: nn.Module, batch: dict[str, Any], input_ids: torch.Tensor, attention_mask: torch.Tensor
+    ) -> list[torch.Tensor] | None:
+        """The completion logits with each distinct prompt of the micro-batch run once (its G completions
+        share it; :func:`~trainwright.trainers.logprobs.shared_prefix_logits`), or ``None`` for one plain
+        forward: no prompt groups in the batch (see :func:`~trainwright.trainers.grpo_round.split_round`),
+        no repeated prompt, too small a saving, or a model / set-up that cannot reuse a KV cache."""
+        rows, inverse = batch.get("prompt_rows"), batch.get("prompt_inverse")
+        if rows is None or inverse is None or rows.numel() >= inverse.numel():
+            return None
+        sharing = self.__dict__.get("_prefix_sharing")
+        if sharing is None:
+            sharing = self._prefix_sharing = prefix_sharing_for(self)
+        width = batch["prompt_ids"].shape[1]
+        saved = (inverse.numel() - rows.numel()) * width  # prompt tokens not run again
+        argument = sharing.argument(model, saved_tokens=saved)
+        if argument is None:
+            return None
+        prefix = SharedPrefix(width, rows, inverse)
+        pieces = shared_prefix_logits(model, input_ids, attention_mask, prefix, argument)
+        if pieces is None:
+            sharing.disable(model)
+        return pieces
 
     # ------------------------------------------------------------------ evaluation and logging
     def prediction_step(
@@ -568,6 +625,8 @@ class GRPOTrainer(Trainer):
             eos_token_ids=self.eos_token_ids,
             mask_truncated_completions=self.args.mask_truncated_completions,
         )
+        rows, inverse = distinct_rows(batch["prompt_ids"], batch["prompt_mask"])
+        batch["prompt_rows"], batch["prompt_inverse"] = rows, inverse
         batch = {k: v.to(self.args.device) for k, v in batch.items()}
         batch["advantages"] = adv.advantages.to(self.args.device)
         batch["tokens_per_micro_step"] = batch["completion_mask"].sum().float()

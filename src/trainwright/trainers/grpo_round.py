@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from trainwright.trainers.grpo_rewards import RewardLog
+from trainwright.trainers.logprobs import distinct_rows
 
 
 def is_conversational(prompt: Any) -> bool:
@@ -156,7 +157,9 @@ def split_round(
     """Cut the round into ``steps`` micro-batches, each trimmed to its own padding.
 
     Trimming matters because the round is padded to its longest prompt and completion; a micro-batch
-    whose rows are all short would otherwise run the model over columns of padding.
+    whose rows are all short would otherwise run the model over columns of padding. Each micro-batch
+    also gets ``prompt_rows`` / ``prompt_inverse`` (:func:`~trainwright.trainers.logprobs.distinct_rows`
+    of its prompts), computed here on the CPU so the forward needs no host sync to share prompts.
     """
     micro_batches = []
     for s in range(steps):
@@ -170,6 +173,8 @@ def split_round(
         part["completion_ids"] = part["completion_ids"][:, :c_len]
         part["completion_mask"] = part["completion_mask"][:, :c_len]
         part["tokens_per_micro_step"] = tokens_per_micro_step
+        # rows with the same (trimmed) prompt: the forward runs each distinct prompt once
+        part["prompt_rows"], part["prompt_inverse"] = distinct_rows(part["prompt_ids"], part["prompt_mask"])
         micro_batches.append(part)
     return micro_batches
 

@@ -32,6 +32,8 @@ from torch import nn
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
+from trainwright.trainers.distributed import full_state_dict, load_full_state_dict, reshard
+
 
 class CheckpointedCallback(TrainerCallback):
     """A trainer-owned callback whose state lives in checkpoint folders (saved in ``on_save``).
@@ -87,7 +89,13 @@ class ReferenceSyncCallback(CheckpointedCallback):
 
     @torch.no_grad()
     def sync(self, model: nn.Module) -> None:
-        """Blend ``model``'s parameters into the reference (names must match one to one)."""
+        """Blend ``model``'s parameters into the reference (names must match one to one).
+
+        Under FSDP2 both are sharded the same way, so each process blends its own shards; they are resharded
+        first (a unit left gathered after a forward would expose its full tensor instead of its shard).
+        """
+        reshard(self.ref_model)
+        reshard(model)
         ref_params = dict(self.ref_model.named_parameters())
         policy_params = dict(model.named_parameters())
         if ref_params.keys() != policy_params.keys():
@@ -112,12 +120,10 @@ class ReferenceSyncCallback(CheckpointedCallback):
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
         folder = checkpoint_folder(args, state)
+        state_dict = full_state_dict(self.ref_model)  # under FSDP a collective: every process takes part
         if not args.should_save or not os.path.isdir(folder):
             return
-        payload = {
-            "state_dict": {k: v.detach().cpu() for k, v in self.ref_model.state_dict().items()},
-            "num_syncs": self.num_syncs,
-        }
+        payload = {"state_dict": state_dict, "num_syncs": self.num_syncs}
         _atomic_torch_save(payload, os.path.join(folder, self.CHECKPOINT_FILE))
 
     def load_checkpoint(self, folder: str) -> bool:
@@ -138,7 +144,7 @@ class ReferenceSyncCallback(CheckpointedCallback):
                 stacklevel=2,
             )
             return False
-        self.ref_model.load_state_dict(payload["state_dict"])
+        load_full_state_dict(self.ref_model, payload["state_dict"])
         self.num_syncs = num_syncs
         return True
 

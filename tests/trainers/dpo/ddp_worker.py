@@ -1,6 +1,8 @@
 """One DPO step on 4 pairs under ``accelerate launch`` (2 CPU processes × 2 pairs); run by test_dpo_ddp.py.
 
-Writes ``log_history.json`` and ``weights.pt`` (rank 0) into the folder given as the only argument.
+Writes ``log_history.json`` and ``weights.pt`` (rank 0) into the folder given as the first argument; a second
+argument ``share`` forces the shared-prompt forward on (the tiny model is below its size threshold), so that
+its two model calls per forward are checked under DDP too.
 """
 
 from __future__ import annotations
@@ -22,8 +24,12 @@ from trainwright.toy import build_tiny_causal_lm, build_tokenizer
 N_PAIRS = 4
 
 
-def build_and_train(out: Path, per_device_batch: int) -> DPOTrainer:
+def build_and_train(out: Path, per_device_batch: int, share_prompts: bool = False) -> DPOTrainer:
     """Shared with the single-process run in the test, so both sides use the same settings."""
+    if share_prompts:
+        from trainwright.trainers import logprobs
+
+        logprobs.MIN_SAVED_PARAMETER_TOKENS = 0
     tokenizer = build_tokenizer()
     trainer = DPOTrainer(
         build_tiny_causal_lm(tokenizer, seed=0),
@@ -46,7 +52,7 @@ def build_and_train(out: Path, per_device_batch: int) -> DPOTrainer:
 def main() -> None:
     torch.set_num_threads(1)
     out = Path(sys.argv[1])
-    trainer = build_and_train(out, per_device_batch=N_PAIRS // 2)
+    trainer = build_and_train(out, per_device_batch=N_PAIRS // 2, share_prompts=sys.argv[2:] == ["share"])
     if trainer.accelerator.is_main_process:
         assert trainer.accelerator.num_processes == 2, trainer.accelerator.num_processes
         (out / "log_history.json").write_text(json.dumps(trainer.state.log_history))

@@ -13,15 +13,23 @@ HERE = Path(__file__).resolve().parent
 
 
 @pytest.mark.slow
-def test_dpo_two_process_run_matches_single_process(tmp_path, launch_two_processes) -> None:
+@pytest.mark.parametrize("share_prompts", [False, True], ids=["plain", "shared-prompt"])
+def test_dpo_two_process_run_matches_single_process(
+    tmp_path, launch_two_processes, share_prompts, monkeypatch
+) -> None:
     (tmp_path / "ddp").mkdir()
-    launch_two_processes(str(HERE / "ddp_worker.py"), str(tmp_path / "ddp"))
+    share = ["share"] if share_prompts else []
+    launch_two_processes(str(HERE / "ddp_worker.py"), str(tmp_path / "ddp"), *share)
     ddp_log = next(e for e in json.loads((tmp_path / "ddp" / "log_history.json").read_text()) if "loss" in e)
     ddp_weights = torch.load(tmp_path / "ddp" / "weights.pt")
 
     sys.path.insert(0, str(HERE))
     from ddp_worker import N_PAIRS, build_and_train
 
+    if share_prompts:
+        from trainwright.trainers import logprobs
+
+        monkeypatch.setattr(logprobs, "MIN_SAVED_PARAMETER_TOKENS", 0)  # restored after the test
     single = build_and_train(tmp_path / "single", per_device_batch=N_PAIRS)
     single_log = next(e for e in single.state.log_history if "loss" in e)
     for key in ("loss", "rewards/chosen", "rewards/rejected", "rewards/margins", "rewards/accuracies",

@@ -50,6 +50,54 @@ def test_dpo_sequence_logps_equals_naive_log_softmax(make_model, tokenizer, tmp_
     assert torch.allclose(got.logits_sum, (logits[:, :-1].mean(-1) * mask).sum(-1), atol=1e-5)
 
 
+@pytest.mark.parametrize("with_sum_sq", [False, True])
+def test_dpo_shared_prompt_forward_equals_plain(make_model, tokenizer, tmp_path, with_sum_sq) -> None:
+    """Each pair's prompt run once, each half trimmed to its own length: same sums and gradients."""
+    from trainwright.trainers.dpo import shared_prompt_sequence_logps
+
+    model = make_model()
+    pairs = text_pairs(4).map(lambda row, i: {"chosen": row["chosen"] * (i + 1)}, with_indices=True)
+    trainer = DPOTrainer(model, args=make_config(tmp_path), train_dataset=pairs, processing_class=tokenizer)
+    batch = batch_of(trainer)
+    params = list(model.parameters())
+    plain = sequence_logps(model, batch, with_sum_sq=with_sum_sq)
+    shared = sequence_logps(model, batch, with_sum_sq=with_sum_sq, cache_argument="cache")
+    for name in plain._fields:
+        if getattr(plain, name) is not None:
+            torch.testing.assert_close(getattr(shared, name), getattr(plain, name), atol=1e-5, rtol=1e-5)
+    weights = torch.linspace(0.5, 1.5, plain.logps.shape[0])
+    grads = [torch.autograd.grad((r.logps * weights).sum(), params) for r in (plain, shared)]
+    for a, b in zip(*grads):
+        torch.testing.assert_close(a, b, atol=1e-4, rtol=1e-4)
+    # it did share: the prompt is the common prefix and run once per pair
+    prompt = min(len(ids) for ids in trainer.train_dataset["prompt_ids"][:4])
+    assert shared_prompt_sequence_logps(model, batch, prompt, (1, 1), "cache") is None  # nothing after it
+    assert shared_prompt_sequence_logps(model, batch, prompt, (batch["input_ids"].shape[1],) * 2, "cache")
+
+
+def test_dpo_shared_prompt_forward_is_skipped_when_pairs_differ_before_completions(
+    make_model, tokenizer, tmp_path, monkeypatch
+) -> None:
+    import trainwright.trainers.dpo as dpo_module
+
+    calls = []
+    monkeypatch.setattr(dpo_module, "shared_prompt_sequence_logps", lambda *a, **k: calls.append(1))
+    model = make_model()
+    trainer = DPOTrainer(
+        model, args=make_config(tmp_path), train_dataset=text_pairs(4), processing_class=tokenizer
+    )
+    batch = batch_of(trainer)
+    with torch.no_grad():
+        plain = sequence_logps(model, batch)
+        batch["input_ids"][0, 0] += 1  # pair 0's rows now differ in their prompt
+        sequence_logps(model, batch, cache_argument="cache")
+        assert not calls
+        batch["input_ids"][0, 0] -= 1
+        sequence_logps(model, batch, cache_argument="cache", min_shared_tokens=10**9)  # too small a saving
+        assert not calls
+        assert torch.allclose(sequence_logps(model, batch, cache_argument="cache").logps, plain.logps)
+
+
 # ---- references -----------------------------------------------------------------------------------
 
 

@@ -145,6 +145,45 @@ def test_dpo_loss_and_metrics_match_trl(loss_type, trl_side, models, tokenizer, 
     assert 0.0 < logs["rewards/accuracies"] < 1.0  # the batch mixes won and lost pairs
 
 
+@pytest.mark.parametrize("loss_type", ["sigmoid", "ipo", "sft", "aot"])
+def test_dpo_shared_prompt_forward_matches_trl(
+    loss_type, trl_side, models, tokenizer, tmp_path, monkeypatch
+) -> None:
+    """The shared-prompt forward (each pair's prompt run once, each half trimmed to its own length) gives
+    TRL's loss and metrics too; forced on here, since the tiny model is below its size threshold."""
+    import trainwright.trainers.dpo as dpo_module
+    from trainwright.trainers import logprobs
+
+    monkeypatch.setattr(logprobs, "MIN_SAVED_PARAMETER_TOKENS", 0)
+    runs = []
+    real = dpo_module.run_shared_prefix
+
+    def counted(*args, **kwargs):
+        runs.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dpo_module, "run_shared_prefix", counted)
+    trl_trainer, trl_batch = trl_side
+    trl_trainer.loss_types, trl_trainer.loss_weights = [loss_type], [1.0]
+    trl_trainer._metrics["train"].clear()
+    trl_trainer._total_train_tokens = 0
+    trl_trainer.model.train()
+    with torch.no_grad():
+        trl_loss = trl_trainer.compute_loss(trl_trainer.model, trl_batch)
+    trl_metrics = {k: sum(v) / len(v) for k, v in trl_trainer._metrics["train"].items()}
+
+    ours, batch = ours_for(loss_type, models, tokenizer, tmp_path)
+    ours.model.train()
+    with torch.no_grad():
+        loss = ours.compute_loss(ours.model, batch)
+    assert len(runs) == 2  # policy and reference both shared their prompts
+    logs: dict[str, float] = {"loss": float(loss)}
+    ours.log(logs)
+    assert float(loss) == pytest.approx(float(trl_loss), abs=1e-5, rel=1e-5)
+    for name in METRICS:
+        assert logs[name] == pytest.approx(trl_metrics[name], abs=1e-5, rel=1e-5), name
+
+
 def test_dpo_rpo_combination_matches_trl(trl_side, models, tokenizer, tmp_path) -> None:
     trl_trainer, trl_batch = trl_side
     trl_trainer.loss_types, trl_trainer.loss_weights = ["sigmoid", "sft"], [1.0, 0.3]

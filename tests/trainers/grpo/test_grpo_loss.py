@@ -240,3 +240,47 @@ def test_grpo_loss_equals_trl_on_identical_inputs(trl_setup, loss_type, level, b
         tokens_per_micro_step=active.float(),  # 1 process, steps_per_generation 1
     )
     torch.testing.assert_close(ours.loss, trl_loss, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("loss_type", ["grpo", "dapo"])
+def test_grpo_loss_with_shared_prompt_forward_equals_trl(trl_setup, loss_type):
+    """Completions of the same prompt: running each distinct prompt once (the trainer's shared-prompt
+    forward) gives TRL's loss, whose forward runs every row in full."""
+    from trainwright.trainers.logprobs import (
+        SharedPrefix,
+        distinct_rows,
+        kv_cache_argument,
+        selective_log_softmax,
+        shared_prefix_logits,
+    )
+
+    trainer, our_model, base_inputs = trl_setup
+    inputs = dict(base_inputs)
+    # two prompts (one left-padded), two completions each
+    inputs["prompt_ids"] = base_inputs["prompt_ids"][[0, 0, 3, 3]]
+    inputs["prompt_mask"] = base_inputs["prompt_mask"][[0, 0, 3, 3]]
+    active = inputs["completion_mask"].sum()
+    inputs["num_items_in_batch"] = active
+    inputs.pop("old_per_token_logps", None)
+    inputs.pop("ref_per_token_logps", None)
+    trainer.loss_type, trainer.importance_sampling_level, trainer.beta = loss_type, "token", 0.0
+    trl_loss = trainer._compute_loss(trainer.model, inputs)
+
+    rows, inverse = distinct_rows(inputs["prompt_ids"], inputs["prompt_mask"])
+    assert rows.numel() == 2
+    input_ids = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], 1)
+    mask = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], 1)
+    prefix = SharedPrefix(inputs["prompt_ids"].shape[1], rows, inverse)
+    pieces = shared_prefix_logits(our_model, input_ids, mask, prefix, kv_cache_argument(our_model))
+    targets = inputs["completion_ids"].split([p.shape[1] for p in pieces], dim=1)
+    logps = torch.cat([selective_log_softmax(p, t) for p, t in zip(pieces, targets)], dim=1)
+    ours = grpo_loss(
+        logps,
+        inputs["advantages"],
+        inputs["completion_mask"],
+        loss_type=loss_type,
+        epsilon_low=0.2,
+        epsilon_high=0.28,
+        tokens_per_micro_step=active.float(),
+    )
+    torch.testing.assert_close(ours.loss, trl_loss, rtol=1e-5, atol=1e-6)

@@ -103,6 +103,50 @@ def test_grpo_old_logps_only_when_the_ratio_can_differ(
         assert (now - sampled_by).abs().max() > 1e-6
 
 
+def test_grpo_shared_prompt_forward_equals_plain(
+    tmp_path, tokenizer, tiny_model, prompts_dataset, reward_a, monkeypatch
+):
+    """Each distinct prompt of a micro-batch runs once (its G completions share it): same log-probs, loss and
+    gradients as one plain forward. Forced on here, since the tiny model is below the size threshold."""
+    from trainwright.trainers import grpo as grpo_module
+    from trainwright.trainers import logprobs
+    from trainwright.trainers.grpo_loss import grpo_loss
+
+    monkeypatch.setattr(logprobs, "MIN_SAVED_PARAMETER_TOKENS", 0)
+    trainer = GRPOTrainer(
+        tiny_model,
+        reward_a,
+        args=_config(tmp_path, max_steps=1, gradient_accumulation_steps=2, steps_per_generation=2),
+        train_dataset=prompts_dataset,
+        processing_class=tokenizer,
+    )
+    trainer.train()
+    runs = []
+    real = grpo_module.shared_prefix_logits
+    monkeypatch.setattr(grpo_module, "shared_prefix_logits", lambda *a, **k: runs.append(1) or real(*a, **k))
+    params = list(trainer.model.parameters())
+    for part in trainer.round_buffer.micro_batches:
+        # a micro-batch of 4 rows holds one prompt's 4 completions
+        assert part["prompt_rows"].numel() == 1 and part["prompt_inverse"].tolist() == [0, 0, 0, 0]
+        results = []
+        for share in (True, False):
+            trainer._prefix_sharing.enabled = share
+            logps = trainer.completion_logps(trainer.model, part)
+            loss = grpo_loss(
+                logps,
+                part["advantages"] + torch.linspace(-1, 1, 4),  # a gradient even if the rewards tie
+                part["completion_mask"],
+                tokens_per_micro_step=part["tokens_per_micro_step"],
+            ).loss
+            results.append((logps, loss, torch.autograd.grad(loss, params)))
+        (shared, shared_loss, shared_grads), (plain, plain_loss, plain_grads) = results
+        torch.testing.assert_close(shared, plain, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(shared_loss, plain_loss, atol=1e-6, rtol=1e-5)
+        for a, b in zip(shared_grads, plain_grads):
+            torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+    assert len(runs) == len(trainer.round_buffer.micro_batches)
+
+
 def test_grpo_training_changes_the_policy_and_logs_trl_metrics(
     tmp_path, tokenizer, tiny_model, prompts_dataset
 ):
