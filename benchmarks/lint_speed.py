@@ -1,16 +1,20 @@
-"""Lint speed, side by side in one run: flake8 without and with the trainwright plugin,
-``trainwright lint``, and ``ruff check`` as the speed reference, on the installed transformers + TRL
-sources (~3,000 files).
+"""Lint speed as ratios measured side by side in one run (issue 10's three measures).
 
-Targets (issue 3): the plugin adds <= 3% to flake8's time; ``trainwright lint`` <= 3x ruff's wall time.
+1. ``trainwright lint -j 1`` CPU on TRL's source ÷ the CPU of ``ast.parse`` on the files the linter's gate
+   lets through (goal <= 2.0): what the linter costs beyond reading the code it must read.
+2. flake8 with the trainwright plugin ÷ the same flake8 without it, CPU, on TRL's source (goal <= 1.05).
+3. ``trainwright lint`` ÷ ``ruff check`` (default rules, no cache) wall time, on transformers + TRL
+   (goal <= 1.5), both with their default parallelism.
 
-Each tool runs in a fresh process with the same number of jobs; we record wall time and CPU time
-(user+sys of the process and its workers). On a shared machine wall time is noisy, so the plugin's
-overhead is also measured directly: the checker is run in-process on every file with the ``ast``
-tree flake8 would hand it, and that CPU time is divided by flake8's CPU time.
+The sources are copied into a temporary folder first: the installed packages live in a virtual
+environment that the project's ``.gitignore`` excludes, and a copy outside any repository is linted as
+its own project, as a user's checkout would be. Every measurement runs in a fresh process; the runs of
+each measure are interleaved (the order reversed every other round) so that load drifts on a shared
+machine hit both sides alike, and the median of ``--repeat`` rounds is reported. CPU is user + system
+time of the process and its children (``RUSAGE_CHILDREN``).
 
-    python benchmarks/lint_speed.py                 # markdown table on stdout
-    python benchmarks/lint_speed.py --repeat 3 --jobs 2
+    python benchmarks/lint_speed.py                 # Markdown table on stdout, progress on stderr
+    python benchmarks/lint_speed.py --repeat 5
 """
 
 from __future__ import annotations
@@ -20,125 +24,167 @@ import ast
 import importlib.util
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 NO_PLUGIN = "--flake8-without-trainwright"
+PARSE_ONLY = "--parse-only"
+GOALS = {"lint_vs_parse": 2.0, "flake8_plugin": 1.05, "lint_vs_ruff": 1.5}
 
 
-def _package_dir(name: str) -> Path:
+def package_dir(name: str) -> Path:
     spec = importlib.util.find_spec(name)  # locates without importing the package
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit(f"{name} is not installed: pip install {name}")
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def _timed(cmd: list[str]) -> tuple[float, float, int]:
+def timed(cmd: list[str], cwd: Path) -> tuple[float, float, str]:
+    """(wall seconds, CPU seconds of the process tree, stdout) of one run of ``cmd``."""
+    env = {
+        k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"
+    }  # compiled once, as installed
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd[:4])} ... failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    return wall, cpu, proc.returncode
+    return wall, cpu, proc.stdout
 
 
-def _plugin_cpu(paths: list[Path]) -> tuple[float, int, int]:
-    """CPU seconds the checker itself spends on every file (given flake8's already-parsed tree)."""
-    from trainwright_lint.flake8_plugin import TrainwrightChecker
+def gated_files(root: Path) -> list[Path]:
+    """The files ``trainwright lint`` parses: those its text gate lets through."""
+    from trainwright_lint import prefilter
 
-    total, files, findings = 0.0, 0, 0
-    for root in paths:
-        for path in sorted(root.rglob("*.py")):
-            try:
-                lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-                tree = ast.parse("".join(lines))
-            except (SyntaxError, UnicodeDecodeError, ValueError):
-                continue
-            files += 1
-            start = time.process_time()
-            findings += len(list(TrainwrightChecker(tree, lines, str(path)).run()))
-            total += time.process_time() - start
-    return total, files, findings
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if prefilter.worth_linting(text):
+            out.append(path)
+    return out
+
+
+def parse_only(paths: list[str]) -> float:
+    """CPU seconds of ``ast.parse`` alone over ``paths`` (reading them is not counted)."""
+    sources = [Path(p).read_text(encoding="utf-8") for p in paths]
+    start = time.process_time()
+    for source in sources:
+        ast.parse(source)
+    return time.process_time() - start
+
+
+def rounds(repeat: int, sides: dict[str, Callable[[], float]]) -> dict[str, float]:
+    """The median of each side over ``repeat`` interleaved rounds, after one unmeasured warm-up run of
+    each (it writes the bytecode caches and fills the file cache)."""
+    for measure in sides.values():
+        measure()
+    values: dict[str, list[float]] = {name: [] for name in sides}
+    for run in range(repeat):
+        order = list(sides.items())
+        if run % 2:
+            order.reverse()
+        for name, measure in order:
+            values[name].append(measure())
+            print(f"  {name}: {values[name][-1]:.3f}", file=sys.stderr)
+    return {name: statistics.median(v) for name, v in values.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=1, help="runs per tool (median reported)")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("paths", nargs="*", type=Path, help="default: installed transformers and trl")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds per measure (median reported)")
     args = parser.parse_args(argv)
-    paths = args.paths or [_package_dir("transformers"), _package_dir("trl")]
-    n_files = sum(1 for p in paths for _ in p.rglob("*.py"))
     bindir = Path(sys.executable).parent
-    str_paths = [str(p) for p in paths]
-    jobs = str(args.jobs)
-    flake8 = [sys.executable, "-m", "flake8", "--isolated", "--exit-zero", "-j", jobs]
-    tools = {
-        "flake8 (no trainwright plugin)": [
-            sys.executable,
-            __file__,
-            NO_PLUGIN,
-            "--isolated",
-            "--exit-zero",
-            "-j",
-            jobs,
-            *str_paths,
-        ],
-        "flake8 + trainwright plugin": [*flake8, *str_paths],
-        "trainwright lint": [str(bindir / "trainwright"), "lint", "--exit-zero", "-j", jobs, *str_paths],
-        "ruff check (no cache)": [
-            str(bindir / "ruff"),
-            "check",
-            "--isolated",
-            "--no-cache",
-            "--exit-zero",
-            "-q",
-            *str_paths,
-        ],
-    }
-    results: dict[str, list[tuple[float, float]]] = {name: [] for name in tools}
-    for run in range(args.repeat):
-        order = list(tools.items())
-        if run % 2:  # interleaved, order reversed every other run, so load drifts hit every tool alike
-            order.reverse()
-        for name, cmd in order:
-            wall, cpu, _ = _timed(cmd)
-            results[name].append((wall, cpu))
-            print(f"  {name}: {wall:.1f} s wall, {cpu:.1f} s CPU", file=sys.stderr)
-    plugin_cpu, plugin_files, plugin_findings = _plugin_cpu(paths)
+    trainwright, ruff = str(bindir / "trainwright"), str(bindir / "ruff")
+    with tempfile.TemporaryDirectory(prefix="tw-lint-speed-") as tmp:
+        work = Path(tmp)
+        for name in ("transformers", "trl"):
+            shutil.copytree(package_dir(name), work / name, ignore=shutil.ignore_patterns("__pycache__"))
+        # A project root, as a checkout has: flake8's plugin and the CLI then see one project.
+        (work / "pyproject.toml").write_text('[project]\nname = "corpus"\nversion = "0"\n', encoding="utf-8")
+        gated = [str(p) for p in gated_files(work / "trl")]
+        listing = work / "gated.txt"
+        listing.write_text("\n".join(gated), encoding="utf-8")
+        load = os.getloadavg()[0]
 
-    med = {
-        name: (statistics.median(w for w, _ in r), statistics.median(c for _, c in r))
-        for name, r in results.items()
+        def parse_cpu() -> float:
+            return float(timed([sys.executable, __file__, PARSE_ONLY, str(listing)], work)[2])
+
+        def lint_cpu() -> float:
+            return timed([trainwright, "lint", "-j", "1", "--exit-zero", "trl"], work)[1]
+
+        first = rounds(
+            args.repeat, {"ast.parse (gated TRL files)": parse_cpu, "trainwright lint -j 1": lint_cpu}
+        )
+
+        flake8 = ["--isolated", "--exit-zero", "-j", "1", "trl"]
+
+        def flake8_cpu() -> float:
+            return timed([sys.executable, "-m", "flake8", *flake8], work)[1]
+
+        def flake8_bare_cpu() -> float:
+            return timed([sys.executable, __file__, NO_PLUGIN, *flake8], work)[1]
+
+        second = rounds(
+            args.repeat, {"flake8 without plugin": flake8_bare_cpu, "flake8 + plugin": flake8_cpu}
+        )
+
+        def lint_wall() -> float:
+            return timed([trainwright, "lint", "--exit-zero", "transformers", "trl"], work)[0]
+
+        def ruff_wall() -> float:
+            return timed(
+                [ruff, "check", "--isolated", "--no-cache", "--exit-zero", "-q", "transformers", "trl"], work
+            )[0]
+
+        third = rounds(args.repeat, {"ruff check": ruff_wall, "trainwright lint": lint_wall})
+        n_trl = sum(1 for _ in (work / "trl").rglob("*.py"))
+        n_all = n_trl + sum(1 for _ in (work / "transformers").rglob("*.py"))
+    ratios = {
+        "lint_vs_parse": first["trainwright lint -j 1"] / first["ast.parse (gated TRL files)"],
+        "flake8_plugin": second["flake8 + plugin"] / second["flake8 without plugin"],
+        "lint_vs_ruff": third["trainwright lint"] / third["ruff check"],
     }
-    base_c = med["flake8 (no trainwright plugin)"][1]
-    ruff_w, _ = med["ruff check (no cache)"]
+    rows = [
+        (
+            "lint_vs_parse",
+            f"`trainwright lint -j 1` CPU ÷ `ast.parse` CPU, TRL ({len(gated)} of {n_trl} files gated)",
+            f"{first['trainwright lint -j 1']:.2f} s ÷ {first['ast.parse (gated TRL files)']:.2f} s",
+        ),
+        (
+            "flake8_plugin",
+            f"flake8 + plugin ÷ flake8 without it, CPU, TRL ({n_trl} files, `-j 1`)",
+            f"{second['flake8 + plugin']:.2f} s ÷ {second['flake8 without plugin']:.2f} s",
+        ),
+        (
+            "lint_vs_ruff",
+            f"`trainwright lint` ÷ `ruff check`, wall, transformers + TRL ({n_all} files)",
+            f"{third['trainwright lint']:.2f} s ÷ {third['ruff check']:.2f} s",
+        ),
+    ]
     print(
-        f"{n_files} files ({', '.join(p.name for p in paths)}), {args.jobs} job(s), median of {args.repeat} run(s)\n"
+        f"median of {args.repeat} interleaved rounds; load average {load:.1f} at the start, "
+        f"{os.getloadavg()[0]:.1f} at the end; {os.cpu_count()} CPUs\n"
     )
-    print("| tool | wall (s) | CPU (s) | vs flake8 (CPU) | vs ruff (wall) |")
-    print("|---|---:|---:|---:|---:|")
-    for name, (w, c) in med.items():
-        print(f"| {name} | {w:.1f} | {c:.1f} | {c / base_c:.3f}x | {w / ruff_w:.1f}x |")
-    print(
-        f"\nPlugin overhead measured directly: {plugin_cpu:.2f} CPU-s in the checker over {plugin_files} files "
-        f"({plugin_findings} findings) = {100 * plugin_cpu / base_c:.2f}% of flake8's CPU time (target <= 3%)."
-    )
-    with_c = med["flake8 + trainwright plugin"][1]
-    print(
-        f"End-to-end flake8 CPU difference: {100 * (with_c - base_c) / base_c:+.2f}% (noisy on a shared machine)."
-    )
-    print(f"trainwright lint wall / ruff wall: {med['trainwright lint'][0] / ruff_w:.2f}x (target <= 3x).")
+    print("| measure | goal | result | ratio |")
+    print("|---|---:|---|---:|")
+    for key, label, detail in rows:
+        print(f"| {label} | ≤ {GOALS[key]:g} | {detail} | {ratios[key]:.2f} |")
     return 0
 
 
-def _flake8_without_trainwright(argv: list[str]) -> int:
+def flake8_without_trainwright(argv: list[str]) -> int:
     """Run flake8 with the trainwright entry point filtered out of plugin discovery."""
     from flake8.main import cli
     from flake8.plugins import finder
@@ -154,5 +200,8 @@ def _flake8_without_trainwright(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == NO_PLUGIN:
-        sys.exit(_flake8_without_trainwright(sys.argv[2:]))
+        sys.exit(flake8_without_trainwright(sys.argv[2:]))
+    if len(sys.argv) > 2 and sys.argv[1] == PARSE_ONLY:
+        print(parse_only(Path(sys.argv[2]).read_text(encoding="utf-8").split("\n")))
+        sys.exit(0)
     sys.exit(main())

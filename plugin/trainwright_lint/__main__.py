@@ -1,5 +1,3 @@
-import sys
+from trainwright_lint.cli import console
 
-from trainwright_lint.cli import main
-
-sys.exit(main())
+console()

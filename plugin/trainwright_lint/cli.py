@@ -3,7 +3,7 @@
 Each sub-command lives in its own module under ``trainwright_lint.commands`` and exposes
 ``register(subparsers)``; the module sets ``func`` on its parser, a callable taking the parsed
 namespace and returning the exit status. Keeping the dispatcher this small lets the decision toolkit
-(``hooks``, ``explain``) and the linter (``lint``, ``fix``) grow independently.
+(``hooks``, ``explain``) and the linter (``lint``, ``fix``, ``upgrade``) grow independently.
 
 Exit status convention (shared by all sub-commands): 0 success / clean, 1 findings, 2 usage or
 internal error.
@@ -12,41 +12,45 @@ internal error.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
 from trainwright_lint import __version__
 
-# Sub-command modules, in the order they are listed by ``trainwright --help``.
-COMMAND_MODULES: tuple[str, ...] = (
-    "trainwright_lint.commands.hooks",
-    "trainwright_lint.commands.explain",
-    "trainwright_lint.commands.lint",
-    "trainwright_lint.commands.fix",
-)
+# Sub-command name -> its module, in the order ``trainwright --help`` lists them.
+COMMANDS: dict[str, str] = {
+    "hooks": "trainwright_lint.commands.hooks",
+    "explain": "trainwright_lint.commands.explain",
+    "lint": "trainwright_lint.commands.lint",
+    "fix": "trainwright_lint.commands.fix",
+    "upgrade": "trainwright_lint.commands.upgrade",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``argv`` naming a sub-command, only that sub-command's module is imported (a
+    pre-commit hook runs ``trainwright lint`` on every commit: the catalogue queries and the fixer are
+    not its business). ``trainwright --help`` and unknown commands import them all."""
     parser = argparse.ArgumentParser(
         prog="trainwright",
         description="Lint Trainer subclasses and callbacks; query the Trainer API catalogue.",
     )
     parser.add_argument("--version", action="version", version=f"trainwright {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module_name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name == module_name:  # a sub-command not shipped (yet) in this build
-                continue
-            raise
-        module.register(subparsers)
+    chosen = argv[0] if argv else None
+    for name, module_name in COMMANDS.items():
+        if chosen in COMMANDS and name != chosen:
+            continue
+        importlib.import_module(module_name).register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)
     if func is None:
@@ -55,5 +59,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     return int(func(args))
 
 
+def console() -> None:
+    """The ``trainwright`` program: ``main``, then a hard exit once the output is flushed. A lint run
+    holds the parsed trees of every file it read; letting the interpreter free them one by one at exit
+    costs as much as parsing them did, and nothing is left to clean up (worker processes are joined).
+    The cyclic garbage collector stays off for the same reason: the trees hold no cycles, and every
+    collection would walk all of them."""
+    gc.disable()
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    console()

@@ -3,14 +3,17 @@ excludes (every ``.gitignore`` from the project root down, plus ``exclude`` from
 usual tool directories. A file named explicitly on the command line is always linted, as in ruff;
 with ``force_exclude`` (``--force-exclude``, what the pre-commit hook passes, since pre-commit names
 every changed file) a config ``exclude`` applies to named files too.
+
+Also where a lint run's project is (:func:`find_project_root`, :func:`config_start`) and, as ruff does,
+warnings when the given paths hold no Python file or name excluded paths (:func:`discovery_warnings`).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ALWAYS_SKIPPED = frozenset(
@@ -41,6 +44,7 @@ class Pattern:
     negate: bool
     dir_only: bool
     base: str  # directory (posix, relative to the root) the pattern file lives in; "" for the root
+    text: str = field(default="", compare=False)  # as written, for messages
 
 
 def _translate(glob: str) -> str:
@@ -92,13 +96,19 @@ def parse_patterns(lines: Iterable[str], base: str = "") -> list[Pattern]:
             line = line[1:]
         line = line.removeprefix("\\")
         dir_only = line.endswith("/")
-        patterns.append(Pattern(re.compile(_translate(line.rstrip("/") or line)), negate, dir_only, base))
+        regex = re.compile(_translate(line.rstrip("/") or line))
+        patterns.append(Pattern(regex, negate, dir_only, base, raw.strip()))
     return patterns
 
 
 def is_ignored(rel: str, is_dir: bool, patterns: Iterable[Pattern]) -> bool:
     """Last matching pattern wins (gitignore semantics)."""
-    ignored = False
+    return deciding_pattern(rel, is_dir, patterns) is not None
+
+
+def deciding_pattern(rel: str, is_dir: bool, patterns: Iterable[Pattern]) -> Pattern | None:
+    """The pattern that ignores ``rel`` (the last match, when it is not a ``!`` one), else ``None``."""
+    ignored: Pattern | None = None
     for p in patterns:
         if p.base:
             if not rel.startswith(p.base + "/"):
@@ -113,7 +123,7 @@ def is_ignored(rel: str, is_dir: bool, patterns: Iterable[Pattern]) -> bool:
                 continue
         elif not p.regex.match(sub):
             continue
-        ignored = not p.negate
+        ignored = None if p.negate else p
     return ignored
 
 
@@ -190,3 +200,116 @@ def _walk(
                 continue
             seen.add(path)
             yield shown / entry.name
+
+
+# ------------------------------------------------------------------------------------ project layout
+
+PROJECT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
+
+
+def find_project_root(start: Path) -> Path | None:
+    """The directory of the nearest ``pyproject.toml``, ``setup.cfg``, ``setup.py`` or ``.git`` at or
+    above ``start`` (``None`` when there is none: callers then use ``start`` itself): where the
+    project's requirements are read. Not cached: files appear between calls in one process (the
+    flake8 plugin caches its answer per directory instead)."""
+    start = start.resolve()
+    directory = start.parent if start.is_file() else start
+    for candidate in (directory, *directory.parents):
+        if any((candidate / marker).exists() for marker in PROJECT_MARKERS):
+            return candidate
+    return None
+
+
+def config_start(paths: Sequence[str | Path], cwd: Path | None = None) -> Path:
+    """Where to look for the configuration and the project root of a run over ``paths``.
+
+    The working directory when every path is inside its project (pre-commit runs at the repository
+    root and names changed files: the answer must not depend on which files changed), else the
+    deepest directory common to the paths (``trainwright lint ../other-project`` reads that project).
+    """
+    cwd = (cwd or Path.cwd()).resolve()
+    resolved = [Path(p).resolve() for p in paths] or [cwd]
+    home = find_project_root(cwd)
+    if home is not None and all(p == home or home in p.parents for p in resolved):
+        return cwd
+    dirs = [p if p.is_dir() else p.parent for p in resolved]
+    return Path(os.path.commonpath([str(d) for d in dirs]))
+
+
+def exclusion_reason(path: Path, root: Path, exclude: Iterable[str] = ()) -> str | None:
+    """Why ``path`` is excluded (``[tool.trainwright] exclude "legacy/"``, ``.gitignore "build/"``), or
+    ``None`` when neither an ``exclude`` pattern nor a ``.gitignore`` between the root and it covers it."""
+    root = root.resolve()
+    resolved = path.resolve()
+    if resolved != root and root not in resolved.parents:
+        return None
+    rel = resolved.relative_to(root).as_posix() if resolved != root else ""
+    if not rel:
+        return None
+    is_dir = resolved.is_dir()
+    pattern = deciding_pattern(rel, is_dir, parse_patterns(exclude))
+    if pattern is not None:
+        return f'[tool.trainwright] exclude "{pattern.text}"'
+    parts = rel.split("/")
+    gitignores: list[Pattern] = []
+    directory = root
+    for part in parts[:-1]:
+        gitignores += _gitignore(directory, root)
+        directory = directory / part
+    gitignores += _gitignore(directory, root)
+    pattern = deciding_pattern(rel, is_dir, gitignores)
+    if pattern is not None:
+        where = f"{pattern.base}/.gitignore" if pattern.base else ".gitignore"
+        return f'{where} "{pattern.text}"'
+    return None
+
+
+def discovery_warnings(
+    paths: Sequence[str | Path],
+    files: Sequence[str | Path],
+    root: Path,
+    exclude: Iterable[str] = (),
+    force_exclude: bool = False,
+) -> list[str]:
+    """What to tell the user about the file list (exit status unchanged), as ruff does: named paths that
+    were skipped because they are excluded, and a run that found no Python file at all.
+
+    A named file is skipped only with ``force_exclude`` (and then only by ``exclude``: that is what the
+    pre-commit hook relies on); a named directory is skipped when it is itself excluded.
+    """
+    config_patterns = parse_patterns(exclude)
+    rel = _rel_fn(root.resolve())
+    named_files: list[str] = []
+    named_dirs: list[str] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_file():
+            pattern = deciding_pattern(rel(path.resolve()), False, config_patterns) if force_exclude else None
+            if pattern is not None:
+                named_files.append(f'{given} ([tool.trainwright] exclude "{pattern.text}")')
+        elif path.is_dir() and not _contributed(path, files):
+            reason = exclusion_reason(path, root, exclude)
+            if reason is not None:
+                named_dirs.append(f"{given} ({reason})")
+    out = []
+    if named_files:
+        out.append(
+            f"excluded, so not linted: {_listed(named_files)}; name files without --force-exclude to lint "
+            "them anyway"
+        )
+    if named_dirs:
+        out.append(
+            f"excluded, so not linted: {_listed(named_dirs)}; name the files in it to lint them anyway"
+        )
+    if not files:
+        out.append("No Python files found under the given path(s)")
+    return out
+
+
+def _contributed(directory: Path, files: Sequence[str | Path]) -> bool:
+    prefix = str(directory).rstrip("/\\") + os.sep
+    return any(str(f).startswith(prefix) for f in files) if str(directory) != "." else bool(files)
+
+
+def _listed(items: list[str]) -> str:
+    return ", ".join(items[:3]) + (f" and {len(items) - 3} more" if len(items) > 3 else "")

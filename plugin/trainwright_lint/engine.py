@@ -1,165 +1,281 @@
-"""The lint engine: one pure function from (source, path, config) to findings, plus helpers the
-front ends share.
+"""The lint engine: from a file's facts to its findings, for every release of the target range.
 
-Pipeline per file: textual pre-filter -> ``ast`` parse (free in flake8 mode: flake8 hands us its
-tree) -> module summary -> classify each class through the project index -> run the rules whose role
-matches. Why ``ast`` and not libcst for detection: every rule is syntactic, ``ast`` carries exact
-positions for free, and it is ~10x cheaper to parse than libcst (~37x once libcst positions are
-resolved), which is what keeps the flake8 plugin within its overhead budget. libcst stays reserved
-for the autofix pass (a later issue), which will re-parse only files that have a fixable finding.
+For each class of a file that the project model says is a Trainer subclass, a mixin combined with
+one, or a callback, the engine builds a ``ClassContext`` and dispatches the rules whose role matches.
+Rules that read the catalogue at a release (``version_dependent``) run once per release of the target
+range (``TargetReleases``); the engine merges what they report into one finding per place, saying on
+which releases of the range it holds, and keeps a finding's fix only if the rule says the fixed code is
+valid at *every* release of the range. Everything here is pure: no file is read that the workspace does
+not already hold, nothing is written.
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from trainwright.catalog import load_catalog, target_version
 from trainwright_lint import prefilter
+from trainwright_lint.analysis.unit import FileUnit
+from trainwright_lint.analysis.workspace import Workspace, parse_source
 from trainwright_lint.config import LintConfig
 from trainwright_lint.finding import Finding
-from trainwright_lint.resolve import (
-    CALLBACK,
-    ModuleSummary,
-    ProjectIndex,
-    module_name_for,
-    resolve_expr,
-    sibling_loader,
-    summarise,
-)
+from trainwright_lint.project.model import MIXIN, ProjectModel, split_key
+from trainwright_lint.project.summary import summarise
 from trainwright_lint.rules import RULES
-from trainwright_lint.rules._ast import clear_body_cache
-from trainwright_lint.rules.base import ClassContext, ModuleContext, Rule
+from trainwright_lint.rules.base import ClassContext, ModuleContext, Rule, describe_release_runs
 
 
-@lru_cache(maxsize=1)
-def _catalog():  # type: ignore[no-untyped-def]
-    from trainwright.catalog import load_catalog
+@dataclass(frozen=True)
+class TargetReleases:
+    """The catalogued releases to check: every one of the target range, ascending."""
 
-    return load_catalog()
+    transformers: tuple[str, ...]
+    trl: tuple[str, ...]
 
-
-@lru_cache(maxsize=16)
-def library_view(library: str, cls: str, explicit: str | None):  # type: ignore[no-untyped-def]
-    """(catalogue, view) of a third-party library with a catalogue (TRL) when it knows ``cls``,
-    else (None, None). Target: option/config > installed (package metadata) > newest catalogued."""
-    from trainwright.catalog import load_catalog, target_version
-
-    try:
-        catalog = load_catalog(library)
-    except ValueError:
-        return None, None
-    if cls not in catalog.class_names():
-        return None, None
-    view = catalog.at(target_version(explicit, library=library))
-    return catalog, (view if cls in view.classes else None)
+    def points(self) -> list[tuple[str, str]]:
+        """(transformers, TRL) pairs to evaluate version-dependent rules at: each transformers
+        release with the newest TRL, and each older TRL release with the newest transformers."""
+        tf, trl = self.transformers, self.trl
+        out = [(v, trl[-1]) for v in tf]
+        out += [(tf[-1], v) for v in trl[:-1]]
+        return out
 
 
-@lru_cache(maxsize=16)
-def resolve_target(explicit: str | None) -> str:
-    """option/config > installed transformers (package metadata only) > newest catalogued release."""
-    from trainwright.catalog import target_version
+@lru_cache(maxsize=32)
+def _single(explicit: str | None, library: str) -> str:
+    return target_version(explicit, library=library)
 
-    return target_version(explicit)
+
+def target_releases(config: LintConfig) -> TargetReleases:
+    """The releases ``config`` targets: its resolved ranges, or the single release of its versions."""
+    tf = config.transformers_target.releases if config.transformers_target is not None else None
+    trl = config.trl_target.releases if config.trl_target is not None else None
+    return TargetReleases(
+        transformers=tuple(tf) if tf else (_single(config.transformers_version, "transformers"),),
+        trl=tuple(trl) if trl else (_single(config.trl_version, "trl"),),
+    )
 
 
 def enabled_rules(config: LintConfig, path: str | None = None) -> list[Rule]:
     return [cls() for code, cls in sorted(RULES.items()) if config.code_enabled(code, path)]
 
 
-def module_identity(path: str) -> tuple[str, bool, str]:
-    if path in ("-", "stdin", "<stdin>") or not os.path.exists(path):
-        return "__main__", False, os.getcwd()
-    return module_name_for(path)
+def lint_unit(
+    unit: FileUnit,
+    workspace: Workspace,
+    releases: TargetReleases,
+    rules: Sequence[Rule],
+    timings: dict[str, float] | None = None,
+) -> list[Finding]:
+    """The findings of one file (not noqa-filtered: front ends decide), sorted. ``timings``, when
+    given, accumulates CPU seconds per rule code (a shared fact counts for the rule that needed it
+    first)."""
+    if not rules:
+        return []
+    model = workspace.model
+    findings: list[Finding] = []
+    module_rules = [r for r in rules if r.scope == "module"]
+    # A linted file is scanned for every candidate call, `super().__init__(...)` of a
+    # `class T(transformers.Trainer)` included (the narrower gate decides which scripts are read at all).
+    if module_rules and prefilter.construction_offsets(unit.source):
+        findings += _lint_module(unit, workspace, releases, module_rules, timings)
+    rules = [r for r in rules if r.scope == "class"]
+    for key in model.target_classes(unit.path):
+        role = model.role(key)
+        cls = unit.summary.classes[split_key(key)[1]]  # type: ignore[index]
+        node = unit.class_node(cls)
+        if node is None or role is None or model.info(key).handler:
+            continue  # a CallbackHandler dispatches events: its returns are the control object by design
+        applicable = [r for r in rules if role in r.roles]
+        if applicable:
+            findings += _lint_class(key, role, unit, cls, node, workspace, releases, applicable, timings)
+    findings.sort(key=Finding.sort_key)
+    return findings
 
 
-def flake8_index(path: str, config: LintConfig) -> ProjectIndex:
-    """An index that reads sibling modules of ``path``'s package on demand (one file at a time)."""
-    module, _, root = module_identity(path)
-    top = module.split(".", 1)[0]
-    return ProjectIndex(loader=sibling_loader(root, top), extra_bases=config.trainer_bases)
+def _lint_class(key, role, unit, cls, node, workspace, releases, rules, timings):  # type: ignore[no-untyped-def]
+    model: ProjectModel = workspace.model
+    info = model.info(key)
+    users = model.mixin_users().get(key, ()) if role == MIXIN else ()
+    basis = model.info(users[0]) if users else info
+    catalog = load_catalog()
+    trl_catalog = load_catalog("trl") if basis.library_cls else None
+
+    def context(tf: str, trl: str) -> ClassContext:
+        return ClassContext(
+            key=key,
+            info=info,
+            role=role,
+            unit=unit,
+            cls=cls,
+            node=node,
+            workspace=workspace,
+            catalog=catalog,
+            view=catalog.at(tf),
+            releases=releases.transformers,
+            users=users,
+            catalog_cls=basis.catalog_cls,
+            library_cls=basis.library_cls,
+            library_catalog=trl_catalog,
+            library_view=trl_catalog.at(trl) if trl_catalog is not None else None,
+            library_releases=releases.trl,
+        )
+
+    points = releases.points()
+    newest = points[0] if len(points) == 1 else (releases.transformers[-1], releases.trl[-1])
+    contexts = {p: context(*p) for p in points}
+    out: list[Finding] = []
+    for rule in rules:
+        started = time.process_time()
+        if not rule.version_dependent:
+            found = list(rule.check(contexts[newest]))
+        else:
+            held: dict[tuple[object, ...], list[tuple[tuple[str, str], Finding]]] = {}
+            for point in points:
+                for f in rule.check(contexts[point]):
+                    held.setdefault(_place(f), []).append((point, f))
+            found = [_merge(seen, releases) for seen in held.values()]
+        out += _with_fix_range(rule, found, contexts, releases)
+        if timings is not None:
+            timings[rule.code] = timings.get(rule.code, 0.0) + time.process_time() - started
+    return out
 
 
-def _is_callback_handler(node: ast.ClassDef, bases: list[str]) -> bool:
-    """``CallbackHandler`` (a TrainerCallback subclass) dispatches events: its return values are the
-    control object by design, so the callback contract rules do not apply to it or its subclasses."""
-    if any(b.rsplit(".", 1)[-1] == "CallbackHandler" for b in bases):
-        return True
-    return any(
-        isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "call_event" for s in node.body
+def _lint_module(unit, workspace, releases, rules, timings):  # type: ignore[no-untyped-def]
+    catalog = load_catalog()
+    trl_catalog = load_catalog("trl")
+    points = releases.points()
+    contexts = {
+        (tf, trl): ModuleContext(
+            unit=unit,
+            workspace=workspace,
+            catalog=catalog,
+            view=catalog.at(tf),
+            library_catalog=trl_catalog,
+            library_view=trl_catalog.at(trl),
+            releases=releases.transformers,
+            library_releases=releases.trl,
+        )
+        for tf, trl in points
+    }
+    out: list[Finding] = []
+    for rule in rules:
+        started = time.process_time()
+        held: dict[tuple[object, ...], list[tuple[tuple[str, str], Finding]]] = {}
+        for point in points:
+            for f in rule.check_module(contexts[point]):
+                held.setdefault(_place(f), []).append((point, f))
+        out += _with_fix_range(rule, [_merge(seen, releases) for seen in held.values()], contexts, releases)
+        if timings is not None:
+            timings[rule.code] = timings.get(rule.code, 0.0) + time.process_time() - started
+    return out
+
+
+def _place(f: Finding) -> tuple[object, ...]:
+    return (f.code, f.line, f.column, f.end_line, f.end_column, f.method)
+
+
+OF_THE_RANGE = " of the target range"  # what a finding's "breaks on ..." is relative to
+
+
+def _merge(seen: list[tuple[tuple[str, str], Finding]], releases: TargetReleases) -> Finding:
+    """One finding for a place, from the newest release where it holds, saying where it holds."""
+    _point, newest = seen[-1]
+    tf_held = tuple(dict.fromkeys(p[0] for p, _ in seen))
+    trl_held = tuple(dict.fromkeys(p[1] for p, _ in seen))
+    message = newest.message
+    if len(releases.transformers) > 1 and any(p[1] == releases.trl[-1] for p, _ in seen):
+        runs = describe_release_runs(tf_held, releases.transformers)
+        if len(tf_held) == len(releases.transformers):
+            message += f" (on every release of the target range, {runs})"
+        else:
+            message += f" (breaks on {runs}{OF_THE_RANGE})"
+    elif len(releases.trl) > 1 and newest.message.find("trl ") >= 0:
+        runs = describe_release_runs(trl_held, releases.trl)
+        message += f" (on trl {runs} of the target range)"
+    return replace(newest, message=message, releases=tf_held)
+
+
+def _with_fix_range(
+    rule: Rule,
+    findings: list[Finding],
+    contexts: dict[tuple[str, str], ClassContext] | dict[tuple[str, str], ModuleContext],
+    releases: TargetReleases,
+) -> list[Finding]:
+    """Keep each fix only if it is valid at every release of the target range."""
+    out = []
+    for f in findings:
+        if f.fix is None:
+            out.append(f)
+            continue
+        broken = [
+            tf
+            for (tf, trl), ctx in contexts.items()
+            if trl == releases.trl[-1] and not rule.fix_is_valid(ctx, f.fix)
+        ]
+        if broken:
+            runs = describe_release_runs(tuple(broken), releases.transformers)
+            note = f"no fix: the fixed code would not work on transformers {runs} of the target range"
+            out.append(replace(f, fix=None, fix_note=note))
+        else:
+            out.append(f)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------
+# One file at a time: the flake8 plugin, the fixer's re-lint, tests.
+
+
+def project_root_for(path: str) -> str:
+    """The folder an in-memory lint resolves imports from: the nearest folder at or above ``path``
+    with a ``pyproject.toml``, ``setup.cfg``, ``setup.py`` or ``.git``, else the file's folder."""
+    start = os.path.dirname(os.path.abspath(path)) if path not in ("-", "<stdin>") else os.getcwd()
+    current = start
+    while True:
+        if any(
+            os.path.exists(os.path.join(current, m))
+            for m in ("pyproject.toml", "setup.cfg", "setup.py", ".git")
+        ):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return start
+        current = parent
+
+
+def single_file_workspace(path: str, config: LintConfig, model: ProjectModel | None = None) -> Workspace:
+    model = model or ProjectModel(
+        project_root_for(path), extra_bases=config.trainer_bases, trl_release=target_releases(config).trl[-1]
     )
+    return Workspace(model, prefilter.gate_words(config.trainer_bases))
 
 
 def lint_tree(
     tree: ast.Module,
-    source_lines: Sequence[str],
+    source: str,
     path: str,
     config: LintConfig,
     *,
-    index: ProjectIndex | None = None,
-    summary: ModuleSummary | None = None,
+    workspace: Workspace | None = None,
     rules: Iterable[Rule] | None = None,
 ) -> list[Finding]:
-    """Run the rules over an already parsed module (no pre-filter)."""
-    if summary is None:
-        module, is_package, _ = module_identity(path)
-        summary = summarise(tree, module, path, is_package, source="\n".join(source_lines))
-    if index is None:
-        index = flake8_index(path, config)
-    if summary.module not in index.modules:
-        index.add(summary)
+    """Lint one already parsed file against the project around it (bases read on demand)."""
+    real = os.path.realpath(path) if os.path.exists(path) else os.path.abspath(path)
+    workspace = workspace or single_file_workspace(real, config)
+    known = workspace.units.get(real)
+    if known is not None and known.source == source:
+        unit = known  # read already to resolve another file's bases: same text, same facts
+    else:
+        unit = FileUnit(real, source, tree, summarise(tree, real, source, workspace.words))
+        workspace.add(unit)
     rules = list(rules) if rules is not None else enabled_rules(config, path)
-    if not rules:
-        return []
-    catalog = view = None
-    mctx = ModuleContext(path=path, tree=tree, lines=[line.rstrip("\r\n") for line in source_lines])
-    local_names = set(summary.classes)
-    findings: list[Finding] = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.ClassDef):
-            continue
-        bases = [
-            b
-            for b in (resolve_expr(x, summary.module, summary.imports, local_names) for x in node.bases)
-            if b
-        ]
-        own = f"{summary.module}.{node.name}"
-        kind = index.classify_bases(bases, own=own)
-        if kind.role is None and summary.classes.get(node.name) is not None:
-            kind = index.class_kind(summary, summary.classes[node.name])
-        if kind.role is None or (kind.role == CALLBACK and _is_callback_handler(node, bases)):
-            continue
-        applicable = [r for r in rules if kind.role in r.roles]
-        if not applicable:
-            continue
-        if catalog is None:
-            catalog = _catalog()
-            view = catalog.at(resolve_target(config.transformers_version))
-        project_methods, sets_tok = index.project_methods(kind.chain or (own,))
-        ctx = ClassContext(
-            node=node,
-            role=kind.role,
-            catalog_cls=kind.catalog_cls,
-            third_party=kind.third_party,
-            module=mctx,
-            catalog=catalog,
-            view=view,
-            project_methods=project_methods,
-            project_sets_tokenizer=sets_tok,
-        )
-        if kind.library is not None and kind.library_cls is not None:
-            ctx.library, ctx.library_cls = kind.library, kind.library_cls
-            ctx.library_catalog, ctx.library_view = library_view(
-                kind.library, kind.library_cls, config.trl_version if kind.library == "trl" else None
-            )
-        try:
-            for rule in applicable:
-                findings.extend(rule.check(ctx))
-        finally:
-            clear_body_cache()
-    findings.sort(key=Finding.sort_key)
-    return findings
+    findings = lint_unit(unit, workspace, target_releases(config), rules)
+    return [replace(f, path=path) for f in findings]
 
 
 def lint_source(
@@ -167,11 +283,11 @@ def lint_source(
     path: str,
     config: LintConfig,
     *,
-    index: ProjectIndex | None = None,
+    workspace: Workspace | None = None,
     gate: bool = True,
 ) -> list[Finding]:
     """Lint one file's text. Raises ``SyntaxError`` for unparsable source (front ends decide)."""
-    if gate and not prefilter.might_define_target(source, prefilter.gate_words(config.trainer_bases)):
+    if gate and not prefilter.worth_linting(source, prefilter.gate_words(config.trainer_bases)):
         return []
-    tree = ast.parse(source, filename=path)
-    return lint_tree(tree, source.splitlines(), path, config, index=index)
+    tree = parse_source(source, path)
+    return lint_tree(tree, source, path, config, workspace=workspace)

@@ -27,8 +27,15 @@ class Finding:
     # Physical lines whose ``# noqa`` comment covers this finding (flake8's logical-line rule).
     noqa_lines: tuple[int, int] = field(default=(0, 0), compare=False, repr=False)
     node: ast.AST | None = field(default=None, compare=False, repr=False)
-    # Reserved for the autofix issue: a callable or edit description; unused today.
+    # The edit that fixes it (``trainwright_lint.edits``), when one is valid on the whole target range.
     fix: Any = field(default=None, compare=False, repr=False)
+    # Why there is no fix although the rule has one (e.g. not valid on every release of the range).
+    fix_note: str = field(default="", compare=False, repr=False)
+    # The target releases where it holds (empty: it does not depend on the release).
+    releases: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    # TW2xx: the (first, last) lines of the statements that belong in a callback, which is what
+    # `fix --suggest` moves (the override's data path stays where it is).
+    moved: tuple[tuple[int, int], ...] = field(default=(), compare=False, repr=False)
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.column, self.code)

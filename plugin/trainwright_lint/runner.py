@@ -1,143 +1,224 @@
-"""Project-wide linting for the CLI: discover files, build the cross-file class index, lint in
-parallel.
+"""Project-wide linting for the CLI: read, parse once, build the project model, lint.
 
-Pass 1 (cheap): read every file, keep those that pass the textual pre-filter, parse them with
-``ast`` and summarise imports and classes. Files that mention the name of a Trainer subclass found
-so far (``class Child(MyBase)`` in a file that never says "Trainer") are pulled in until nothing
-new appears. Pass 2: lint every file that defines a Trainer subclass, a mixin of one or a callback,
-against the shared index. Both passes fan out over processes when there is more than one core and
-enough work.
+1. Every discovered file is read; the textual gate (``prefilter``) keeps those that may define a
+   Trainer subclass or a callback.
+2. Workers parse the kept files and summarise them, keeping the trees. Files that mention the name
+   of a target class found so far (``class Child(MyBase)`` in a file that never says "Trainer") are
+   parsed too, until nothing new appears.
+3. The parent builds the project model from the summaries (reading, on demand, files outside the
+   discovered set that hold a base class — pre-commit passes only the changed files) and decides
+   which files have classes the rules look at.
+4. The workers that hold those files' trees run the rules on them.
+
+Findings are reported only for the files that were given, with paths relative to the project root.
+With ``file_timeout`` the parent kills a worker that runs past it on one file, reports that file as
+``TW000`` and carries on (``workers.Pool``); with ``file_timeout=0`` and one job everything runs in
+this process.
 """
 
 from __future__ import annotations
 
-import ast
+import gc
 import os
-import warnings
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
-from functools import partial
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from trainwright_lint import noqa, prefilter
+from trainwright_lint.analysis.unit import FileUnit
+from trainwright_lint.analysis.workspace import Workspace, parse_source, read_source
 from trainwright_lint.config import LintConfig
-from trainwright_lint.engine import enabled_rules, lint_tree
+from trainwright_lint.engine import enabled_rules, lint_unit, target_releases
 from trainwright_lint.finding import NOT_LINTED, Finding, not_linted
-from trainwright_lint.resolve import ModuleSummary, ProjectIndex, module_name_for, project_loader, summarise
-from trainwright_lint.timelimit import FileTimeout, time_limit
+from trainwright_lint.project.model import ProjectModel, split_key
+from trainwright_lint.project.summary import TRACKED_ATTRIBUTES, ModuleSummary, instance_stores, summarise
+from trainwright_lint.workers import Pool
 
 Progress = Callable[[int, int], None]  # (files done, files in total)
 
 PARALLEL_MIN_FILES = 24
+_PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
+
+
+@dataclass
+class ClassRecord:
+    path: str
+    line: int
+    name: str
+    role: str
 
 
 @dataclass
 class LintResult:
     findings: list[Finding] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)  # files that could not be read or parsed
+    errors: list[str] = field(default_factory=list)  # warnings for the user (stderr)
     files_seen: int = 0
     files_parsed: int = 0
     files_linted: int = 0
+    classes: list[ClassRecord] = field(default_factory=list)  # what the rules looked at
+    unresolved: list[ClassRecord] = field(default_factory=list)  # role "?": name = class, reason in role
+    rule_seconds: dict[str, float] = field(default_factory=dict)
+    model: ProjectModel | None = None
+    workspace: Workspace | None = None  # in-process runs: the parsed files, for a fix pass to reuse
 
 
-def _read(path: str) -> str | None:
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
+# ----------------------------------------------------------------------------------------------------
+# What a worker does (also run in-process)
+
+
+@dataclass
+class _State:
+    config: LintConfig
+    workspace: Workspace
+    words: tuple[str, ...]
+
+
+_STATE: _State | None = None
+
+
+def _new_state(config: LintConfig) -> _State:
+    words = prefilter.gate_words(config.trainer_bases)
+    model = ProjectModel(
+        str(config.root), extra_bases=config.trainer_bases, trl_release=target_releases(config).trl[-1]
+    )
+    return _State(config, Workspace(model, words), words)
+
+
+def _handle(message: tuple[Any, ...]) -> Any:
+    global _STATE
+    kind = message[0]
+    if kind == "setup":
+        _STATE = _new_state(message[1])
+        gc.disable()  # see lint_files; a worker process is ours alone
         return None
+    assert _STATE is not None
+    if kind == "parse":
+        return _parse(_STATE, message[1])
+    if kind == "model":
+        summaries, loose = message[1], message[2]
+        _STATE.workspace.model.add_all(summaries, keep_existing=True)
+        _STATE.workspace.model.loose_instance_stores = loose
+        return None
+    if kind == "lint":
+        return _lint(_STATE, message[1])
+    raise ValueError(f"unknown task {kind!r}")
+
+
+def _forget_state() -> None:
+    global _STATE
+    _STATE = None
+
+
+def _parse(state: _State, path: str) -> tuple[ModuleSummary | None, Finding | None]:
+    source = read_source(path)
+    if source is None:
+        return None, not_linted(path, "cannot read file")
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return data.decode("latin-1")
-
-
-def _parse_error(path: str, exc: BaseException) -> Finding:
-    if isinstance(exc, SyntaxError):
-        return not_linted(path, f"cannot parse ({exc.__class__.__name__}: {exc.msg})", exc.lineno, exc.offset)
-    return not_linted(path, f"cannot parse ({exc.__class__.__name__}: {exc})")
-
-
-def _too_slow(path: str, exc: BaseException) -> Finding:
-    return not_linted(path, f"skipped: {exc} (the per-file time limit; raise file-timeout to lint it)")
-
-
-_PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
-
-
-def _summarise_one(
-    path: str, timeout: float | None = None
-) -> tuple[str, ModuleSummary | None, Finding | None]:
-    text = _read(path)
-    if text is None:
-        return path, None, not_linted(path, "cannot read file")
-    try:
-        with time_limit(timeout), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code are not ours to print
-            tree = ast.parse(text, filename=path)
-            module, is_package, _ = module_name_for(path)
-            return path, summarise(tree, module, path, is_package), None
-    except FileTimeout as exc:
-        return path, None, _too_slow(path, exc)
+        tree = parse_source(source, path)
+    except SyntaxError as exc:
+        return None, not_linted(
+            path, f"cannot parse ({exc.__class__.__name__}: {exc.msg})", exc.lineno, exc.offset
+        )
     except _PARSE_ERRORS as exc:
-        return path, None, _parse_error(path, exc)
+        return None, not_linted(path, f"cannot parse ({exc.__class__.__name__}: {exc})")
+    summary = summarise(tree, path, source, state.words)
+    state.workspace.add(FileUnit(path, source, tree, summary))
+    return summary, None
 
 
-_WORKER_INDEX: ProjectIndex | None = None
-_WORKER_CONFIG: LintConfig | None = None
-
-
-def _init_worker(index: ProjectIndex, config: LintConfig) -> None:
-    global _WORKER_INDEX, _WORKER_CONFIG
-    _WORKER_INDEX, _WORKER_CONFIG = index, config
-
-
-def _lint_one(path: str) -> tuple[list[Finding], str | None]:
-    assert _WORKER_INDEX is not None and _WORKER_CONFIG is not None
-    return lint_file(path, _WORKER_CONFIG, _WORKER_INDEX)
-
-
-def lint_file(path: str, config: LintConfig, index: ProjectIndex) -> tuple[list[Finding], str | None]:
-    """Findings of one file; a file that cannot be read, parsed or linted in time gives one TW000."""
-    text = _read(path)
-    if text is None:
-        return [not_linted(path, "cannot read file")], None
-    lines = text.splitlines()
-    if noqa.file_is_skipped(lines):
-        return [], None
-    rules = enabled_rules(config, path)
-    if not rules:
-        return [], None
+def _lint(state: _State, path: str) -> tuple[list[Finding], dict[str, float]]:
+    unit = state.workspace.unit(path)
+    if unit is None:
+        return [not_linted(path, "cannot read or parse file")], {}
+    lines = unit.lines
+    if noqa.file_is_skipped(lines, unit.source):
+        return [], {}
+    rules = enabled_rules(state.config, path)
+    timings: dict[str, float] = {}
     try:
-        with time_limit(config.file_timeout):
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    tree = ast.parse(text, filename=path)
-            except _PARSE_ERRORS as exc:
-                return [_parse_error(path, exc)], None
-            module = module_name_for(path)[0]
-            summary = index.modules.get(module)
-            if summary is None or summary.path != path:
-                summary = None
-            findings = lint_tree(tree, lines, path, config, index=index, summary=summary, rules=rules)
-    except FileTimeout as exc:
-        return [_too_slow(path, exc)], None
+        findings = lint_unit(unit, state.workspace, target_releases(state.config), rules, timings)
     except RecursionError:
-        return [not_linted(path, "skipped: nested too deeply for the rules (RecursionError)")], None
-    for f in findings:  # drop the AST nodes: results cross process boundaries
-        object.__setattr__(f, "node", None)
-    return noqa.filter_noqa(findings, lines), None
+        return [not_linted(path, "skipped: nested too deeply for the rules (RecursionError)")], timings
+    return noqa.filter_noqa(findings, lines), timings
 
 
-def _map(func, items: Sequence[str], jobs: int, initializer=None, initargs=()):  # type: ignore[no-untyped-def]
-    if jobs > 1 and len(items) >= PARALLEL_MIN_FILES:
-        chunk = max(1, len(items) // (jobs * 4))
-        with ProcessPoolExecutor(max_workers=jobs, initializer=initializer, initargs=initargs) as pool:
-            return list(pool.map(func, items, chunksize=chunk))
-    if initializer is not None:
-        initializer(*initargs)
-    return [func(item) for item in items]
+# ----------------------------------------------------------------------------------------------------
+# The parent
+
+
+class _Runner:
+    """Runs tasks in worker processes (with the per-file time limit) or in this process."""
+
+    def __init__(self, config: LintConfig, jobs: int, n_files: int) -> None:
+        self.config = config
+        self.timeout = config.file_timeout
+        parallel = jobs > 1 and n_files >= PARALLEL_MIN_FILES
+        self.pool: Pool | None = None
+        if parallel or self.timeout > 0:
+            self.pool = Pool(jobs if parallel else 1, _handle, self.timeout)
+            self.pool.broadcast(("setup", config))
+        else:
+            _handle(("setup", config))
+        self.owner: dict[str, int] = {}
+        self.model_message: tuple[Any, ...] | None = None
+
+    def _restart(self, index: int) -> None:
+        """A fresh worker replacing a killed one: the same set-up, and the model if it was sent."""
+        assert self.pool is not None
+        conn = self.pool.workers[index].conn
+        for message in (("setup", self.config), self.model_message):
+            if message is not None:
+                conn.send(message)
+                conn.recv()
+        for path, owner in list(self.owner.items()):
+            if owner == index:
+                del self.owner[path]  # its trees are gone: any worker may re-read the file
+
+    def run(self, kind: str, paths: Sequence[str]) -> list[tuple[str, Any, str]]:
+        """(path, value, problem) per path; problem is "" or why there is no value."""
+        if self.pool is None:
+            out = []
+            for p in paths:
+                try:
+                    out.append((p, _handle((kind, p)), ""))
+                except Exception as exc:  # noqa: BLE001 - reported on the file
+                    out.append((p, None, f"internal error ({exc.__class__.__name__}: {exc})"))
+            return out
+        results = self.pool.run(
+            [(kind, p) for p in paths],
+            affinity=lambda task: self.owner.get(task[1]),
+            on_replace=self._restart,
+        )
+        out = []
+        for r in results:
+            path = r.task[1]
+            if kind == "parse" and not r.timed_out and not r.crashed:
+                self.owner[path] = r.worker
+            if r.timed_out:
+                out.append((path, None, f"skipped: took longer than {self.timeout:g}s (file-timeout)"))
+            elif r.crashed:
+                out.append((path, None, f"internal error ({r.crashed})"))
+            else:
+                out.append((path, r.value, ""))
+        return out
+
+    def share_model(self, model: ProjectModel) -> None:
+        """Give every worker the summaries it did not build itself (pickling costs as much as
+        summarising: each worker gets only what it lacks)."""
+        summaries = list(model.summaries.values())
+        loose = model.loose_instance_stores
+        self.model_message = ("model", summaries, loose)
+        if self.pool is None:
+            return  # in-process: the parent's workspace is the worker's
+        for index, worker in enumerate(self.pool.workers):
+            missing = [s for s in summaries if self.owner.get(s.path) != index]
+            worker.conn.send(("model", missing, loose))
+        for worker in self.pool.workers:
+            worker.conn.recv()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
 
 
 def default_jobs() -> int:
@@ -160,73 +241,146 @@ def lint_files(
     parsed even when their text never names a Trainer, so ``class Child(MyBase)`` is checked against
     bases read on demand from the rest of the project.
     """
+    gc_enabled = gc.isenabled()
+    # The kept trees are millions of objects without cycles: every collection would traverse them all
+    # for nothing (a third of the run's CPU on TRL's source). Collection resumes when we return.
+    gc.disable()
+    try:
+        return _lint_files(files, config, jobs, explicit, progress)
+    finally:
+        if gc_enabled:
+            gc.enable()
+
+
+def _lint_files(
+    files: Sequence[str],
+    config: LintConfig,
+    jobs: int | None,
+    explicit: Sequence[str],
+    progress: Progress | None,
+) -> LintResult:
     jobs = default_jobs() if jobs is None else max(1, jobs)
-    result = LintResult(files_seen=len(files))
+    result = LintResult()
+    shown: dict[str, str] = {}  # real path -> the path as given
+    for f in files:
+        shown.setdefault(os.path.realpath(f), f)
+    result.files_seen = len(shown)
     words = prefilter.gate_words(config.trainer_bases)
-    texts: dict[str, str] = {}
-    candidates: list[str] = []
     report_tw000 = config.code_enabled(NOT_LINTED)  # select/ignore apply, as for flake8's E999
-    for done, path in enumerate(files, 1):
-        if progress is not None and (done % 50 == 0 or done == len(files)):
-            progress(done, len(files))
-        text = _read(path)
-        if text is None:
-            if report_tw000:
-                result.findings.append(not_linted(path, "cannot read file"))
-            continue
-        if not prefilter.has_class_with_bases(text):
-            continue
-        if prefilter.mentions(text, words):
-            candidates.append(path)
-        else:
-            texts[path] = text  # may still subclass a project Trainer defined elsewhere
-
-    files_by_module: dict[str, str] = {}
-    roots: dict[str, str] = {}  # top-level package -> directory it is imported from
-    for path in files:
-        module, _, root = module_name_for(path)
-        files_by_module.setdefault(module, path)
-        roots.setdefault(module.split(".", 1)[0], root)
-    index = ProjectIndex(loader=project_loader(files_by_module, roots), extra_bases=config.trainer_bases)
-
-    summaries: dict[str, ModuleSummary] = {}
-    known_names: set[str] = set()
-    pending = candidates
-    explicit_left = [p for p in explicit if p in texts]
-    while True:
-        if not pending:
-            if not explicit_left:
-                break
-            pending, explicit_left = explicit_left, []
-            for p in pending:
-                texts.pop(p, None)
-        for path, summary, error in _map(partial(_summarise_one, timeout=config.file_timeout), pending, jobs):
-            result.files_parsed += 1
-            if error is not None:
+    candidates: list[str] = []
+    others: dict[str, str] = {}
+    loose: dict[str, tuple[tuple[str, str, str], ...]] = {}
+    explicit_real = {os.path.realpath(p) for p in explicit}
+    # The workers start before this process reads anything: a fork copies the pages it later writes,
+    # and every file's text read here would be such a page (0.2 s of a 1 s run on TRL's source).
+    runner = _Runner(config, jobs, len(shown))
+    try:
+        for done, path in enumerate(shown, 1):
+            if progress is not None and (done % 50 == 0 or done == len(shown)):
+                progress(done, len(shown))
+            text = read_source(path)
+            if text is None:
                 if report_tw000:
-                    result.findings.append(error)
-            elif summary is not None:
-                summaries[path] = summary
-                index.add(summary)
-        # Names of project classes that are Trainer subclasses / callbacks / mixins so far: files that
-        # mention one of them may subclass it.
-        names = {name for summary in summaries.values() for name in index.target_classes(summary)}
-        # Files naming a class that contains a gate word already passed the gate: search only the rest.
-        new = {n for n in names - known_names if not prefilter.mentions(n, words)}
-        known_names |= names
-        pattern = prefilter.names_pattern(new)
-        pending = [p for p, t in texts.items() if pattern is not None and pattern.search(t)]
-        for p in pending:
-            del texts[p]
+                    result.findings.append(not_linted(path, "cannot read file"))
+                continue
+            if TRACKED_ATTRIBUTES[0] in text:
+                loose[path] = instance_stores(text)
+            constructs = prefilter.constructs_library_class(text)
+            if not prefilter.has_class_with_bases(text):
+                if constructs:
+                    candidates.append(path)  # a script that builds a Trainer / TrainingArguments (TW304)
+                continue
+            if constructs or prefilter.mentions(text, words):
+                candidates.append(path)
+            else:
+                others[path] = text
 
-    for summary in list(index.modules.values()):  # modules loaded on demand (mixins, bases)
-        summaries.setdefault(summary.path, summary)
-    targets = sorted(path for path, summary in summaries.items() if index.target_classes(summary))
-    result.files_linted = len(targets)
-    index.loader = None  # workers get a self-contained index
-    for findings, error in _map(_lint_one, targets, jobs, _init_worker, (index, config)):
-        result.findings.extend(f for f in findings if f.code != NOT_LINTED or report_tw000)
-        if error:
-            result.errors.append(error)
+        parent = _STATE if runner.pool is None else _new_state(config)
+        assert parent is not None
+        model = parent.workspace.model
+        model.loose_instance_stores = {p: s for p, s in loose.items() if s}
+        summaries: dict[str, ModuleSummary] = {}
+        known: set[str] = set()
+        pending = candidates
+        explicit_left = [p for p in others if p in explicit_real]
+        while True:
+            if not pending:
+                if not explicit_left:
+                    break
+                pending, explicit_left = explicit_left, []
+                for p in pending:
+                    others.pop(p, None)
+            parsed: list[ModuleSummary] = []
+            for path, value, problem in runner.run("parse", pending):
+                result.files_parsed += 1
+                summary, error = value if value is not None else (None, not_linted(path, problem))
+                if error is not None:
+                    if report_tw000:
+                        result.findings.append(error)
+                elif summary is not None:
+                    summaries[path] = summary
+                    parsed.append(summary)
+            model.add_all(parsed)
+            names = {split_key(k)[1].rsplit(".", 1)[-1] for p in summaries for k in model.target_classes(p)}  # type: ignore[index]
+            new = {n for n in names - known if not prefilter.mentions(n, words)}
+            known |= names
+            pattern = prefilter.names_pattern(new)
+            pending = [p for p, t in others.items() if pattern is not None and pattern.search(t)]
+            for p in pending:
+                del others[p]
+
+        # Files read on demand while resolving bases (a mixin's file that never says "Trainer") count
+        # too when they were given.
+        known_paths = [p for p in shown if p in model.summaries]
+        targets = sorted(p for p in known_paths if model.target_classes(p) or p in summaries)
+        result.files_linted = len(targets)
+        _record_classes(result, model, known_paths)
+        runner.share_model(model)
+        for path, value, problem in runner.run("lint", targets):
+            if value is None:
+                if report_tw000:
+                    result.findings.append(not_linted(path, problem))
+                continue
+            findings, timings = value
+            result.findings += [f for f in findings if f.code != NOT_LINTED or report_tw000]
+            for code, seconds in timings.items():
+                result.rule_seconds[code] = result.rule_seconds.get(code, 0.0) + seconds
+        result.model = model
+        if runner.pool is None:
+            result.workspace = parent.workspace
+    finally:
+        runner.close()
+        if runner.pool is None:
+            _forget_state()  # the caller owns the trees now (through ``result``), not this module
     result.findings.sort(key=Finding.sort_key)
     return result
+
+
+def for_display(findings: Sequence[Finding], config: LintConfig) -> list[Finding]:
+    """The findings with paths relative to the project root, as every output format shows them (the
+    runner and the fixer work with real paths)."""
+    out = [replace(f, path=display_path(f.path, config)) for f in findings]
+    out.sort(key=Finding.sort_key)
+    return out
+
+
+def display_path(path: str, config: LintConfig) -> str:
+    """A finding's path relative to the project root (as it is when outside the root)."""
+    real = os.path.realpath(path)
+    root = os.path.realpath(str(config.root))
+    if real == root or real.startswith(root + os.sep):
+        return os.path.relpath(real, root)
+    return path
+
+
+def _record_classes(result: LintResult, model: ProjectModel, paths: Sequence[str]) -> None:
+    for path in paths:
+        for key in model.target_classes(path):
+            split = split_key(key)
+            summary = model.summary(path)
+            if split is None or summary is None:
+                continue
+            cls = summary.classes[split[1]]
+            result.classes.append(ClassRecord(path, cls.line, split[1], model.role(key) or ""))
+        for cls, reason in model.unresolved_lookalikes(path):
+            result.unresolved.append(ClassRecord(path, cls.line, cls.qualname, reason))

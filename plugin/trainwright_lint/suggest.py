@@ -19,9 +19,11 @@ Two translations make the moved code mean what it meant in the override:
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import textwrap
 from collections.abc import Sequence
+from pathlib import PurePosixPath
 
 import libcst as cst
 
@@ -34,42 +36,61 @@ _EVENT_KWARGS = frozenset(
     {"model", "optimizer", "lr_scheduler", "processing_class", "train_dataloader", "eval_dataloader"}
 )
 PENDING_LOGS = "pending_logs"
+# How the override asked "am I the main process"; a callback reads `state.is_world_process_zero`.
+_MAIN_PROCESS = frozenset({"self.is_world_process_zero", "self.accelerator.is_main_process"})
+_MAIN_PROCESS_FLAGS = frozenset({"self.accelerator.is_main_process"})
+
+
+def _dotted(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = _dotted(node.value)
+        return f"{head}.{node.attr.value}" if head else None
+    return None
 
 
 class _FromTrainer(cst.CSTTransformer):
     """Rewrite override code for a callback event.
 
     ``self.state`` -> ``state``, ``self.model`` -> ``kwargs["model"]``, ``self.log(x)`` ->
-    ``self.pending_logs.update(x)``, a carried local ``start`` -> ``self.start``; records the other
-    ``self.x`` and the override's parameters it reads, which the event does not have.
+    ``self.pending_logs.update(x)`` (``logs.update(x)`` in ``on_log`` itself), a carried local
+    ``start`` -> ``self.start``; records the other ``self.x`` it reads, which the callback does not have.
     """
 
-    def __init__(
-        self, carried: frozenset[str], parameters: frozenset[str], event_arguments: frozenset[str] = frozenset()
-    ) -> None:
+    def __init__(self, carried: frozenset[str], parameters: frozenset[str], event: str) -> None:
         super().__init__()
         self.carried = carried
         self.parameters = parameters
-        self.event_arguments = event_arguments
+        self.event = event
+        self.event_arguments = frozenset({"logs"}) if event == "on_log" else frozenset()
         self.unresolved: set[str] = set()
-        self.missing_parameters: set[str] = set()
         self.uses_log = False
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = updated.func
+        if _dotted(func) in _MAIN_PROCESS and not updated.args:  # self.is_world_process_zero()
+            return cst.parse_expression("state.is_world_process_zero")
         if (
             isinstance(func, cst.Attribute)
             and isinstance(func.value, cst.Name)
             and func.value.value == "self"
             and func.attr.value == "log"
         ):
+            if self.event == "on_log":  # the log line being written is at hand
+                return updated.with_changes(func=cst.parse_expression("logs.update"))
             self.uses_log = True
             return updated.with_changes(func=cst.parse_expression(f"self.{PENDING_LOGS}.update"))
         return updated
 
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return _dotted(node) not in _MAIN_PROCESS_FLAGS  # replaced whole: its parts are not read
+
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         # `x.model`: the attribute name is not a variable; undo what leave_Name did to it.
         updated = updated.with_changes(attr=original.attr)
+        if _dotted(original) in _MAIN_PROCESS_FLAGS:  # the callback's view of "am I rank 0"
+            return cst.parse_expression("state.is_world_process_zero")
         if not (isinstance(updated.value, cst.Name) and updated.value.value == "self"):
             return updated
         attr = updated.attr.value
@@ -90,12 +111,12 @@ class _FromTrainer(cst.CSTTransformer):
                 return updated
             if name in _EVENT_KWARGS:
                 return cst.parse_expression(f'kwargs["{name}"]')
-            self.missing_parameters.add(name)
         return updated
 
 
 def _events(finding: Finding) -> list[str]:
-    found = list(dict.fromkeys(_EVENT.findall(finding.message)))
+    """The events the message names, in order; of ``on_step_end or on_log`` the first is taken."""
+    found = list(dict.fromkeys(_EVENT.findall(re.sub(r" or on_[a-z_]+", "", finding.message))))
     return found or ["on_step_end"]
 
 
@@ -115,6 +136,17 @@ def _enclosing_function(tree: ast.Module, line: int) -> ast.FunctionDef | ast.As
         if inside and (best is None or node.lineno > best.lineno):  # the innermost one
             best = node
     return best
+
+
+def _named_enclosing(tree: ast.Module, finding: Finding) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.name == finding.method
+            and node.lineno <= finding.line <= (node.end_lineno or node.lineno)
+        ):
+            return node
+    return None
 
 
 def _parameters(func: ast.FunctionDef | ast.AsyncFunctionDef | None) -> frozenset[str]:
@@ -149,6 +181,22 @@ def _assigned_names(statements: Sequence[ast.stmt]) -> set[str]:
     return names
 
 
+def _unread_assignments(statements: Sequence[ast.stmt]) -> set[str]:
+    """Locals plainly assigned (``x = ...``, ``with ... as x``) that these statements never read."""
+    assigned: set[str] = set()
+    for statement in statements:
+        for node in ast.walk(statement):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)):
+                targets = [node.target]
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                targets = [node.optional_vars]
+            assigned |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return assigned - _read_names(statements)
+
+
 def _read_names(statements: Sequence[ast.stmt]) -> set[str]:
     return {
         node.id
@@ -158,44 +206,79 @@ def _read_names(statements: Sequence[ast.stmt]) -> set[str]:
     }
 
 
-def _plan(source: str, finding: Finding) -> tuple[list[tuple[str, str]], frozenset[str], frozenset[str]] | None:
-    """(event, code) pairs to move, the locals carried between events, and the override's parameters."""
+def _moved_statements(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, finding: Finding, source: str
+) -> list[ast.stmt]:
+    """The override's top-level statements to move, in order, never its ``super()`` call or ``return``.
+
+    TW201/TW202 name the statements that belong in a callback (``finding.moved``); one nested in a
+    block that also holds other code moves with that whole block (its condition is part of the
+    logic: ``if step % n == 0: ...``). Without spans, the block holding the flagged line moves (TW203).
+    """
+    body = [s for s in func.body if not _is_docstring(s)]
+    spans = finding.moved or ((finding.line, finding.line),)
+    picked = []
+    for statement in body:
+        end = statement.end_lineno or statement.lineno
+        touched = any(first <= end and statement.lineno <= last for first, last in spans)
+        if touched and not _calls_super(source, statement) and not isinstance(statement, ast.Return):
+            picked.append(statement)
+    return picked
+
+
+def _plan(
+    source: str, finding: Finding
+) -> tuple[list[tuple[str, str]], frozenset[str], frozenset[str]] | None:
+    """(event, code) pairs to move, the locals carried between events, and the override's parameters.
+
+    Code before the override's ``super()`` call goes to the first event the finding names and code
+    after it to the last (``on_step_begin`` / ``on_step_end``); a local assigned before and read after
+    is carried on the callback. A ``log`` override's code reads the log line, so it runs in ``on_log``.
+    """
     tree = ast.parse(source)
     lines = source.splitlines()
     events = _events(finding)
-    if finding.code == "TW202":
-        func = _find_function(tree, finding.line)
-        if func is None:
-            return None
-        body = [s for s in func.body if not _is_docstring(s)]
-        split = next((i for i, s in enumerate(body) if _calls_super(source, s)), None)
-        if split is None:
-            return None
-        before = body[:split]
-        after = [s for s in body[split + 1 :] if not isinstance(s, ast.Return)]
-        carried = frozenset(_assigned_names(before) & _read_names(after))
-        begin, end = events[0], events[-1]
-        if begin == end:  # one event: everything runs there, in the original order
-            moves = [(begin, _source(lines, before + after))] if before or after else []
-        else:
-            moves = [(event, _source(lines, part)) for event, part in ((begin, before), (end, after)) if part]
-        return (moves or None), carried, _parameters(func)  # type: ignore[return-value]
-    func = _enclosing_function(tree, finding.line)
+    # The finding sits on the def or on the first statement it is about: either way the override is
+    # the function named by the finding that encloses that line.
+    func = (
+        _find_function(tree, finding.line)
+        or _named_enclosing(tree, finding)
+        or _enclosing_function(tree, finding.line)
+    )
     if func is None:
         return None
-    # The whole top-level statement of the override that holds the flagged line: its condition is
-    # part of the logic being moved (`if step % n == 0: control.should_save = True`).
-    holder = next(
-        (s for s in func.body if s.lineno <= finding.line <= (s.end_lineno or s.lineno)), None
-    )
-    if holder is None:
+    if finding.code == "TW202" and not finding.moved:
+        finding_body = [s for s in func.body if not _is_docstring(s)]
+        moved = [s for s in finding_body if not _calls_super(source, s) and not isinstance(s, ast.Return)]
+    else:
+        moved = _moved_statements(func, finding, source)
+    if not moved:
         return None
-    event = "on_log" if finding.method == "log" else events[0]  # a log override reads the log line
-    return [(event, _source(lines, [holder]))], frozenset(), _parameters(func)
+    split = next((s.lineno for s in func.body if _calls_super(source, s)), None)
+    before = [s for s in moved if split is not None and s.lineno < split]
+    after = [s for s in moved if split is None or s.lineno > split]
+    if finding.method == "log":  # a log override reads the log line
+        begin = end = "on_log"
+    else:
+        begin, end = events[0], events[-1]
+    if begin == end or not before or not after:  # one event: everything runs there, in order
+        event = end if after else begin
+        return [(event, _source(lines, moved))], frozenset(_unread_assignments(moved)), _parameters(func)
+    # A local assigned before and read after lives on the callback between the two events; so does
+    # one a part assigns and never reads (its reader stayed in the override), so no value is lost.
+    carried = (_assigned_names(before) & _read_names(after)) | _unread_assignments(before)
+    carried |= _unread_assignments(after)
+    moves = [(begin, _source(lines, before)), (end, _source(lines, after))]
+    return moves, frozenset(carried), _parameters(func)
 
 
-def suggest(source: str, finding: Finding) -> str | None:
-    """The callback class (and the line registering it) for one TW2xx finding, or None."""
+def suggest(source: str, finding: Finding, module: str | None = None) -> str | None:
+    """The callback class (and the line registering it) for one TW2xx finding, or None.
+
+    ``module`` is the dotted name of the override's file, used to import the module-level names the
+    moved code reads. The result never reads a name it does not define (pyflakes-clean): a value
+    that cannot be carried over is bound to ``None`` on a line that says, as a TODO, what to do.
+    """
     if finding.code not in SUGGESTED_CODES:
         return None
     try:
@@ -203,32 +286,61 @@ def suggest(source: str, finding: Finding) -> str | None:
         if plan is None or plan[0] is None:
             return None
         moves, carried, parameters = plan
-        event_arguments = frozenset({"logs"}) if any(event == "on_log" for event, _ in moves) else frozenset()
-        transformer = _FromTrainer(carried, parameters, event_arguments)
-        bodies = [(event, cst.parse_module(code + "\n").visit(transformer).code.rstrip()) for event, code in moves]
+        transformers = [_FromTrainer(carried, parameters, event) for event, _ in moves]
+        bodies = [
+            (event, cst.parse_module(code + "\n").visit(t).code.rstrip())
+            for (event, code), t in zip(moves, transformers)
+        ]
     except (SyntaxError, cst.ParserSyntaxError, ValueError):
         return None
     owner = finding.class_name or "Trainer"
     name = f"{owner}{''.join(p.title() for p in (finding.method or 'hook').strip('_').split('_'))}Callback"
     event_names = " and ".join(f"`{event}`" for event, _ in bodies)
+    imports = _imports_needed(source, "\n".join(body for _, body in bodies))
+    defined_at_top = _module_level_names(source)
+    unresolved = sorted({f"self.{a}" for t in transformers for a in t.unresolved})
+    uses_log = any(t.uses_log for t in transformers)
+    borrowed: set[str] = set()  # module-level names of the override's file the moved code reads
+    placed: list[tuple[str, list[str]]] = []
+    for event, body in bodies:
+        available = _EVENT_SIGNATURE_NAMES | ({"logs"} if event == "on_log" else set()) | _bound_by(imports)
+        missing = _undefined_names(body, available)
+        borrowed |= missing & defined_at_top
+        stand_ins = [
+            _stand_in(value, owner, finding.method or "the override", value in parameters)
+            for value in sorted(missing - defined_at_top)
+        ]
+        placed.append((event, stand_ins))
+    if borrowed:
+        where = module or "the module that defines the Trainer"
+        imports.append(
+            f"from {module or 'your_module'} import {', '.join(sorted(borrowed))}"
+            f"  # TODO: defined next to the Trainer in {where}; check this import path"
+        )
     lines = [
-        *_imports_needed(source, "\n".join(body for _, body in bodies)),
+        *imports,
         "from transformers import TrainerCallback",
         "",
         "",
         f"class {name}(TrainerCallback):",
         f'    """Moved out of `{owner}.{finding.method}` ({finding.code}): runs on {event_names}."""',
     ]
-    todo = sorted(f"self.{a}" for a in transformer.unresolved) + sorted(transformer.missing_parameters)
-    if transformer.uses_log:
-        lines += ["", "    def __init__(self):", f"        self.{PENDING_LOGS} = {{}}  # merged into the next log line"]
-    for event, body in bodies:
+    if uses_log:
+        lines += [
+            "",
+            "    def __init__(self):",
+            f"        self.{PENDING_LOGS} = {{}}  # merged into the next log line",
+        ]
+    for (event, body), (_, stand_ins) in zip(bodies, placed):
         extra = "logs=None, " if event == "on_log" else ""
         lines += ["", f"    def {event}(self, args, state, control, {extra}**kwargs):"]
-        if todo:
-            lines.append(f"        # TODO: {', '.join(todo)} belonged to the override: pass what you need to __init__.")
+        if unresolved:
+            lines.append(
+                f"        # TODO: {', '.join(unresolved)} belonged to the Trainer: pass what you need to __init__."
+            )
+        lines += [f"        {line}" for line in stand_ins]
         lines += textwrap.indent(body, " " * 8).splitlines()
-    if transformer.uses_log:
+    if uses_log:
         lines += [
             "",
             "    def on_log(self, args, state, control, logs=None, **kwargs):",
@@ -243,6 +355,57 @@ def suggest(source: str, finding: Finding) -> str | None:
         f"# register it: trainer.add_callback({name}())  # or Trainer(..., callbacks=[{name}()])",
     ]
     return "\n".join(lines) + "\n"
+
+
+_EVENT_SIGNATURE_NAMES = frozenset({"self", "args", "state", "control", "kwargs"})
+
+
+def _module_level_names(source: str) -> set[str]:
+    """Names the override's file binds at top level other than by import (constants, helpers)."""
+    names: set[str] = set()
+    for statement in ast.parse(source).body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(statement.name)
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+def _bound_by(imports: Sequence[str]) -> set[str]:
+    names: set[str] = set()
+    for statement in ast.parse("\n".join(imports)).body:
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in statement.names}
+    return names
+
+
+def _undefined_names(body: str, available: set[str] | frozenset[str]) -> set[str]:
+    """Names the moved code reads that neither it, the event's signature nor the imports bind."""
+    tree = ast.parse(body)
+    bound = set(available) | set(dir(builtins))
+    read: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return read - bound
+
+
+def _stand_in(name: str, owner: str, method: str, is_parameter: bool) -> str:
+    """A binding for a value the event does not have, with the TODO that says what to do about it."""
+    if is_parameter:
+        why = f"`{name}` was an argument of `{owner}.{method}`; callback events do not receive it"
+    else:
+        why = f"`{name}` was computed in `{owner}.{method}` outside the moved code; compute it here"
+    return f"{name} = None  # TODO: {why}"
 
 
 def _imports_needed(source: str, code: str) -> list[str]:
@@ -263,6 +426,17 @@ def _imports_needed(source: str, code: str) -> list[str]:
             if bound & read and "TrainerCallback" not in bound:
                 needed.append(ast.get_source_segment(source, statement) or "")
     return [line for line in needed if line]
+
+
+def module_name(shown: str) -> str | None:
+    """``src/pkg/train.py`` -> ``pkg.train``: where a suggestion imports the file's own helpers from."""
+    parts = PurePosixPath(shown.replace("\\", "/")).with_suffix("").parts
+    if parts and parts[0] == "src":
+        parts = parts[1:]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    dotted = ".".join(parts)
+    return dotted if parts and all(p.isidentifier() for p in parts) else None
 
 
 def suggestions(source: str, findings: Sequence[Finding]) -> list[tuple[Finding, str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -11,3 +12,13 @@ from lint_helpers import FIXTURES
 @pytest.fixture
 def fixtures_dir() -> Path:
     return FIXTURES
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The fix fixtures as a project's ``src/``, plus a file that does not parse; the working directory."""
+    root = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "fix", root / "src")
+    (root / "src" / "broken.py").write_text("from transformers import Trainer\nclass T(Trainer:\n    pass\n")
+    monkeypatch.chdir(root)
+    return root

@@ -110,3 +110,24 @@ def test_precommit_hook_declared() -> None:
     fix = next(h for h in hooks if h["id"] == "trainwright-fix")
     assert fix["entry"] == "trainwright fix --force-exclude"
     assert fix["types"] == ["python"]
+
+
+def test_unsafe_fixes_never_give_two_handlers_one_name(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 11: `on_step_ended` and `on_batch_end` both map to `on_step_end`; renaming both would make
+    the second definition replace the first (F811) and lose a handler. Neither is renamed, and the
+    findings say why."""
+    source = (
+        "from transformers import TrainerCallback\n\n\n"
+        "class MyCallback(TrainerCallback):\n"
+        "    def on_step_ended(self, args, state, control, **kwargs):\n        print('a')\n\n"
+        "    def on_batch_end(self, args, state, control, **kwargs):\n        print('b')\n"
+    )
+    path = workdir / "callbacks.py"
+    path.write_text(source, encoding="utf-8")
+    status, out, _err = run(["fix", "--unsafe-fixes", "callbacks.py"], capsys)
+    assert path.read_text(encoding="utf-8") == source
+    assert status == 1
+    assert out.count("TW401") == 2
+    assert "no fix:" in out and "`on_step_end`" in out

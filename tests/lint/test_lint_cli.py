@@ -11,15 +11,20 @@ from pathlib import Path
 import pytest
 from trainwright_lint.cli import main
 
+# ruff's record (cell, code, end_location, filename, fix, location, message, name, noqa_row, severity,
+# url) plus the class and method the finding is about.
 JSON_FIELDS = {
+    "cell",
     "code",
-    "name",
+    "end_location",
+    "filename",
+    "fix",
+    "location",
     "message",
-    "path",
-    "line",
-    "column",
-    "end_line",
-    "end_column",
+    "name",
+    "noqa_row",
+    "severity",
+    "url",
     "class",
     "method",
 }
@@ -71,7 +76,8 @@ def test_json_output_fields(project: Path, capsys: pytest.CaptureFixture[str]) -
         "Child",
         "_get_train_sampler",
     )
-    assert (first["line"], first["column"], first["end_line"], first["end_column"]) == (5, 5, 5, 27)
+    assert first["filename"] == "pkg/child.py"  # relative to the project root (here: where it runs)
+    assert (first["location"], first["end_location"]) == ({"row": 5, "column": 5}, {"row": 5, "column": 27})
 
 
 def test_clean_exit_zero_and_select_ignore(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

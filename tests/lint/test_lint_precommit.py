@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from lint_helpers import snapshot_hook_repo
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,17 +28,7 @@ def test_pre_commit_try_repo(tmp_path: Path) -> None:
     if not Path(pre_commit).exists():
         pytest.skip("pre-commit is not installed")
     git = ["git", "-c", "user.email=test@example.com", "-c", "user.name=test"]
-    # A snapshot of the project as its own repository (the working tree may hold uncommitted files).
-    hook_repo = tmp_path / "hook_repo"
-    hook_repo.mkdir()
-    for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
-        shutil.copy(ROOT / name, hook_repo / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
-    shutil.copytree(ROOT / "src", hook_repo / "src", ignore=ignore)
-    shutil.copytree(ROOT / "plugin", hook_repo / "plugin", ignore=ignore)
-    subprocess.run([*git, "init", "-q", "."], cwd=hook_repo, check=True)
-    subprocess.run([*git, "add", "-A"], cwd=hook_repo, check=True)
-    subprocess.run([*git, "commit", "-qm", "snapshot"], cwd=hook_repo, check=True)
+    hook_repo = snapshot_hook_repo(tmp_path / "hook_repo")
 
     user_repo = tmp_path / "user_repo"
     user_repo.mkdir()

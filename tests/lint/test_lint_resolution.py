@@ -8,7 +8,9 @@ from pathlib import Path
 from lint_helpers import codes, lint_snippet
 from trainwright_lint.config import LintConfig
 from trainwright_lint.engine import lint_source
-from trainwright_lint.resolve import ProjectIndex, import_map, module_name_for, summarise
+from trainwright_lint.project.layout import ImportRoots
+from trainwright_lint.project.model import TRAINER, ProjectModel, project_key
+from trainwright_lint.project.summary import summarise
 
 PRIVATE = "    def _save_checkpoint(self, model, trial):\n        super()._save_checkpoint(model, trial)\n"
 
@@ -56,15 +58,15 @@ def test_extra_trainer_bases_from_config() -> None:
     assert codes(lint_snippet(code, select=["TW101"], trainer_bases=["Runner"])) == ["TW101"]
 
 
-def test_relative_imports_and_module_names(fixtures_dir: Path) -> None:
+def test_relative_imports_lead_to_project_files(fixtures_dir: Path) -> None:
     child = fixtures_dir / "project" / "pkg" / "child.py"
-    module, is_package, root = module_name_for(child)
-    assert (module, is_package) == ("pkg.child", False)
-    assert Path(root) == fixtures_dir / "project"
-    tree = ast.parse(child.read_text())
-    assert import_map(tree, module, is_package)["BaseRunner"] == "pkg.base.BaseRunner"
-    init_map = import_map(ast.parse("from .base import X\nfrom .. import y"), "pkg", True)
-    assert init_map == {"X": "pkg.base.X"}  # ".." above the top package is dropped
+    roots = ImportRoots(str(fixtures_dir / "project"))
+    base = roots.find_relative(str(child), 1, "base")
+    assert base is not None and base.path == str(fixtures_dir / "project" / "pkg" / "base.py")
+    assert roots.find_relative(str(child), 1, "missing") is None
+    absolute = roots.find_absolute(str(child), "pkg.base")
+    assert absolute is not None and absolute.path == base.path
+    assert roots.find_absolute(str(child), "transformers") is None  # always the library
 
 
 def test_cross_file_bases_resolve_through_sibling_modules(fixtures_dir: Path) -> None:
@@ -86,13 +88,19 @@ def test_project_methods_are_not_private_overrides(fixtures_dir: Path) -> None:
     assert [f.method for f in findings] == ["_get_train_sampler"]  # _project_helper is ours
 
 
-def test_index_classifies_transitively() -> None:
-    index = ProjectIndex()
-    a = summarise(ast.parse("from transformers import Trainer\nclass A(Trainer): pass\n"), "p.a", "a.py")
-    b = summarise(ast.parse("from p.a import A\nclass B(A): pass\nclass C(B): pass\n"), "p.b", "b.py")
-    index.add(a)
-    index.add(b)
-    kind = index.classify("p.b.C")
-    assert kind.role == "trainer" and kind.catalog_cls == "Trainer"
-    assert kind.chain == ("p.b.C", "p.b.B", "p.a.A")
-    assert index.classify("p.b.Missing").role is None
+def test_model_classifies_transitively(tmp_path: Path) -> None:
+    (tmp_path / "p").mkdir()
+    for name, code in {
+        "p/__init__.py": "",
+        "p/a.py": "from transformers import Trainer\nclass A(Trainer): pass\n",
+        "p/b.py": "from p.a import A\nclass B(A): pass\nclass C(B): pass\n",
+    }.items():
+        (tmp_path / name).write_text(code)
+    model = ProjectModel(str(tmp_path))
+    for name in ("p/a.py", "p/b.py"):
+        path = str(tmp_path / name)
+        model.add(summarise(ast.parse((tmp_path / name).read_text()), path, (tmp_path / name).read_text()))
+    c = model.info(project_key(str(tmp_path / "p/b.py"), "C"))
+    assert c.role == TRAINER and c.catalog_cls == "Trainer"
+    assert [k.rsplit("::", 1)[-1] for k in c.mro_keys] == ["C", "B", "A", "transformers.Trainer"]
+    assert model.resolve(str(tmp_path / "p/b.py"), "Missing").kind == "unresolved"

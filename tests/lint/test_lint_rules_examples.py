@@ -38,7 +38,12 @@ def test_rule_has_documentation_and_examples(code: str) -> None:
     assert rule.INVALID and rule.VALID, "each rule needs valid and invalid examples"
     page = rule.explain()
     assert page.startswith(f"# {code} {rule.name}\n")
-    assert "## Flagged" in page and "## Not flagged" in page
+    sections = [line[3:] for line in page.splitlines() if line.startswith("## ")]
+    # ruff's page layout, in this order (Why/Use instead only when the rule says why / has a fix or example)
+    expected = ["What it does", "Example", "Message", "Fix safety", "Options"]
+    assert [s for s in sections if s in expected] == expected, sections
+    if rule.fix_applicability is not None:
+        assert "Use instead" in sections, "a rule with a fix shows what it fixes to"
     assert len(inspect.cleandoc(rule.__doc__ or "")) > 200, "the docstring is the rule's documentation page"
 
 
@@ -53,6 +58,7 @@ def test_codes_and_names_are_unique() -> None:
         "TW301",
         "TW302",
         "TW303",
+        "TW304",
         "TW401",
         "TW402",
         "TW403",
@@ -69,3 +75,42 @@ def test_messages_name_a_replacement() -> None:
         assert re.search(
             r"`(on_\w+|get_\w+|save_model|\w+_strategy|train_sampling_strategy)`", finding.message
         ), finding.message
+
+
+@pytest.mark.parametrize("code", sorted(RULES))
+def test_use_instead_code_is_clean(code: str) -> None:
+    """What a rule page shows under "Use instead" (a fix's real output or the hand-written advice)
+    does not get the rule's own finding."""
+    rule = RULES[code]
+    shown = [ex.fixed for ex in rule.INVALID if ex.fixed] + ([rule.USE_INSTEAD] if rule.USE_INSTEAD else [])
+    assert shown, f"{code} shows nothing under Use instead"
+    for text in shown:
+        version = next((ex.version for ex in rule.INVALID if ex.fixed == text), None)
+        assert lint_snippet(inspect.cleandoc(text), version=version, select=[code]) == [], text
+
+
+FIXED_CASES = [
+    pytest.param(code, i, ex, id=f"{code}-INVALID-{i}")
+    for code, rule in sorted(RULES.items())
+    for i, ex in enumerate(rule.INVALID)
+    if ex.fixed
+]
+
+
+@pytest.mark.parametrize(("code", "index", "example"), FIXED_CASES)
+def test_invalid_example_fixes_to_its_fixed_code(code: str, index: int, example: Example) -> None:
+    """Fixit style: an INVALID example carries the code its fix produces, and the fixer produces it."""
+    from lint_helpers import fix_text
+
+    source = inspect.cleandoc(example.code) + "\n"
+    outcome = fix_text(
+        source, version=example.version or "5.24.0", unsafe=RULES[code].fix_applicability == "unsafe"
+    )
+    assert outcome.fixed.decode() == inspect.cleandoc(example.fixed) + "\n"
+    assert [f.code for f in outcome.applied] and {f.code for f in outcome.applied} <= {code}
+
+
+def test_every_fixable_rule_shows_its_fix() -> None:
+    assert {code for code, rule in RULES.items() if rule.fix_applicability} == {
+        c for c, _, _ in (p.values for p in FIXED_CASES)
+    }

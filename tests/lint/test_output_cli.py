@@ -3,22 +3,12 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import jsonschema
 import pytest
-from lint_helpers import DATA, FIXTURES
+from lint_helpers import DATA
 from trainwright_lint.cli import main
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "proj"
-    shutil.copytree(FIXTURES / "fix", root / "src")
-    (root / "src" / "broken.py").write_text("from transformers import Trainer\nclass T(Trainer:\n    pass\n")
-    monkeypatch.chdir(root)
-    return root
 
 
 def lint(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:

@@ -14,19 +14,18 @@ import importlib
 import json
 import re
 import sys
-import textwrap
 from collections.abc import Mapping
 from typing import Any
 
 from trainwright.catalog import CallSite, Catalog, Guidance, load_catalog
 from trainwright_lint.commands.hooks import (
     CLASSES,
-    WIDTH,
     add_common_arguments,
     emit,
     resolve_or_report,
     since_text,
 )
+from trainwright_lint.terminal import ENVIRONMENT_HELP, GLUE, Terminal
 
 RULE_CODE = re.compile(r"^TW\d{3}$", re.IGNORECASE)
 
@@ -80,10 +79,6 @@ def suggestions(catalog: Catalog, name: str, limit: int = 6) -> list[str]:
 
 def _range(first: str, last: str | None) -> str:
     return f"{first} .. {last}" if last is not None else f"{first} .. now"
-
-
-def _wrap(text: str, indent: str = "  ") -> str:
-    return textwrap.fill(text, WIDTH, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False)
 
 
 def method_report(catalog: Catalog, name: str, cls: str, version: str) -> dict[str, Any]:
@@ -163,72 +158,96 @@ def _guidance_dict(g: Guidance | None) -> dict[str, Any] | None:
     }
 
 
-def method_text(catalog: Catalog, r: dict[str, Any], note: str) -> str:
+TARGET_MARK = f"  <-{GLUE}target"  # glued: the two halves of the pointer never land on different lines
+SIGNATURE_GUTTER = 21  # "  4.46.0 .. 4.46.3   " before a signature; continuation lines align after it
+
+# What explain paints once the text is laid out (terminal.Terminal.paint).
+PAINT: tuple[tuple[str, str], ...] = (
+    (r"\A.*(?:\n  .*)*", "heading"),  # the title, with its continuation lines
+    (r"^(?:What it does|When it runs \(.*\)|When it fires|Signature history|Instead|Evidence):$", "heading"),
+    (r"^Advice: .*$", "heading"),
+    (r"NOT (?:DEFINED|CALLED|AN EVENT)", "warning"),
+    (r"<- target", "mark"),
+)
+
+
+def method_text(catalog: Catalog, r: dict[str, Any], note: str, term: Terminal | None = None) -> str:
+    term = term or Terminal()
     visibility = "private" if r["private"] else "public"
     span = _range(since_text(catalog, r["first"]), r["last"])
-    lines = [
-        f"{r['class']}.{r['name']}  ({visibility} {r['method_kind']}, defined on {r['owner']}; in releases {span})",
-        "",
-    ]
+    lines = term.wrap(
+        f"{r['class']}.{r['name']}  ({visibility} {r['method_kind']}, defined on {r['owner']}; "
+        f"in releases {span})",
+        hang=2,
+    )
     access = f"self.{r['name']}" if r["method_kind"] == "property" else f"super().{r['name']}()"
-    lines.append(f"Target: {note}")
+    lines += ["", *term.wrap(f"Target: {note}", hang=2)]
     if not r["defined_at_target"]:
-        lines.append(
-            _wrap(
-                f"NOT DEFINED at {r['target_version']}: an override is never called there and "
-                f"{access} raises AttributeError.",
-                "",
-            )
+        lines += term.wrap(
+            f"NOT DEFINED at {r['target_version']}: an override is never called there and "
+            f"{access} raises AttributeError."
         )
     elif not r["called_at_target"]:
-        lines.append(
-            _wrap(
-                f"NOT CALLED by transformers at {r['target_version']}: an override is silently ignored "
-                "unless your own code calls it.",
-                "",
-            )
+        lines += term.wrap(
+            f"NOT CALLED by transformers at {r['target_version']}: an override is silently ignored "
+            "unless your own code calls it."
         )
     if r["purpose"]:
-        lines += ["", "What it does:", _wrap(r["purpose"])]
+        lines += ["", "What it does:", *term.wrap(r["purpose"], indent="  ")]
     lines += ["", "When it runs (how the Trainer calls it):"]
     if r["calls"]:
         for c in r["calls"]:
-            mark = "  <- target" if c["target"] else ""
-            lines.append(f"  {_range(c['first'], c['last'])}{mark}")
-            lines += [f"      {site}" for site in c["call_sites"]]
+            lines.append(
+                f"  {_range(c['first'], c['last'])}" + (TARGET_MARK.replace(GLUE, " ") if c["target"] else "")
+            )
+            for site in c["call_sites"]:
+                lines += term.wrap(site, indent=" " * 6, hang=2)
     elif r["used_in"]:
         used = r["used_in"]
-        lines.append(
-            f"  read or passed as a value (no direct call) by the Trainer in {used['first']} .. {used['last']}"
+        lines += term.wrap(
+            f"read or passed as a value (no direct call) by the Trainer in {used['first']} .. {used['last']}",
+            indent="  ",
         )
     else:
-        lines.append(
-            "  never called from Trainer code in any catalogued release (an entry point you call yourself)"
+        lines += term.wrap(
+            "never called from Trainer code in any catalogued release (an entry point you call yourself)",
+            indent="  ",
         )
     if r["calls"] or r["used_in"]:
-        lines += [
-            f"  not called by the Trainer in {_range(nc['first'], nc['last'])}" for nc in r["never_called"]
-        ]
+        for nc in r["never_called"]:
+            lines += term.wrap(f"not called by the Trainer in {_range(nc['first'], nc['last'])}", indent="  ")
     lines += ["", "Signature history:"]
     for s in r["signatures"]:
-        mark = "  <- target" if s["target"] else ""
-        lines.append(f"  {_range(s['first'], s['last']):<18} {s['signature']}{mark}")
-    lines += _advice_lines(r["guidance"], r["alternative"])
-    return "\n".join(lines)
+        lines += _signature_lines(term, _range(s["first"], s["last"]), s["signature"], s["target"])
+    lines += _advice_lines(term, r["guidance"], r["alternative"])
+    return term.paint("\n".join(lines), PAINT)
 
 
-def _advice_lines(g: dict[str, Any] | None, alternative: str | None) -> list[str]:
+def _signature_lines(term: Terminal, span: str, signature: str, target: bool) -> list[str]:
+    """A release range and its signature; a long signature breaks after its commas and continues
+    under its first parameter, or under the range when the range column leaves too little room."""
+    gutter = f"  {span}".ljust(SIGNATURE_GUTTER - 1) + " "
+    text = signature + (TARGET_MARK if target else "")
+    if term.width - len(gutter) < 30:  # narrow terminal: the signature goes under its range
+        return [f"  {span}", *term.wrap(text, indent=" " * 4, hang=1)]
+    return term.wrap(text, indent=" " * len(gutter), hang=1, lead=gutter)
+
+
+def _advice_lines(term: Terminal, g: dict[str, Any] | None, alternative: str | None) -> list[str]:
     if g is None:
         if alternative:
-            return ["", "Instead:", _wrap(alternative)]
-        return ["", "No hand-written advice for this name; the history above is all the catalogue has."]
+            return ["", "Instead:", *term.wrap(alternative, indent="  ")]
+        return [
+            "",
+            *term.wrap("No hand-written advice for this name; the history above is all the catalogue has."),
+        ]
     headline = {
         "override": "Advice: subclass and override (with the safe signature)",
         "callback": "Advice: use a TrainerCallback instead of an override",
         "argument": "Advice: use an argument instead of an override",
         "avoid": "Advice: do not override this",
     }[g["verdict"]]
-    lines = ["", headline, _wrap(g["summary"])]
+    lines = ["", headline, *term.wrap(g["summary"], indent="  ")]
     for label, key in (
         ("Callback events", "events"),
         ("Public methods", "public_methods"),
@@ -236,7 +255,7 @@ def _advice_lines(g: dict[str, Any] | None, alternative: str | None) -> list[str
         ("Reference callbacks (trainwright.callbacks)", "callbacks"),
     ):
         if g[key]:
-            lines.append(_wrap(f"{label}: {', '.join(g[key])}"))
+            lines += term.wrap(f"{label}: {', '.join(g[key])}", indent="  ", hang=4)
     if g["evidence"]:
         lines += ["", "Evidence:"] + [f"  {url}" for url in g["evidence"]]
     return lines
@@ -272,31 +291,37 @@ def event_report(catalog: Catalog, name: str, version: str) -> dict[str, Any]:
     }
 
 
-def event_text(catalog: Catalog, r: dict[str, Any], note: str) -> str:
+def event_text(catalog: Catalog, r: dict[str, Any], note: str, term: Terminal | None = None) -> str:
+    term = term or Terminal()
     span = _range(since_text(catalog, r["since"]), r["until"])
-    lines = [f"TrainerCallback.{r['name']}  (callback event; in releases {span})", "", f"Target: {note}"]
+    lines = [
+        *term.wrap(f"TrainerCallback.{r['name']}  (callback event; in releases {span})", hang=2),
+        "",
+        *term.wrap(f"Target: {note}", hang=2),
+    ]
     if not r["present_at_target"]:
-        lines.append(
-            _wrap(
-                f"NOT AN EVENT at {r['target_version']}: a callback method with this name is never called.",
-                "",
-            )
+        lines += term.wrap(
+            f"NOT AN EVENT at {r['target_version']}: a callback method with this name is never called."
         )
-    lines += ["", "When it fires:", _wrap(r["fires"] or "(not documented)")]
+    lines += ["", "When it fires:", *term.wrap(r["fires"] or "(not documented)", indent="  ")]
     n = r["neighbours"]
     if n["after"] or n["before"]:
-        lines.append(
-            _wrap(f"Order in train(): after {n['after'] or '(start)'}, before {n['before'] or '(end)'}.")
+        lines += term.wrap(
+            f"Order in train(): after {n['after'] or '(start)'}, before {n['before'] or '(end)'}.",
+            indent="  ",
         )
     lines += [
         "",
-        f"Called as: {r['name']}(self, args, state, control, **kwargs)",
-        _wrap(f"kwargs passed: {', '.join(r['kwargs'])}. Accept **kwargs: the set grows between releases."),
+        *term.wrap(f"Called as: {r['name']}(self, args, state, control, **kwargs)", hang=11),
+        *term.wrap(
+            f"kwargs passed: {', '.join(r['kwargs'])}. Accept **kwargs: the set grows between releases.",
+            indent="  ",
+        ),
     ]
     g = r["guidance"]
     if g is not None:
-        lines += _advice_lines(g, None)
-    return "\n".join(lines)
+        lines += _advice_lines(term, g, None)
+    return term.paint("\n".join(lines), PAINT)
 
 
 # ------------------------------------------------------------------------------------------------ rule
@@ -322,6 +347,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "TrainerCallback event (on_save) or a lint rule code (TW101): what it does, when it runs, its "
             "signature history, whether to subclass or use a callback, and evidence links."
         ),
+        epilog=ENVIRONMENT_HELP,
     )
     parser.add_argument("name", help="method, event or rule code")
     add_common_arguments(parser)
@@ -352,11 +378,19 @@ def run(args: argparse.Namespace) -> int:
         cls = "Seq2SeqTrainer"
     if cls is not None and catalog.ever_defined(name, cls):
         report = method_report(catalog, name, cls, version)
-        emit(json.dumps(report, indent=2) if args.format == "json" else method_text(catalog, report, note))
+        emit(
+            json.dumps(report, indent=2)
+            if args.format == "json"
+            else method_text(catalog, report, note, Terminal.detect())
+        )
         return 0
     if catalog.event_history(name) is not None:
         report = event_report(catalog, name, version)
-        emit(json.dumps(report, indent=2) if args.format == "json" else event_text(catalog, report, note))
+        emit(
+            json.dumps(report, indent=2)
+            if args.format == "json"
+            else event_text(catalog, report, note, Terminal.detect())
+        )
         return 0
     return _unknown(catalog, name, args.format)
 

@@ -11,14 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import textwrap
-from collections.abc import Sequence
 from typing import Any
 
 from trainwright.catalog import Catalog, Guidance, MethodInfo, VersionView, installed_version, load_catalog
 from trainwright.catalog.versions import version_key
+from trainwright_lint.terminal import ENVIRONMENT_HELP, Cell, Column, Terminal, render_table
 
-WIDTH = 120
 CLASSES = ("Trainer", "Seq2SeqTrainer")
 
 
@@ -49,26 +47,30 @@ def resolve_or_report(catalog: Catalog, explicit: str | None, command: str) -> t
 
 
 def resolve_target(catalog: Catalog, explicit: str | None) -> tuple[str, str]:
-    """``(covered release, one-line note on how it was chosen)``; raises ``ValueError`` for a bad version."""
+    """``(covered release, what it is and why it was chosen)``; raises ``ValueError`` for a bad version.
+
+    The note is a noun phrase that reads after "in" or "Target:": ``transformers 5.24.0 (installed)``,
+    ``transformers 5.24.0 (not installed; newest catalogued release)``.
+    """
     if explicit is not None:
         source, requested = "--transformers-version", explicit
     else:
         requested = installed_version("transformers")
-        source = "installed transformers"
+        source = "installed"
         if requested is None:
-            return (
-                catalog.newest,
-                f"transformers is not installed; using the newest catalogued release {catalog.newest}",
-            )
+            return catalog.newest, f"transformers {catalog.newest} (not installed; newest catalogued release)"
     resolved = catalog.resolve_version(requested)
     if version_key(resolved) == version_key(requested):
         return resolved, f"transformers {resolved} ({source})"
     if _older(requested, resolved):
         return resolved, (
-            f"{source} {requested} is older than the catalogue ({catalog.oldest}..{catalog.newest}); "
-            f"using {resolved}"
+            f"transformers {resolved} (oldest catalogued release; {source} {requested} is older than the "
+            f"catalogue, {catalog.oldest}..{catalog.newest})"
         )
-    return resolved, f"{source} {requested} is not catalogued; using the nearest covered release {resolved}"
+    return resolved, (
+        f"transformers {resolved} (nearest catalogued release below {source} {requested}, which is not "
+        "catalogued)"
+    )
 
 
 def _older(a: str, b: str) -> bool:
@@ -94,25 +96,57 @@ def since_text(catalog: Catalog, first: str) -> str:
 
 
 def short_alternative(catalog: Catalog, name: str) -> str:
-    """The "use instead" cell: the guidance verdict with its targets, else the hand-written alternative."""
+    """The advice cell: the guidance verdict spelt out with its alternatives, else the hand-written
+    alternative after "instead:", else ``""``.
+
+    Spelt out because a bare ``avoid: create_optimizer, ...`` reads as "avoid create_optimizer" when it
+    means "do not override this; override create_optimizer instead".
+    """
     guidance = catalog.guidance(name)
     if guidance is not None:
-        return _guidance_cell(guidance, catalog.alternative(name))
-    return catalog.alternative(name) or ""
+        return verdict_text(guidance, catalog.alternative(name))
+    alternative = catalog.alternative(name)
+    return f"instead: {alternative}" if alternative else ""
 
 
-def _guidance_cell(g: Guidance, fallback: str | None) -> str:
-    if g.verdict == "override":
-        extra = g.arguments[:3] or g.events[:3]
-        return "override OK (keep the signature)" + (f"; or {', '.join(extra)}" if extra else "")
-    targets = {
-        "callback": g.events + g.arguments,
-        "argument": g.arguments + g.public_methods,
-        "avoid": g.public_methods + g.events + g.arguments,
-    }[g.verdict]
-    if targets:
-        return f"{g.verdict}: {', '.join(targets[:4])}"
-    return f"{g.verdict}: {fallback}" if fallback else g.verdict
+# Guidance.verdict -> the instruction, and the kind of alternative it names first, unlabelled
+# ("set an argument instead: optimizers, optim").
+VERDICTS: dict[str, tuple[str, str | None]] = {
+    "override": ("override is fine, keep this signature", None),
+    "callback": ("use a TrainerCallback instead", "events"),
+    "argument": ("set an argument instead", "arguments"),
+    "avoid": ("do not override", None),
+}
+# Each other kind of alternative as what the user does with it.
+ALTERNATIVE_VERBS: dict[str, str] = {
+    "events": "use callback events",
+    "public_methods": "override",
+    "arguments": "set arguments",
+}
+PER_KIND = 3  # alternatives shown per kind; `trainwright explain NAME` lists them all
+
+
+def verdict_text(g: Guidance, fallback: str | None = None) -> str:
+    """The verdict as an instruction whose every alternative says what to do with it::
+
+        verdict: do not override; instead override create_optimizer, create_scheduler; or set arguments optimizers
+        verdict: use a TrainerCallback instead: on_save; or override save_model; or set arguments save_steps
+
+    A bare "avoid: create_optimizer, ..." read as "avoid create_optimizer", the opposite of the advice.
+    """
+    head, own = VERDICTS[g.verdict]
+    kinds = {"events": g.events, "public_methods": g.public_methods, "arguments": g.arguments}
+    shown = {kind: ", ".join(items[:PER_KIND]) for kind, items in kinds.items() if items}
+    first = shown.pop(own) if own in shown else None
+    others = [f"{ALTERNATIVE_VERBS[kind]} {items}" for kind, items in shown.items()]
+    if first is not None:
+        return "; or ".join([f"verdict: {head}: {first}", *others])
+    if others:
+        joint = "; or " if g.verdict == "override" else "; instead "
+        return f"verdict: {head}{joint}" + "; or ".join(others)
+    if fallback and g.verdict != "override":
+        return f"verdict: {head}; instead: {fallback}"
+    return f"verdict: {head}"
 
 
 # ------------------------------------------------------------------------------------------------ rows
@@ -177,38 +211,11 @@ def _standard_kwargs(view: VersionView) -> tuple[str, ...]:
 
 # ---------------------------------------------------------------------------------------------- tables
 
-
-def render_table(
-    headers: Sequence[str], rows: Sequence[Sequence[str | list[str]]], widths: Sequence[int]
-) -> str:
-    """Plain-text table with wrapped cells. A cell given as a list holds several paragraphs (one per line)."""
-    lines = []
-
-    def wrap(cell: str | list[str], width: int) -> list[str]:
-        paragraphs = [cell] if isinstance(cell, str) else cell
-        out: list[str] = []
-        for para in paragraphs:
-            out += textwrap.wrap(
-                para, width, break_on_hyphens=False, subsequent_indent="  " if out else ""
-            ) or [""]
-        return out or [""]
-
-    def emit_row(cells: Sequence[str | list[str]]) -> None:
-        wrapped = [wrap(c, w) for c, w in zip(cells, widths)]
-        for i in range(max(len(w) for w in wrapped)):
-            parts = [(w[i] if i < len(w) else "").ljust(width) for w, width in zip(wrapped, widths)]
-            lines.append("  ".join(parts).rstrip())
-
-    emit_row(headers)
-    lines.append("  ".join("-" * w for w in widths))
-    for row in rows:
-        emit_row(row)
-    return "\n".join(lines)
-
-
-def _fit(first_widths: Sequence[int]) -> list[int]:
-    used = sum(first_widths) + 2 * len(first_widths)
-    return [*first_widths, WIDTH - used]
+# What hooks paints once the text is laid out (terminal.Terminal.paint).
+PAINT: tuple[tuple[str, str], ...] = (
+    (r"NOT CALLED", "warning"),
+    (r"(?<=→ )(?:verdict|instead):|(?<=-> )(?:verdict|instead):", "advice"),  # right after the arrow
+)
 
 
 def methods_text(
@@ -218,73 +225,97 @@ def methods_text(
     rows: list[dict[str, Any]],
     note: str,
     include_private: bool,
+    term: Terminal | None = None,
 ) -> str:
-    name_w = max([len("METHOD")] + [len(r["name"]) + 3 for r in rows])
-    widths = _fit([name_w, 4, 7])
-    table_rows: list[list[str | list[str]]] = []
+    term = term or Terminal()
+    table_rows: list[list[Cell]] = []
     for r in rows:
         marks = ("!" if r["stopped_being_called"] else "") + ("~" if r["signature_changed"] else "")
-        last: list[str] = [r["signature"]]
+        detail: list[str] = [r["signature"]]
         if r["stopped_being_called"]:
-            last.append(
-                f"-> NOT CALLED by {cls} at {view.version}; " + (r["alternative"] or "override is ignored")
+            detail.append(
+                f"{term.arrow} NOT CALLED by {cls} at {view.version}, so an override is ignored"
+                + (f"; {r['alternative']}" if r["alternative"] else "")
             )
         elif r["alternative"]:
-            last.append("-> " + r["alternative"])
+            detail.append(f"{term.arrow} {r['alternative']}")
         table_rows.append(
             [
                 r["name"] + (" " + marks if marks else ""),
                 "priv" if r["visibility"] == "private" else "pub",
                 since_text(catalog, r["since"]),
-                last,
+                detail,
             ]
         )
     all_methods = view.methods(cls)
     hidden = [n for n, m in all_methods.items() if m.private] if not include_private else []
     hidden_hot = [n for n in hidden if catalog.guidance(n) is not None]
+    columns = (
+        Column("METHOD", "spill"),
+        Column("VIS", "fixed"),
+        Column("SINCE", "fixed"),
+        Column(f"SIGNATURE AT {view.version} / {term.arrow} ADVICE", "wrap", min_width=30),
+    )
+    title = term.wrap(f"{cls} methods in {note}: {len(all_methods)} methods, {len(rows)} shown")
     out = [
-        f"{cls} methods at {note}: {len(all_methods)} methods, {len(rows)} shown",
+        *_bold(term, title),
         "",
-        render_table(
-            ["METHOD", "VIS", "SINCE", f"SIGNATURE AT {view.version} / -> USE INSTEAD OR SAFE FORM"],
-            table_rows,
-            widths,
+        *_bold_header(term, render_table(term, columns, table_rows)),
+        "",
+        *term.wrap("~  the signature differs in other catalogued releases", hang=3),
+        *term.wrap("!  called by the Trainer in earlier releases, not in this one", hang=3),
+        *term.wrap(
+            f"{term.arrow}  advice from the catalogue: whether to override it, and what to use instead",
+            hang=3,
         ),
-        "",
-        "~ signature differs in other catalogued releases   ! called by the Trainer in earlier releases, no longer",
-        "Details for one name: trainwright explain NAME",
+        *term.wrap("Details for one name: trainwright explain NAME"),
     ]
     if hidden:
-        out.append(
-            textwrap.fill(
-                f"{len(hidden)} private methods hidden (--private shows them); commonly overridden among them: "
-                + ", ".join(hidden_hot)
-                + ".",
-                WIDTH,
-            )
+        out += term.wrap(
+            f"{len(hidden)} private methods hidden (--private shows them); commonly overridden among them: "
+            + ", ".join(hidden_hot)
+            + "."
         )
-    return "\n".join(out)
+    return term.paint("\n".join(out), PAINT)
 
 
-def events_text(view: VersionView, rows: list[dict[str, Any]], note: str) -> str:
+def _bold(term: Terminal, lines: list[str]) -> list[str]:
+    return [term.style(line, "heading") for line in lines]
+
+
+def _bold_header(term: Terminal, table: list[str]) -> list[str]:
+    """The table with its header (every line above its first rule of dashes) in bold."""
+    rule = next(i for i, line in enumerate(table) if line.startswith("-"))
+    return [*_bold(term, table[:rule]), *table[rule:]]
+
+
+def events_text(
+    view: VersionView, rows: list[dict[str, Any]], note: str, term: Terminal | None = None
+) -> str:
+    term = term or Terminal()
     standard = _standard_kwargs(view)
-    widths = _fit([5, 22, 8, 20])
-    table_rows = [
+    columns = (
+        Column("ORDER", "fixed"),
+        Column("EVENT", "fixed"),
+        Column("SINCE", "fixed"),
+        Column("EXTRA KWARGS", "wrap"),
+        Column("FIRES", "wrap", min_width=30),
+    )
+    table_rows: list[list[Cell]] = [
         [str(r["order"]), r["name"], r["since"], ", ".join(r["extra_kwargs"]) or "-", r["fires"]]
         for r in rows
     ]
     return "\n".join(
         [
-            f"TrainerCallback events at {note}, in firing order within train():",
+            *_bold(term, term.wrap(f"TrainerCallback events in {note}, in firing order within train():")),
             "",
-            render_table(["ORDER", "EVENT", "SINCE", "EXTRA KWARGS", "FIRES"], table_rows, widths),
+            *_bold_header(term, render_table(term, columns, table_rows)),
             "",
-            textwrap.fill(
-                "Every event is called as on_x(args, state, control, **kwargs) and always receives the keyword "
-                f"arguments {', '.join(standard)}; your method must accept **kwargs.",
-                WIDTH,
+            *term.wrap(
+                "Every event is called as on_x(args, state, control, **kwargs) and always receives the "
+                f"keyword arguments {', '.join(standard)}; your method must accept **kwargs."
             ),
-            f"TrainerControl flags: {', '.join(view.control_flags)}",
+            *term.wrap(f"TrainerControl flags: {', '.join(view.control_flags)}", hang=2),
         ]
     )
 
@@ -302,6 +333,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "names the hidden private methods that people commonly override; --private lists them all. "
             "--events lists the TrainerCallback events instead."
         ),
+        epilog=ENVIRONMENT_HELP,
     )
     add_common_arguments(parser)
     parser.add_argument("--private", action="store_true", help="include private (_-prefixed) methods")
@@ -336,7 +368,7 @@ def run(args: argparse.Namespace) -> int:
                 )
             )
         else:
-            emit(events_text(view, rows, note))
+            emit(events_text(view, rows, note, Terminal.detect()))
         return 0
     rows = method_rows(catalog, view, args.cls, args.private)
     if args.format == "json":
@@ -346,5 +378,5 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     else:
-        emit(methods_text(catalog, view, args.cls, rows, note, args.private))
+        emit(methods_text(catalog, view, args.cls, rows, note, args.private, Terminal.detect()))
     return 0

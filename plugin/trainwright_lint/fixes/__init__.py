@@ -1,8 +1,9 @@
-"""Autofixes: libcst rewrites that keep comments and formatting, one module per rule.
+"""Autofixes: libcst rewrites that keep comments and formatting, one module per edit type.
 
-Three steps: the rules find the problem; ``plan`` turns each fixable finding into an edit description
-(``edits``: plain data, decided from the file and the catalogue); the per-rule modules apply edits
-with libcst transformers, one edit type per pass, re-linting between passes until nothing is left.
+A rule attaches to its finding the edit that fixes it (``trainwright_lint.edits``: plain data,
+already checked to be valid on every release of the target range); this package only *applies*
+edits, with libcst, one edit type per pass, re-linting between passes until nothing is left. The
+lint-then-fix loop over a project lives in ``trainwright_lint.driver``.
 
 Safe fixes (applied by ``trainwright fix`` / ``lint --fix``): TW301 add the parameters the Trainer
 passes and forward them to ``super()``, TW302 drop the argument the base method rejects, TW303
@@ -17,23 +18,22 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from trainwright_lint import noqa
-from trainwright_lint.config import LintConfig
-from trainwright_lint.finding import Finding
-from trainwright_lint.fixes import tw301, tw302, tw303, tw401, tw402
-from trainwright_lint.fixes.edits import (
+from trainwright_lint.edits import (
     AddParams,
     AddVarKeyword,
     DropArgs,
     Edit,
+    RenameKeyword,
     RenameMethod,
     RenameSelfAttribute,
 )
+from trainwright_lint.finding import Finding
+from trainwright_lint.fixes import segment, tw301, tw302, tw303, tw304, tw401, tw402
 
 # Edit type -> the libcst transformer applying it, in the order passes apply them.
 FIXERS: dict[type, Callable[[Sequence], cst.CSTTransformer]] = {
@@ -41,15 +41,8 @@ FIXERS: dict[type, Callable[[Sequence], cst.CSTTransformer]] = {
     AddVarKeyword: tw402.Fixer,
     DropArgs: tw302.Fixer,
     RenameSelfAttribute: tw303.Fixer,
+    RenameKeyword: tw304.Fixer,
     AddParams: tw301.Fixer,
-}
-# Rule code -> "safe" / "unsafe" (documentation and ``--fix`` help; the edit itself says if it is unsafe).
-FIXABLE: dict[str, str] = {
-    tw301.CODE: "safe",
-    tw302.CODE: "safe",
-    tw303.CODE: "safe",
-    tw402.CODE: "safe",
-    tw401.CODE: "unsafe",
 }
 MAX_PASSES = 10
 
@@ -105,56 +98,56 @@ def fix_bytes(
 ) -> FixOutcome:
     """Fix ``data`` (a whole file) to a fixpoint. ``lint(code)`` returns the findings of a source
     text (with their edits); ``first`` are the findings already known for ``data`` (skips one lint).
-    Raises ``FixError`` when the file or a fixed version of it does not parse."""
-    module = parse(data, path)
-    applied: list[Finding] = []
-    findings = list(first) if first is not None else lint(module.code)
-    for _ in range(MAX_PASSES):
-        todo = wanted(findings, unsafe)
-        if not todo:
-            break
-        new = apply_edits(module, [f.fix for f in todo])
-        if new.code == module.code:
-            break
-        kind = next(k for k in FIXERS if any(isinstance(f.fix, k) for f in todo))
-        applied += [f for f in todo if isinstance(f.fix, kind)]
-        module = parse(new.bytes, path)  # a fix must never produce a file that does not parse
-        findings = lint(module.code)
-    return FixOutcome(path=path, original=data, fixed=module.bytes, applied=applied, remaining=findings)
+    Raises ``FixError`` when the file or a fixed version of it does not parse.
+
+    Cost stays proportional to what is edited: libcst only sees the statements holding the edits
+    (``segment``), and each pass checks the whole new text with ``ast.parse`` (whose tree then locates
+    the next pass's segments) instead of parsing it again with libcst."""
+    try:
+        source = segment.decode(data)
+        text = source.text
+        findings = list(first) if first is not None else _lint_parsable(lint, text, path)
+        applied: list[Finding] = []
+        verified = False  # ``text`` known to parse
+        for _ in range(MAX_PASSES):
+            todo = wanted(findings, unsafe)
+            if not todo:
+                break
+            kind = next(k for k in FIXERS if any(isinstance(f.fix, k) for f in todo))
+            group = [f for f in todo if isinstance(f.fix, kind)]
+            # The tree only locates segments; it is dropped before the next lint builds its own, so
+            # no two whole-file trees are alive at once (memory stays that of one lint).
+            tree = segment.parse_tree(text, path)
+            new = segment.rewrite(text, tree, [f.fix for f in group], apply_edits, source.newline)
+            del tree
+            verified = True
+            if new == text:
+                break
+            segment.parse_tree(new, path)  # a fix must never produce a file that does not parse
+            applied += group
+            text = new
+            findings = lint(text)
+        if not verified:
+            segment.parse_tree(text, path)  # an unparsable file is reported even with nothing to fix
+        fixed = data if text == source.text else source.encode(text)
+    except segment.SegmentError as exc:
+        raise FixError(f"{exc}; left untouched") from None
+    return FixOutcome(path=path, original=data, fixed=fixed, applied=applied, remaining=findings)
 
 
-def config_linter(path: str, config: LintConfig, index: object | None = None) -> Linter:
-    """A ``lint(code)`` for ``path``: the engine with ``# noqa`` honoured, like ``trainwright lint``,
-    each fixable finding carrying its planned edit in ``fix``."""
-    from trainwright_lint.engine import flake8_index, lint_source
-    from trainwright_lint.fixes.plan import plan_edits
-
-    project = index if index is not None else flake8_index(path, config)
-
-    def lint(code: str) -> list[Finding]:
-        lines = code.splitlines()
-        if noqa.file_is_skipped(lines):
-            return []
-        findings = noqa.filter_noqa(lint_source(code, path, config, index=project), lines)  # type: ignore[arg-type]
-        fixable = [f for f in findings if f.code in FIXABLE]
-        planned = {id(f): edit for f, edit in plan_edits(code, path, config, fixable)}
-        return [replace(f, fix=planned[id(f)]) if id(f) in planned else f for f in findings]
-
-    return lint
+def _lint_parsable(lint: Linter, text: str, path: str) -> list[Finding]:
+    """``lint(text)``; a parse failure inside it becomes ``SegmentError`` (a file the fixer leaves
+    alone), any other exception is a bug and propagates."""
+    try:
+        return lint(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        segment.parse_tree(text, path)  # raises SegmentError when the text is what failed
+        raise
 
 
 def has_fixable(findings: Sequence[Finding], unsafe: bool) -> bool:
-    """Whether any finding is of a rule with a fix (of the allowed kind): worth running the fixer."""
-    return any(f.code in FIXABLE and (unsafe or FIXABLE[f.code] == "safe") for f in findings)
+    """Whether any finding carries a fix of the allowed kind: worth running the fixer on its file."""
+    return bool(wanted(findings, unsafe))
 
 
-__all__ = [
-    "FIXABLE",
-    "FIXERS",
-    "FixError",
-    "FixOutcome",
-    "apply_edits",
-    "config_linter",
-    "fix_bytes",
-    "wanted",
-]
+__all__ = ["FIXERS", "FixError", "FixOutcome", "apply_edits", "fix_bytes", "has_fixable", "wanted"]

@@ -1,17 +1,89 @@
 """Reading and writing source files for the fixer without changing what we did not fix.
 
-libcst parses bytes: it honours the PEP 263 coding line and a UTF-8 BOM, remembers the newline style
-(``\\n``, ``\\r\\n``, ``\\r``) and re-encodes ``Module.bytes`` the same way, so a fixed file keeps its
-encoding and line endings. Writes are atomic: a temporary file in the same directory, fsynced, then
-``os.replace`` (a crash leaves either the old file or the new one, never half of each), keeping the
-original's permission bits.
+The read snapshot travels with the content: ``read_snapshot`` returns the bytes together with the
+file's identity and state (device, inode, size, mtime_ns, a BLAKE2 digest) and ``write_fixed`` writes
+new bytes only if the file is still in that state, so an edit made while ``fix`` runs is never lost
+silently: the file is skipped and reported ("changed while fixing; not written — run fix again").
+
+How a file is written, and why:
+
+* A symlink is resolved when read and its *target* is written; the link stays a link.
+* A file with one name: the new content goes to a temporary file in the same folder (same file
+  system, so ``os.replace`` is an atomic rename: a crash leaves the old file or the new one, never half
+  of each), which gets the original's mode, owner and group (``os.fchown``; when that is not permitted,
+  as for an unprivileged user with a file owned by someone else, the owner is left and the mode still
+  copied) and extended attributes (``user.*``, ACLs, ... as far as the OS lets us), and is fsynced
+  before the rename. The folder is fsynced after it, so the rename itself is durable.
+* A file with more than one hard link (``st_nlink > 1``) is rewritten in place (``r+b``: write,
+  truncate, fsync) so that every name keeps seeing one inode; a rename would split them. The growth,
+  if any, is reserved first with ``posix_fallocate`` so that a full disk fails before the first byte
+  is overwritten. An in-place write is not atomic: a crash in the middle of it can leave a mix.
+* A read-only file (no write bit, e.g. mode 0444, or not writable by this user) is refused, as ruff
+  does: replacing it would succeed (a rename needs only the folder to be writable) and silently
+  defeat the protection.
+
+Every failure is raised as a ``WriteError`` naming the path, what was being done and the OS error,
+and leaves the original file as it was (the temporary file is always removed).
+
+Race window, honestly: the file is re-opened, re-stat'ed and re-hashed immediately before the rename
+(or, in place, through the very descriptor that is then written). An edit that lands between that
+check and ``os.replace`` (microseconds, plus the time to hash the file) is still lost, and so is a
+write by a program that keeps the old file open and writes to it after the rename. Preventing those
+needs cooperation (locks) that editors do not offer.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import os
 import stat
 import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+TEMP_PREFIX = ".trainwright-fix-"
+
+
+class WriteError(OSError):
+    """A fixed file was not written. ``str()`` is the whole message: path, reason, what to do.
+
+    Subclasses ``OSError`` so callers that catch file-system errors catch it too; ``errno`` is the
+    underlying OS error's when there is one."""
+
+    def __init__(self, path: str, reason: str, err: int | None = None) -> None:
+        super().__init__(err, reason)
+        self.path = path
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+class WriteRefused(WriteError):
+    """The fixer chose not to write: the file is read-only or changed since it was read."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A file's bytes as read, with what identifies that state of the file."""
+
+    path: str  # as named by the user (messages)
+    real_path: str  # symlinks resolved: the file that is read and written
+    data: bytes
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    mode: int
+    uid: int
+    gid: int
+    nlink: int
+    digest: bytes = field(repr=False)
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=32).digest()
 
 
 def read_bytes(path: str) -> bytes:
@@ -19,24 +91,215 @@ def read_bytes(path: str) -> bytes:
         return fh.read()
 
 
-def atomic_write(path: str, data: bytes) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except OSError:
-        mode = None
-    fd, tmp = tempfile.mkstemp(prefix=".trainwright-fix-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
+def read_snapshot(path: str) -> Snapshot:
+    """Read ``path`` (following symlinks) and record its state; ``fstat`` on the descriptor that was
+    read, so the state and the bytes belong together. Raises ``OSError`` as ``open`` does."""
+    real = os.path.realpath(path)
+    with open(real, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        data = fh.read()
+    return Snapshot(
+        path=path,
+        real_path=real,
+        data=data,
+        dev=st.st_dev,
+        ino=st.st_ino,
+        size=st.st_size,
+        mtime_ns=st.st_mtime_ns,
+        mode=st.st_mode,
+        uid=st.st_uid,
+        gid=st.st_gid,
+        nlink=st.st_nlink,
+        digest=_digest(data),
+    )
+
+
+def _os_reason(doing: str, exc: OSError, unchanged: bool = True) -> str:
+    after = "the file is unchanged" if unchanged else "the file may be partly written: check it"
+    return f"cannot {doing}: {exc.strerror or exc} (errno {exc.errno}); {after}"
+
+
+def _unchanged(snapshot: Snapshot, st: os.stat_result, data: bytes) -> bool:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == (
+        snapshot.dev,
+        snapshot.ino,
+        snapshot.size,
+        snapshot.mtime_ns,
+    ) and _digest(data) == snapshot.digest
+
+
+CHANGED = "changed while fixing; not written — run fix again"
+
+
+def _refuse_read_only(snapshot: Snapshot, st: os.stat_result) -> None:
+    if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        raise WriteRefused(
+            snapshot.path,
+            f"read-only (mode {stat.S_IMODE(st.st_mode):04o}); not written — make it writable "
+            "(chmod u+w) to let fix change it",
+        )
+    if not os.access(snapshot.real_path, os.W_OK):
+        raise WriteRefused(snapshot.path, "not writable by this user; not written")
+
+
+def _copy_metadata(fd: int, tmp: str, snapshot: Snapshot) -> None:
+    """Owner, group, mode and extended attributes of the original onto the temporary file."""
+    if hasattr(os, "fchown"):  # POSIX only
         try:
-            os.unlink(tmp)
+            os.fchown(fd, snapshot.uid, snapshot.gid)
+        except PermissionError:
+            try:  # an unprivileged user may still give the file its group when a member of it
+                os.fchown(fd, -1, snapshot.gid)
+            except PermissionError:
+                pass
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, stat.S_IMODE(snapshot.mode))  # after chown, which may clear setuid/setgid bits
+    else:  # pragma: no cover - Windows before Python 3.13
+        os.chmod(tmp, stat.S_IMODE(snapshot.mode))
+    for name in _xattr_names(snapshot.real_path):
+        try:
+            os.setxattr(fd, name, os.getxattr(snapshot.real_path, name))
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            # EPERM/ENOTSUP/EACCES: trusted.*, security.* or a file system without xattrs -- skipped
+
+
+def _xattr_names(path: str) -> list[str]:
+    if not hasattr(os, "listxattr"):
+        return []
+    try:
+        return os.listxattr(path)
+    except OSError:
+        return []
+
+
+def _fsync_dir(directory: str) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems refuse fsync on folders; the rename has happened either way
+    finally:
+        os.close(fd)
+
+
+def write_fixed(snapshot: Snapshot, data: bytes, *, before_commit: Callable[[], None] | None = None) -> None:
+    """Write ``data`` as the new content of the file ``snapshot`` was read from.
+
+    Raises ``WriteRefused`` (read-only, or changed since the snapshot) or ``WriteError`` (the OS said
+    no: permission, full disk, ...); in both cases the file is as it was and no temporary file is left.
+
+    ``before_commit`` runs after the new content is fully prepared and just before the final
+    unchanged-check: tests use it to edit the file inside that window deterministically."""
+    try:
+        st = os.stat(snapshot.real_path)
+    except FileNotFoundError:
+        raise WriteRefused(snapshot.path, "deleted while fixing; not written") from None
+    except OSError as exc:
+        raise WriteError(snapshot.path, _os_reason("stat it before writing", exc), exc.errno) from None
+    _refuse_read_only(snapshot, st)
+    if st.st_nlink > 1:
+        _write_in_place(snapshot, data, before_commit)
+    else:
+        _write_replacing(snapshot, data, before_commit)
+
+
+def _write_replacing(snapshot: Snapshot, data: bytes, before_commit: Callable[[], None] | None) -> None:
+    directory = os.path.dirname(snapshot.real_path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise WriteError(
+            snapshot.path, _os_reason(f"create a temporary file in {directory}", exc), exc.errno
+        ) from None
+    try:
+        doing = f"write the temporary file {tmp}"
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                doing = "copy owner, mode and extended attributes"
+                _copy_metadata(fh.fileno(), tmp, snapshot)
+                doing = f"fsync the temporary file {tmp}"
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            raise WriteError(snapshot.path, _os_reason(doing, exc), exc.errno) from None
+        if before_commit is not None:
+            before_commit()
+        _check_unchanged(snapshot)
+        try:
+            os.replace(tmp, snapshot.real_path)
+        except OSError as exc:
+            raise WriteError(snapshot.path, _os_reason("replace it", exc), exc.errno) from None
+        tmp = ""
+        _fsync_dir(directory)
+    finally:
+        if tmp:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass  # never hide the error that got us here
+
+
+def _check_unchanged(snapshot: Snapshot) -> None:
+    try:
+        with open(snapshot.real_path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            current = fh.read()
+    except FileNotFoundError:
+        raise WriteRefused(snapshot.path, "deleted while fixing; not written") from None
+    except OSError as exc:
+        raise WriteError(snapshot.path, _os_reason("re-read it before writing", exc), exc.errno) from None
+    if not _unchanged(snapshot, st, current):
+        raise WriteRefused(snapshot.path, CHANGED)
+
+
+def _write_in_place(snapshot: Snapshot, data: bytes, before_commit: Callable[[], None] | None) -> None:
+    """Overwrite the inode itself (all hard links see it), checking it through the same descriptor."""
+    doing = "open it for writing"
+    try:
+        with open(snapshot.real_path, "r+b") as fh:
+            fd = fh.fileno()
+            if before_commit is not None:
+                before_commit()
+            current = fh.read()
+            if not _unchanged(snapshot, os.fstat(fd), current):
+                raise WriteRefused(snapshot.path, CHANGED)
+            if len(data) > len(current):
+                doing = "reserve space for the longer content"
+                _reserve(fd, len(current), len(data) - len(current))
+            doing = "write it in place (it has other hard links)"
+            fh.seek(0)
+            fh.write(data)
+            fh.truncate(len(data))
+            fh.flush()
+            doing = "fsync it"
+            os.fsync(fd)
+    except WriteError:
+        raise
+    except OSError as exc:
+        overwriting = doing.startswith(("write it in place", "fsync"))
+        raise WriteError(
+            snapshot.path, _os_reason(doing, exc, unchanged=not overwriting), exc.errno
+        ) from None
+
+
+def _reserve(fd: int, offset: int, length: int) -> None:
+    """Allocate the bytes a longer content needs before overwriting anything (full disk: nothing
+    written). File systems without ``fallocate`` go ahead unreserved."""
+    if not hasattr(os, "posix_fallocate"):
+        return
+    try:
+        os.posix_fallocate(fd, offset, length)
+    except OSError as exc:
+        if exc.errno in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            return
+        try:
+            os.ftruncate(fd, offset)  # undo a partial extension; the content up to ``offset`` is intact
         except OSError:
             pass
         raise

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Sequence
 
 import libcst as cst
 
+from trainwright_lint.edits import RenameSelfAttribute
 from trainwright_lint.fixes._locate import LineTransformer
-from trainwright_lint.fixes.edits import RenameSelfAttribute
 
 CODE = "TW303"
 
@@ -25,10 +24,3 @@ class Fixer(LineTransformer):
         if edit is None:
             return updated
         return updated.with_changes(attr=cst.Name(edit.new))
-
-
-def plan(node: ast.Attribute) -> RenameSelfAttribute | None:
-    """Only a read of ``self.tokenizer`` (the trainer-side finding) has a mechanical fix."""
-    if node.attr != "tokenizer" or not (isinstance(node.value, ast.Name) and node.value.id == "self"):
-        return None
-    return RenameSelfAttribute(line=node.lineno, old="tokenizer", new="processing_class")

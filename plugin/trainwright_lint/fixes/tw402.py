@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Sequence
 
 import libcst as cst
 
+from trainwright_lint.edits import AddVarKeyword
 from trainwright_lint.fixes._locate import LineTransformer, extend_commas
-from trainwright_lint.fixes.edits import AddVarKeyword
 
 CODE = "TW402"
 
@@ -49,7 +48,3 @@ class Fixer(LineTransformer):
         if has_star:
             changes["star_arg"] = laid[n_pos + n_reg]
         return updated.with_changes(params=params.with_changes(**changes))
-
-
-def plan(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> AddVarKeyword | None:
-    return None if fn.args.kwarg is not None else AddVarKeyword(method=fn.name, line=fn.lineno)

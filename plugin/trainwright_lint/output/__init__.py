@@ -1,7 +1,8 @@
 """Output formats, one module per format, each exposing ``render(findings, stream) -> None``.
 
-Add a format by adding a module and a line to ``FORMATS`` (SARIF and GitHub annotations come with a
-later issue).
+Add a format by adding a module and a line to ``FORMATS``. What the formats share lives beside them:
+``rule_meta`` (rule page URL, severity, tags, fixable rules) and ``fix_record`` (a finding's fix as
+ruff reports it), so that text, JSON and SARIF never disagree.
 """
 
 from __future__ import annotations
@@ -20,3 +21,12 @@ FORMATS: dict[str, Renderer] = {
     "sarif": sarif.render,
     "github": github.render,
 }
+
+
+def write_findings(fmt: str, findings: Sequence[Finding], stream: TextIO, root: str) -> None:
+    """Render ``findings`` (paths relative to ``root``) in format ``fmt``. SARIF alone records the root
+    (``%SRCROOT%``), so that a viewer resolves the relative paths wherever the command ran."""
+    if fmt == "sarif":
+        sarif.render(findings, stream, root=root)
+    else:
+        FORMATS[fmt](findings, stream)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from trainwright_lint.finding import Finding
+from trainwright_lint.output.rule_meta import severity
 
 
 def escape_data(text: str) -> str:
@@ -23,7 +24,7 @@ def escape_property(text: str) -> str:
 
 
 def annotation(f: Finding) -> str:
-    level = "error" if f.code == "TW000" else "warning"
+    level = severity(f.code)
     props = [
         f"file={escape_property(f.path)}",
         f"line={f.line}",

@@ -1,10 +1,13 @@
 """SARIF 2.1.0 (the format GitHub code scanning and most CI dashboards ingest).
 
-One run, tool ``trainwright`` with one ``reportingDescriptor`` per rule (id, name, short and full
-description, ``helpUri`` pointing at the rule's page under ``docs/rules/``), results with relative
-``artifactLocation`` URIs against ``%SRCROOT%`` (the current directory), so the same file uploads
-from any checkout path. Columns are SARIF's 1-based, ``endColumn`` exclusive — the same convention as
-``Finding``, so positions pass through unchanged.
+One run, tool ``trainwright`` with one ``reportingDescriptor`` per code: ``shortDescription`` (the
+first sentence of the rule docstring's first paragraph), ``fullDescription`` (that paragraph), ``help``
+(the rule's page: ``markdown`` is ``Rule.explain()``, what ``trainwright explain TWxxx`` prints and
+``docs/rules/`` holds; ``text`` the same without Markdown markup), ``helpUri`` (the page's URL, the
+``url`` of the JSON output) and ``properties.tags`` (the rule family, plus ``fixable``). Results carry
+relative ``artifactLocation`` URIs against ``%SRCROOT%`` (the current directory), so the same file
+uploads from any checkout path. Columns are SARIF's 1-based, ``endColumn`` exclusive — the same
+convention as ``Finding``, so positions pass through unchanged.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -19,25 +23,25 @@ from urllib.parse import quote
 
 from trainwright_lint import __version__
 from trainwright_lint.finding import Finding
+from trainwright_lint.output.rule_meta import (
+    NON_RULE_CODES,
+    PROJECT_URL,
+    RULE_DOCS_BASE_URL,
+    rule_tags,
+    rule_url,
+    severity,
+)
 from trainwright_lint.rules import RULES
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-# Where the rule pages (docs/rules/TWxxx.md, built by mkdocs) are published. The one place to change it.
-RULE_DOCS_BASE_URL = "https://trainwright.readthedocs.io/en/latest/rules/"
-# Diagnostics that are not rules (they come from the front end, not a rule class).
-NON_RULE_CODES: dict[str, tuple[str, str]] = {
-    "TW000": (
-        "file-not-linted",
-        (
-            "The file could not be linted: it does not parse (syntax error, Python 2 code, NUL bytes, "
-            "undecodable bytes), nests too deeply, or took longer than the per-file time limit."
-        ),
-    ),
-}
+
+__all__ = ["NON_RULE_CODES", "RULE_DOCS_BASE_URL", "help_uri", "render", "rule_descriptors", "to_sarif"]
 
 
 def help_uri(code: str) -> str:
-    return f"{RULE_DOCS_BASE_URL}{code}/"
+    """The page of ``code``; for ``""``, the folder of all the pages (``scripts/gen_rule_docs.py``
+    links it from the index)."""
+    return rule_url(code) if code else RULE_DOCS_BASE_URL
 
 
 def _first_sentence(text: str) -> str:
@@ -46,37 +50,63 @@ def _first_sentence(text: str) -> str:
     return flat if end < 0 else flat[: end + 1]
 
 
+def _first_paragraph(doc: str) -> str:
+    return " ".join(inspect.cleandoc(doc).split("\n\n", 1)[0].split())
+
+
+_HEADING = re.compile(r"^#+ ")
+_AUTOLINK = re.compile(r"<(https?://[^>]+)>")
+
+
+def markdown_as_text(markdown: str) -> str:
+    """The page without Markdown markup for ``help.text``, which viewers show verbatim: heading marks
+    and autolink brackets dropped, fenced code indented by four spaces instead of fenced."""
+    out: list[str] = []
+    in_code = False
+    for line in markdown.splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+            continue
+        if in_code:
+            out.append(f"    {line}" if line else "")
+        else:
+            out.append(_AUTOLINK.sub(r"\1", _HEADING.sub("", line)))
+    return "\n".join(out).strip() + "\n"
+
+
+def _descriptor(code: str, name: str, summary: str, page: str) -> dict[str, Any]:
+    descriptor: dict[str, Any] = {
+        "id": code,
+        "name": name,
+        "shortDescription": {"text": _first_sentence(summary)},
+        "fullDescription": {"text": summary},
+        "help": {"text": f"{markdown_as_text(page)}\nRule page: {rule_url(code)}\n", "markdown": page},
+        "helpUri": rule_url(code),
+        "defaultConfiguration": {"level": severity(code)},
+    }
+    tags = rule_tags(code)
+    if tags:
+        descriptor["properties"] = {"tags": tags}
+    return descriptor
+
+
 def rule_descriptors() -> list[dict[str, Any]]:
-    descriptors: list[dict[str, Any]] = []
-    for code, (name, text) in sorted(NON_RULE_CODES.items()):
-        descriptors.append(
-            {
-                "id": code,
-                "name": name,
-                "shortDescription": {"text": _first_sentence(text)},
-                "fullDescription": {"text": text},
-                "helpUri": help_uri(code),
-                "defaultConfiguration": {"level": "error"},
-            }
-        )
+    descriptors = [
+        _descriptor(code, name, text, f"# {code} {name}\n\n{text}\n")
+        for code, (name, text) in sorted(NON_RULE_CODES.items())
+    ]
     for code, rule in sorted(RULES.items()):
-        doc = inspect.cleandoc(rule.__doc__ or rule.name)
         descriptors.append(
-            {
-                "id": code,
-                "name": rule.name,
-                "shortDescription": {"text": _first_sentence(doc)},
-                "fullDescription": {"text": " ".join(doc.split())},
-                "help": {"text": f"See {help_uri(code)}", "markdown": rule.explain()},
-                "helpUri": help_uri(code),
-                "defaultConfiguration": {"level": "warning"},
-            }
+            _descriptor(code, rule.name, _first_paragraph(rule.__doc__ or rule.name), rule.explain())
         )
     return descriptors
 
 
 def artifact_uri(path: str, root: str | None = None) -> str:
-    """``path`` relative to ``root`` (default: cwd) as a URI reference; absolute only if outside it."""
+    """``path`` relative to ``root`` (default: cwd) as a URI reference; absolute only if outside it.
+    A relative ``path`` is already relative to the root (the front ends show paths that way)."""
+    if not os.path.isabs(path):
+        return quote(Path(path).as_posix(), safe="/")
     base = Path(root or os.getcwd()).resolve()
     target = Path(path).resolve()
     try:
@@ -98,7 +128,7 @@ def to_sarif(findings: Sequence[Finding], root: str | None = None) -> dict[str, 
                 region["endColumn"] = f.end_column
         result: dict[str, Any] = {
             "ruleId": f.code,
-            "level": "error" if f.code in NON_RULE_CODES else "warning",
+            "level": severity(f.code),
             "message": {"text": f.message},
             "locations": [
                 {
@@ -123,7 +153,7 @@ def to_sarif(findings: Sequence[Finding], root: str | None = None) -> dict[str, 
                     "driver": {
                         "name": "trainwright",
                         "version": __version__,
-                        "informationUri": RULE_DOCS_BASE_URL,
+                        "informationUri": PROJECT_URL,
                         "rules": rules,
                     }
                 },
@@ -136,6 +166,7 @@ def to_sarif(findings: Sequence[Finding], root: str | None = None) -> dict[str, 
     }
 
 
-def render(findings: Sequence[Finding], stream: TextIO) -> None:
-    json.dump(to_sarif(findings), stream, indent=2)
+def render(findings: Sequence[Finding], stream: TextIO, root: str | None = None) -> None:
+    """``root``: the project root the (relative) paths start from, which ``%SRCROOT%`` names."""
+    json.dump(to_sarif(findings, root), stream, indent=2)
     stream.write("\n")

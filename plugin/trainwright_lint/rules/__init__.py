@@ -16,6 +16,7 @@ from trainwright_lint.rules.tw203_control_flow import ControlFlowInSubclass
 from trainwright_lint.rules.tw301_incompatible_signature import IncompatibleSignature
 from trainwright_lint.rules.tw302_stale_super_call import StaleSuperCall
 from trainwright_lint.rules.tw303_removed_api import RemovedApi
+from trainwright_lint.rules.tw304_removed_argument import RemovedArgument
 from trainwright_lint.rules.tw401_unknown_event import UnknownEvent
 from trainwright_lint.rules.tw402_event_without_kwargs import EventWithoutKwargs
 from trainwright_lint.rules.tw403_event_return_value import EventReturnValue
@@ -29,6 +30,7 @@ _ALL: tuple[type[Rule], ...] = (
     IncompatibleSignature,
     StaleSuperCall,
     RemovedApi,
+    RemovedArgument,
     UnknownEvent,
     EventWithoutKwargs,
     EventReturnValue,
@@ -36,5 +38,7 @@ _ALL: tuple[type[Rule], ...] = (
 
 RULES: dict[str, type[Rule]] = {rule.code: rule for rule in _ALL}
 RULES_BY_NAME: dict[str, type[Rule]] = {rule.name: rule for rule in _ALL}
+# Rule code -> "safe" / "unsafe": the rules whose findings carry a fix, as each rule declares it.
+FIXABLE: dict[str, str] = {rule.code: rule.fix_applicability for rule in _ALL if rule.fix_applicability}
 
-__all__ = ["RULES", "RULES_BY_NAME", "Example", "Rule"]
+__all__ = ["FIXABLE", "RULES", "RULES_BY_NAME", "Example", "Rule"]

@@ -6,23 +6,30 @@ never imports them (that would pull torch into a pre-commit hook).
 
 from __future__ import annotations
 
-from trainwright_lint.rules._ast import FILE, LOG, MEMORY, PRINT, RECORD, SAMPLES, STATE, TIMING
+from trainwright_lint.analysis import gates as G
+from trainwright_lint.analysis import kinds as K
 from trainwright_lint.rules.base import ClassContext
 
 CALLBACKS_MODULE = "trainwright.callbacks"
 
-# Events to use for a side effect, by effect kind and by the gating condition.
+# Events to use for an observing effect, by effect kind (and reference callback).
 EFFECT_EVENTS: dict[str, tuple[str, str | None]] = {
-    LOG: ("on_log", "JSONLMetricsCallback"),
-    PRINT: ("on_log", None),
-    RECORD: ("on_log", "JSONLMetricsCallback"),
-    FILE: ("on_save", "CheckpointExtrasCallback"),
-    SAMPLES: ("on_evaluate", "SampleGenerationCallback"),
-    MEMORY: ("on_step_end", "MemoryCallback"),
-    TIMING: ("on_step_begin/on_step_end", "StepTimerCallback"),
-    STATE: ("on_step_begin", "ParameterScheduleCallback"),
+    K.LOG: ("on_log", "JSONLMetricsCallback"),
+    K.PRINT: ("on_log", None),
+    K.TRACKER: ("on_log", "JSONLMetricsCallback"),
+    K.FILE: ("on_save", "CheckpointExtrasCallback"),
+    K.SAMPLES: ("on_evaluate", "SampleGenerationCallback"),
+    K.GC: ("on_step_end", "MemoryCallback"),
+    K.CLOCK: ("on_step_begin/on_step_end", "StepTimerCallback"),
+    K.PROFILE: ("on_step_begin/on_step_end", "StepTimerCallback"),
+    K.SCHEDULE: ("on_step_begin", "ParameterScheduleCallback"),
+    K.ACTION: ("on_step_end (set `control.should_evaluate`/`should_save`)", "ControlScheduleCallback"),
+    K.RECORD: ("on_log", "JSONLMetricsCallback"),
+    K.ATTRIBUTE: ("on_step_end", None),
+    K.COUNTER: ("on_step_end", None),
 }
-_PRIORITY = (SAMPLES, MEMORY, TIMING, FILE, STATE, LOG, RECORD, PRINT)
+_PRIORITY = (K.SAMPLES, K.SCHEDULE, K.ACTION, K.GC, K.CLOCK, K.PROFILE, K.FILE, K.TRACKER, K.RECORD, K.LOG,
+             K.PRINT, K.ATTRIBUTE, K.COUNTER)  # fmt: skip
 
 # Method -> the event pair that brackets the same work (TW202).
 WRAPPER_EVENTS: dict[str, tuple[str, str | None]] = {
@@ -104,16 +111,18 @@ def alternative(ctx: ClassContext, name: str) -> str:
     return GENERIC_PRIVATE
 
 
-def event_for_effects(kinds: set[str], condition: str | None) -> str:
-    """Event (and reference callback) suggestion for gated side effects."""
-    main = next((k for k in _PRIORITY if k in kinds), LOG)
+def event_for_effects(kinds: set[str], gates: frozenset[str]) -> str:
+    """Event (and reference callback) for observing code with these kinds, gated on these gates."""
+    main = next((k for k in _PRIORITY if k in kinds), K.TRACKER)
     event, callback = EFFECT_EVENTS[main]
-    if condition == "epoch" and main not in (SAMPLES,):
+    if G.EPOCH in gates and main not in (K.SAMPLES, K.SCHEDULE):
         event = "on_epoch_end"
-    if condition == "wall-clock" and main in (STATE,):
+    elif G.METRIC in gates:
+        event = "on_evaluate"
+    elif G.TIME in gates and main in (K.ACTION, K.ATTRIBUTE):
         callback = "WallClockBudgetCallback"
-    if condition == "step" and main in (LOG, RECORD, PRINT):
+    elif gates & {G.STEP, G.ACCUMULATION} and main in (K.LOG, K.RECORD, K.PRINT, K.TRACKER):
         event = "on_step_end or on_log"
-    if condition == "step" and main == SAMPLES:  # "every N steps", not "at each evaluation"
+    elif gates & {G.STEP, G.ACCUMULATION} and main == K.SAMPLES:  # "every N steps", not "at each evaluation"
         event = "on_step_end"
     return f"`{event}`" + reference(callback)

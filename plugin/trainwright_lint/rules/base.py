@@ -1,85 +1,96 @@
-"""The rule interface: one rule = one class with a code, a name, a message template, a docstring that
-is its documentation page, and VALID/INVALID examples the test-suite runs (Fixit's style).
+"""The rule interface: one rule = one class with a code, a name, a message template, a docstring
+that is its documentation page, VALID/INVALID examples the test-suite runs (an INVALID example
+carries the code its fix produces, Fixit style), and the fix it offers with its safety.
 
-A rule sees one class at a time through a ``ClassContext``: the ``ast.ClassDef``, what the class is
-(Trainer subclass, mixin of one, or callback), the catalogue view of the target transformers release,
-and what the project's own base classes define.
+A rule is a predicate over facts computed once and shared: the ``ClassContext`` gives it the class
+(its summary, node and resolved MRO from the project model), the catalogue at one release of the
+target range, and the shared analyses (a method's effects, its ``super()`` calls). Rules do not walk
+trees themselves; a rule that depends on the release (``version_dependent``) is evaluated once per
+release of the target range and the engine merges what holds where.
 """
 
 from __future__ import annotations
 
 import ast
-import inspect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
+from trainwright_lint.analysis import effects as effects_mod
+from trainwright_lint.analysis.unit import FileUnit, nodes_on_lines
+from trainwright_lint.analysis.workspace import MethodRef, Workspace
+from trainwright_lint.edits import Edit
 from trainwright_lint.finding import Finding
-from trainwright_lint.resolve import CALLBACK, MIXIN, TRAINER
+from trainwright_lint.project.model import CALLBACK, MIXIN, TRAINER, ClassInfo
+from trainwright_lint.project.summary import ClassSummary, MethodSummary
+from trainwright_lint.rules.docs import render_rule_page
+from trainwright_lint.syntax import FUNCTION_TYPES, FunctionNode, super_method
 
 if TYPE_CHECKING:
     from trainwright.catalog import Catalog, MethodInfo, VersionView
 
-FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+SAFE = "safe"
+UNSAFE = "unsafe"
 
 
 @dataclass(frozen=True)
 class Example:
     """A code sample for a rule. ``version`` is the target transformers release (None: newest);
-    ``line`` is the line an INVALID example must be reported on (None: any line)."""
+    ``line`` is the line an INVALID example must be reported on (None: any line); ``fixed`` is the
+    code the rule's fix turns an INVALID example into (None: the rule has no fix for it)."""
 
     code: str
     version: str | None = None
     line: int | None = None
+    fixed: str | None = None
 
 
-@dataclass
-class ModuleContext:
-    path: str
-    tree: ast.Module
-    lines: list[str]
+_SUPER = re.compile(r"super\s*\(")
+# The reference callbacks ship with the `train` extra, which needs transformers 5.x: advice naming one
+# on a target range with 4.x releases says so, or it would point a 4.x project at code it cannot import.
+CALLBACKS_NEED_MAJOR = 5
+_REFERENCE = re.compile(r"\(reference: (trainwright\.callbacks\.\w+)\)")
 
-    _called_attrs: set[str] | None = None
 
-    def called_attributes(self) -> set[str]:
-        """Names ``x`` such that the module calls ``something.x(...)`` (own hooks the project calls)."""
-        if self._called_attrs is None:
-            found: set[str] = set()
-            for node in ast.walk(self.tree):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                    value = node.func.value
-                    is_super = (
-                        isinstance(value, ast.Call)
-                        and isinstance(value.func, ast.Name)
-                        and value.func.id == "super"
-                    )
-                    if not is_super:
-                        found.add(node.func.attr)
-            self._called_attrs = found
-        return self._called_attrs
+def _major(release: str) -> int:
+    head = release.split(".", 1)[0]
+    return int(head) if head.isdigit() else CALLBACKS_NEED_MAJOR
+
+
+def _needs_newer(match: re.Match[str]) -> str:
+    return f"(reference: {match[1]}, which needs transformers>={CALLBACKS_NEED_MAJOR}: on 4.x copy its event code)"
 
 
 @dataclass
 class ClassContext:
-    node: ast.ClassDef
+    key: str
+    info: ClassInfo
     role: str  # TRAINER, MIXIN or CALLBACK
-    catalog_cls: str | None  # "Trainer"/"Seq2SeqTrainer"; None when no transformers catalogue applies
-    third_party: bool  # a non-transformers library class (TRL, ...) sits between this class and Trainer
-    module: ModuleContext
+    unit: FileUnit
+    cls: ClassSummary
+    node: ast.ClassDef
+    workspace: Workspace
     catalog: Catalog | None
-    view: VersionView | None
-    project_methods: frozenset[str] = field(default_factory=frozenset)  # defined by project bases
-    project_sets_tokenizer: bool = False
-    # A catalogued third-party trainer (TRL) between this class and transformers' Trainer.
-    library: str | None = None  # "trl"
-    library_cls: str | None = None  # "GRPOTrainer"
-    library_catalog: Catalog | None = None  # None when the catalogue does not know the class
-    library_view: VersionView | None = None  # None when the class is absent at the target release
+    view: VersionView | None  # transformers at the release being evaluated
+    releases: tuple[str, ...] = ()  # every transformers release of the target range
+    users: tuple[str, ...] = ()  # MIXIN: the Trainer subclasses that use it
+    catalog_cls: str | None = None  # "Trainer"/"Seq2SeqTrainer" (a mixin: its users')
+    library_cls: str | None = None  # the TRL class in the MRO ("GRPOTrainer")
+    library_catalog: Catalog | None = None
+    library_view: VersionView | None = None
+    library_releases: tuple[str, ...] = ()
+    _methods: list[tuple[MethodSummary, FunctionNode]] | None = field(default=None, repr=False)
+
+    # -- what the class is ---------------------------------------------------------------------------
 
     @property
     def name(self) -> str:
-        return self.node.name
+        return self.cls.name
+
+    @property
+    def path(self) -> str:
+        return self.unit.path
 
     @property
     def is_trainer(self) -> bool:
@@ -90,30 +101,54 @@ class ClassContext:
         return self.role == CALLBACK
 
     @property
+    def third_party(self) -> bool:
+        return self.info.third_party or any(self.workspace.model.info(u).third_party for u in self.users)
+
+    @property
+    def library(self) -> str | None:
+        return "trl" if self.library_cls else None
+
+    @property
     def target(self) -> str | None:
         return self.view.version if self.view is not None else None
-
-    def methods(self) -> list[FunctionNode]:
-        return [s for s in self.node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
-
-    def own_method_names(self) -> set[str]:
-        return {m.name for m in self.methods()}
-
-    def trainer_method(self, name: str) -> MethodInfo | None:
-        """The catalogued Trainer method ``name`` at the target release (None if absent)."""
-        if self.view is None or self.catalog_cls is None:
-            return None
-        return self.view.method(name, cls=self.catalog_cls)
 
     @property
     def library_label(self) -> str:
         """``trl.GRPOTrainer (trl 1.16.0)``: the class and release a library method belongs to."""
         version = self.library_view.version if self.library_view is not None else "?"
-        return f"{self.library}.{self.library_cls} ({self.library} {version})"
+        return f"trl.{self.library_cls} (trl {version})"
+
+    # -- methods ---------------------------------------------------------------------------------------
+
+    def methods(self) -> list[tuple[MethodSummary, FunctionNode]]:
+        """The class's own methods, in source order, with their nodes."""
+        if self._methods is None:
+            by_line = {m.line: m for m in self.cls.methods.values()}
+            self._methods = [
+                (by_line[s.lineno], s)
+                for s in self.node.body
+                if isinstance(s, FUNCTION_TYPES) and by_line.get(s.lineno) is not None
+            ]
+        return self._methods
+
+    def own_method_names(self) -> set[str]:
+        return set(self.cls.methods)
+
+    def trainer_method(self, name: str) -> MethodInfo | None:
+        """The catalogued Trainer method ``name`` at the release being evaluated."""
+        if self.view is None or self.catalog_cls is None:
+            return None
+        return self.view.method(name, cls=self.catalog_cls)
+
+    def ever_trainer_method(self, name: str) -> bool:
+        if self.catalog is None or self.catalog_cls is None:
+            return False
+        return self.catalog.ever_defined(name, cls=self.catalog_cls)
 
     def library_method(self, name: str) -> MethodInfo | None:
-        """The method as the third-party trainer (TRL) defines it at its target release, if it does."""
         if self.library_view is None or self.library_cls is None:
+            return None
+        if self.library_cls not in self.library_view.classes:
             return None
         return self.library_view.method(name, cls=self.library_cls)
 
@@ -122,121 +157,177 @@ class ClassContext:
             return False
         return self.library_catalog.ever_defined(name, cls=self.library_cls)
 
-    def ever_trainer_method(self, name: str) -> bool:
-        if self.catalog is None or self.catalog_cls is None:
-            return False
-        return self.catalog.ever_defined(name, cls=self.catalog_cls)
+    def upstream_method(self, name: str) -> bool:
+        """``name`` is a method transformers' Trainer or the TRL base defines (in some release):
+        an override, not the project's own helper."""
+        return self.ever_trainer_method(name) or self.ever_library_method(name)
+
+    def upstream_owners(self, name: str) -> list[tuple[Catalog, str]]:
+        """The catalogued library classes of the MRO that define ``name``: whose copies count as
+        upstream code."""
+        out: list[tuple[Catalog, str]] = []
+        if self.catalog is not None and self.catalog_cls is not None and self.ever_trainer_method(name):
+            out.append((self.catalog, self.catalog_cls))
+        if (
+            self.library_catalog is not None
+            and self.library_cls is not None
+            and self.ever_library_method(name)
+        ):
+            out.append((self.library_catalog, self.library_cls))
+        return out
+
+    def project_methods(self) -> set[str]:
+        """Methods defined by the project classes of the MRO after this one (and for a mixin, by
+        its users' MROs): a call site inside one of those runs the project's code, not upstream's."""
+        out: set[str] = set()
+        keys = list(self.workspace.project_mro(self.key)[1:])
+        for user in self.users:
+            keys += self.workspace.project_mro(user)
+        for key in keys:
+            found = self.workspace.class_of(key)
+            if found is not None and key != self.key:
+                out.update(found[1].methods)
+        return out
+
+    # -- shared facts ------------------------------------------------------------------------------
+
+    def effects(self, method: MethodSummary, node: FunctionNode) -> effects_mod.MethodEffects:
+        ws = self.workspace
+        key = self.key
+
+        def compute() -> effects_mod.MethodEffects:
+            return effects_mod.analyse(
+                node,
+                attr_is_data=lambda attr: ws.attribute_is_data(key, attr, method.name),
+                clock_attrs=ws.clock_attributes(key),
+                counters=ws.counters(key),
+            )
+
+        return self.unit.memo(("effects", self.cls.qualname, method.line), compute)  # type: ignore[return-value]
+
+    def super_calls(self, method: MethodSummary, node: FunctionNode) -> list[ast.Call]:
+        """Every ``super().m(...)`` call in the method, found on the lines that say ``super(``."""
+
+        def compute() -> list[ast.Call]:
+            lines = self.unit.lines_matching(method.line, method.end_line, _SUPER)
+            found = nodes_on_lines(node, lines, lambda n: super_method(n) is not None)
+            return sorted(found, key=lambda n: (n.lineno, n.col_offset))  # type: ignore[arg-type, return-value]
+
+        return self.unit.memo(("super", self.cls.qualname, method.line), compute)  # type: ignore[return-value]
+
+    def method_ref(self, name: str) -> MethodRef | None:
+        return self.workspace.method(self.key, name)
+
+
+@dataclass
+class ModuleContext:
+    """What a module-scoped rule sees: one file, the project model, and the catalogues at one release
+    point of the target range (call sites such as ``Trainer(tokenizer=tok)`` live outside classes)."""
+
+    unit: FileUnit
+    workspace: Workspace
+    catalog: Catalog
+    view: VersionView
+    library_catalog: Catalog
+    library_view: VersionView
+    releases: tuple[str, ...] = ()
+    library_releases: tuple[str, ...] = ()
+
+    @property
+    def path(self) -> str:
+        return self.unit.path
 
 
 class Rule:
-    """Base class. Subclasses set the class attributes and implement ``check``."""
+    """Base class. Subclasses set the class attributes and implement ``check`` (class scope) or
+    ``check_module`` (module scope)."""
 
     code: ClassVar[str]
     name: ClassVar[str]
     message: ClassVar[str]  # str.format template; the placeholders each rule documents
     roles: ClassVar[frozenset[str]] = frozenset({TRAINER, MIXIN})
-    needs_catalog: ClassVar[bool] = True
+    # Evaluated at every release of the target range (it reads the catalogue at a release).
+    version_dependent: ClassVar[bool] = True
+    # "class": ``check`` runs once per class of a role in ``roles``; "module": ``check_module`` once per file.
+    scope: ClassVar[str] = "class"
+    # The fix this rule attaches to its findings: "safe", "unsafe" (behaviour changes: only with
+    # --unsafe-fixes) or None (no automatic fix).
+    fix_applicability: ClassVar[str | None] = None
     VALID: ClassVar[tuple[Example, ...]] = ()
     INVALID: ClassVar[tuple[Example, ...]] = ()
-    FIX: ClassVar[str] = ""  # how to fix it by hand (Markdown); the page adds what `trainwright fix` does
+    FIX: ClassVar[str] = ""  # how to fix it by hand (Markdown)
+    USE_INSTEAD: ClassVar[str] = ""  # the code to write instead, when no INVALID example has a ``fixed``
+    OPTIONS: ClassVar[tuple[str, ...]] = ()  # [tool.trainwright] keys that change what it reports
     EVIDENCE: ClassVar[tuple[str, ...]] = ()  # issues/PRs where this broke real projects
 
     def check(self, ctx: ClassContext) -> Iterator[Finding]:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def fix_is_valid(self, ctx: ClassContext | ModuleContext, edit: Edit) -> bool:
+        """Whether ``edit`` gives valid code at ``ctx``'s release. The engine applies a fix only if
+        it is valid at every release of the target range."""
+        return True
+
     # -- reporting -------------------------------------------------------------------------------
 
     def report(
         self,
-        ctx: ClassContext,
+        ctx: ClassContext | ModuleContext,
         node: ast.AST,
         message: str,
         *,
         method: str | None = None,
+        fix: Edit | None = None,
+        class_name: str | None = None,
+        moved: tuple[tuple[int, int], ...] = (),
     ) -> Finding:
-        line, col, end_line, end_col, noqa = node_span(node, ctx.module.lines)
+        line, col, end_line, end_col, noqa = node_span(node, ctx.unit)
+        if any(_major(r) < CALLBACKS_NEED_MAJOR for r in ctx.releases):
+            message = _REFERENCE.sub(_needs_newer, message)
         return Finding(
             code=self.code,
             name=self.name,
             message=message,
-            path=ctx.module.path,
+            path=ctx.unit.path,
             line=line,
             column=col,
             end_line=end_line,
             end_column=end_col,
-            class_name=ctx.name,
+            class_name=ctx.name if isinstance(ctx, ClassContext) else class_name,
             method=method,
             noqa_lines=noqa,
-            node=node,
+            fix=fix,
+            moved=moved,
         )
 
     # -- documentation ---------------------------------------------------------------------------
 
     @classmethod
     def explain(cls) -> str:
-        """The rule's documentation page as Markdown: docstring, message, invalid and valid examples."""
-        doc = inspect.cleandoc(cls.__doc__ or "")
-        parts = [
-            f"# {cls.code} {cls.name}",
-            "",
-            doc,
-            "",
-            "## Message",
-            "",
-            "```text",
-            f"{cls.code} {cls.message}",
-            "```",
-        ]
-        for title, examples in (("Flagged", cls.INVALID), ("Not flagged", cls.VALID)):
-            if examples:
-                parts += ["", f"## {title}"]
-                for ex in examples[:3]:
-                    parts.append("")
-                    if ex.version:
-                        parts += [f"Target transformers version: {ex.version}", ""]
-                    parts += ["```python", inspect.cleandoc(ex.code), "```"]
-        parts += ["", "## Fix", "", cls._fix_text()]
-        if cls.EVIDENCE:
-            parts += ["", "## Evidence", ""] + [f"- <{url}>" for url in cls.EVIDENCE]
-        return "\n".join(parts).rstrip() + "\n"
-
-    @classmethod
-    def _fix_text(cls) -> str:
-        from trainwright_lint.fixes import FIXABLE  # imported here: the fixer imports the rules' helpers
-
-        automatic = {
-            "safe": "`trainwright fix` (or `trainwright lint --fix`) applies this fix; `--diff` previews it.",
-            "unsafe": "`trainwright fix --unsafe-fixes` applies this fix when it is unambiguous; it changes "
-            "behaviour, so review the diff (`--diff`).",
-        }.get(FIXABLE.get(cls.code, ""), "")
-        suggest = (
-            "`trainwright fix --suggest` prints a ready `TrainerCallback` carrying this logic (never written)."
-            if cls.code.startswith("TW2")
-            else ""
-        )
-        return " ".join(t for t in (inspect.cleandoc(cls.FIX), automatic, suggest) if t) or "Fix by hand."
+        """The rule's documentation page as Markdown (``trainwright explain TW201``)."""
+        return render_rule_page(cls)
 
 
 _HEADER_END = re.compile(r":\s*(#.*)?$")
 
 
-def node_span(node: ast.AST, lines: list[str]) -> tuple[int, int, int, int, tuple[int, int]]:
-    """1-based (line, column, end_line, end_column) to report, and the lines whose ``# noqa`` counts.
+def node_span(node: ast.AST, unit: FileUnit) -> tuple[int, int, int, int, tuple[int, int]]:
+    """1-based (line, column, end_line, end_column) to report, columns in characters, and the lines
+    whose ``# noqa`` counts.
 
     Definitions are reported on the ``def``/``class`` keyword, spanning the name, and their ``noqa``
     lines are the whole header (flake8 treats a multi-line header as one logical line).
     """
+    lines = unit.lines
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         line = node.lineno
-        col = node.col_offset
         text = lines[line - 1] if 0 < line <= len(lines) else ""
-        keyword = (
-            "class "
-            if isinstance(node, ast.ClassDef)
-            else ("async def " if isinstance(node, ast.AsyncFunctionDef) else "def ")
-        )
-        start_name = text.find(node.name, col + len(keyword) - 1)
-        end_col = (start_name + len(node.name)) if start_name >= 0 else col + len(keyword) + len(node.name)
+        col = unit.column(line, node.col_offset)
+        start_name = text.find(node.name, col - 1)
+        end_col = (start_name + len(node.name) + 1) if start_name >= 0 else col + len(node.name)
         body_line = node.body[0].lineno if node.body else line
         header_end = line
         for candidate in range(line, max(line, body_line - 1) + 1):
@@ -244,11 +335,25 @@ def node_span(node: ast.AST, lines: list[str]) -> tuple[int, int, int, int, tupl
             code = lines[candidate - 1] if candidate <= len(lines) else ""
             if _HEADER_END.search(code):
                 break
-        return line, col + 1, line, end_col + 1, (line, header_end)
+        return line, col, line, end_col, (line, header_end)
     line = getattr(node, "lineno", 1)
-    col = getattr(node, "col_offset", 0)
+    col = unit.column(line, getattr(node, "col_offset", 0))
     end_line = getattr(node, "end_lineno", None) or line
-    end_col = getattr(node, "end_col_offset", None)
-    if end_col is None:
-        end_col = col
-    return line, col + 1, end_line, end_col + 1, (line, end_line)
+    end_offset = getattr(node, "end_col_offset", None)
+    end_col = unit.column(end_line, end_offset) if end_offset is not None else col
+    return line, col, end_line, end_col, (line, end_line)
+
+
+def describe_release_runs(releases: tuple[str, ...], within: tuple[str, ...]) -> str:
+    """``4.46.0–4.57.6, 5.3.0–5.24.0``: runs of consecutive releases of ``within``."""
+    index = {v: i for i, v in enumerate(within)}
+    runs: list[list[str]] = []
+    last = -2
+    for v in sorted(releases, key=lambda r: index.get(r, -1)):
+        i = index.get(v, -1)
+        if runs and i == last + 1:
+            runs[-1].append(v)
+        else:
+            runs.append([v])
+        last = i
+    return ", ".join(r[0] if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs)

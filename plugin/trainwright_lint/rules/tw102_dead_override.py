@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from trainwright.catalog.versions import version_key
@@ -13,6 +14,42 @@ DEAD_FALLBACK = {
     "create_optimizer_and_scheduler": "instead, override `create_optimizer` and/or `create_scheduler`",
     "prediction_loop": "instead, override `evaluation_loop` (or `prediction_step`)",
 }
+
+
+def _referenced(ctx: ClassContext, name: str) -> bool:
+    """The project refers to ``name`` itself (``self.prediction_loop(...)``, ``fn = self.evaluation_loop
+    if ... else self.prediction_loop``, ``trainer.create_optimizer_and_scheduler(...)`` in a script):
+    then the project runs it, whatever the Trainer does. Counted in the classes of the hierarchy and in
+    module code outside any class; ``super().name`` does not count."""
+    pattern = re.compile(rf"\.{re.escape(name)}\b")
+    family = set(ctx.workspace.hierarchy(ctx.key))
+
+    def search() -> bool:
+        for unit in {id(u): u for u in _units(ctx, family)}.values():
+            spans = [
+                (c.line, c.end_line, k)
+                for q, c in unit.summary.classes.items()
+                for k in (f"{unit.path}::{q}",)
+            ]
+            for m in pattern.finditer(unit.source):
+                if m.start() and unit.source[m.start() - 1] == ")":
+                    continue  # super().name / call().name
+                line = unit.line_of(m.start())
+                inside = [k for first, last, k in spans if first <= line <= last]
+                if not inside or any(k in family for k in inside):
+                    return True
+        return False
+
+    return ctx.unit.memo(("referenced", ctx.key, name), search)  # type: ignore[return-value]
+
+
+def _units(ctx: ClassContext, family: set[str]) -> list:  # type: ignore[type-arg]
+    out = [ctx.unit]
+    for key in family:
+        found = ctx.workspace.class_of(key)
+        if found is not None:
+            out.append(found[0])
+    return out
 
 
 def _in_range(version: str, first: str, last: str | None) -> bool:
@@ -28,7 +65,8 @@ class DeadOverride(Rule):
 
     The override is silently dead code: training runs, but without your change. Methods the library
     never called in any release (entry points such as `train` or `predict`, which *you* call) are not
-    reported, nor are methods your own module calls itself.
+    reported, nor are methods your project refers to itself (`self.prediction_loop(...)`, or
+    `fn = self.prediction_loop if legacy else self.evaluation_loop`), nor properties.
     """
 
     FIX = (
@@ -39,6 +77,17 @@ class DeadOverride(Rule):
         "https://github.com/unslothai/unsloth/pull/10887",
         "https://github.com/TIGER-AI-Lab/VLM2Vec/issues/45",
     )
+
+    USE_INSTEAD = """
+        from transformers import Trainer
+
+        class MyTrainer(Trainer):
+            def create_optimizer(self, model=None):
+                return super().create_optimizer(model)
+
+            def create_scheduler(self, num_training_steps, optimizer=None):
+                return super().create_scheduler(num_training_steps, optimizer)
+    """
 
     code = "TW102"
     name = "dead-override"
@@ -94,10 +143,9 @@ class DeadOverride(Rule):
         if ctx.catalog is None or ctx.catalog_cls is None or ctx.view is None:
             return
         version = ctx.view.version
-        called_here = ctx.module.called_attributes()
-        for fn in ctx.methods():
-            if fn.name.startswith("__") or fn.name in called_here:
-                continue
+        for method, fn in ctx.methods():
+            if fn.name.startswith("__") or method.kind == "property":
+                continue  # a property is read, never called by the loop: it cannot be a dead hook
             history = ctx.catalog.method_history(fn.name, cls=ctx.catalog_cls)
             if history is None:
                 continue
@@ -116,6 +164,8 @@ class DeadOverride(Rule):
                 if dead is None or dead[0] == history.first:
                     continue  # never called in any release: an entry point, not a dead hook
                 why = f"is no longer called by the Trainer of transformers {version} (not since {dead[0]})"
+            if _referenced(ctx, fn.name):
+                continue
             if ctx.catalog.guidance(fn.name) is not None:
                 instead = "instead, " + alternative(ctx, fn.name)
             else:

@@ -1,62 +1,80 @@
-"""TW201: step/epoch/wall-clock gated side effects inside a Trainer override."""
+"""TW201: the observing part of an override: timing, gated side effects, schedule updates."""
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
 
+from trainwright_lint.analysis import kinds as K
 from trainwright_lint.finding import Finding
-from trainwright_lint.rules._advice import event_for_effects
-from trainwright_lint.rules._ast import (
-    NOOP,
-    body_nodes,
-    condition_kind,
-    dotted_name,
-    side_effect_kinds,
-    time_names,
-)
+from trainwright_lint.rules._advice import WRAPPER_EVENTS, event_for_effects, reference
+from trainwright_lint.rules._observing import line_list, observe, spans
 from trainwright_lint.rules.base import ClassContext, Example, Rule
 
 
-def _outside_reads(fn: ast.AST, block: ast.If) -> set[str]:
-    inside = {id(n) for n in ast.walk(block)}
-    return {
-        n.id
-        for n in body_nodes(fn)  # type: ignore[arg-type]
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in inside
-    }
-
-
 class TimingLogic(Rule):
-    """An override of a Trainer method adds behaviour gated by training progress or the clock —
-    `if self.state.global_step % 100 == 0:`, `if self.state.epoch >= 2:`, `if time.time() - t0 > 60:` —
-    and the gated code only has side effects: logging, printing, writing files, generating samples,
-    `gc.collect()`/`torch.cuda.empty_cache()`, recording metrics, or setting attributes for later.
+    """An override of a Trainer method contains statements that only observe the loop or decide
+    *when* something happens: clock reads around the `super()` call (step timing), logging,
+    printing, tracker uploads, files, samples or `gc`/cache clearing gated on the global step, the
+    epoch, an accumulation boundary, the clock or a metric (`if self.state.global_step % 100 == 0:`),
+    output written around the `super()` call, or a hyper-parameter advanced per step
+    (`self.temperature = ...global_step...`).
 
-    That is exactly what `TrainerCallback` events are for: they fire at a defined point of every step,
-    epoch, log or save, see `state` and `args`, and keep the Trainer subclass about *what* is computed.
-    The message names the event (and a trainwright reference callback when one fits).
+    That is what `TrainerCallback` events are for: they fire at a defined point of every step,
+    epoch, log, evaluation or save, see `state` and `args`, and keep the Trainer subclass about
+    *what* is computed. The finding points at the observing statements only (a step counter that
+    feeds the data path is not part of it) and names the event pair and a trainwright reference
+    callback when one fits.
 
-    Not flagged: gated code that changes what the method computes or returns (modifies the loss, the
-    inputs or a local that is used later, returns early, calls something we cannot classify), code
-    driven by `self.args.torch_empty_cache_steps` (transformers' own cadence, kept by copies of
-    `training_step`), `log` overrides that merge metrics into `logs` (they are legitimate as a whole,
-    including gated completion tables drawn from the trainer's own buffers), dunder methods, and
-    methods that are not Trainer methods.
+    Not flagged: code that changes what the method computes or returns, statements copied from
+    transformers' or TRL's own method (the upstream behaviour, not yours), `log` overrides that
+    merge metrics into `logs`, values only the method can see recorded into `self` (a callback
+    cannot see them), dunder methods, and methods that are not Trainer methods.
     """
 
     FIX = (
-        "Move the gated code to the callback event the message names and register the callback with "
-        "`Trainer(callbacks=[...])` or `trainer.add_callback(...)`; keep in the override only what "
+        "Move the observing statements to the callback event the message names and register the callback "
+        "with `Trainer(callbacks=[...])` or `trainer.add_callback(...)`; keep in the override only what "
         "changes the computed result."
     )
     EVIDENCE = ("https://huggingface.co/docs/transformers/main_classes/callback",)
 
+    USE_INSTEAD = """
+        from transformers import Trainer
+        from trainwright.callbacks import StepTimerCallback, attach
+
+        trainer = Trainer(model=model, args=args)  # no training_step override
+        attach(trainer, StepTimerCallback())  # logs step_time through on_step_begin / on_step_end
+    """
+
     code = "TW201"
     name = "timing-logic-in-override"
-    message = "`{method}` runs {effects} gated on {condition} inside the override; move it to a TrainerCallback on {event}"
+    version_dependent = False
+    message = "`{method}` {what} (line{s} {lines}); move {it} to a TrainerCallback on {event}"
 
     INVALID = (
+        Example(
+            """
+            import time
+            from transformers import Trainer
+
+            class TimedTrainer(Trainer):
+                def training_step(self, model, inputs, num_items_in_batch=None):
+                    time_before = time.perf_counter()
+                    output = super().training_step(model, inputs, num_items_in_batch)
+                    self._step += 1
+                    time_after = time.perf_counter()
+                    self._step_time += time_after - time_before
+                    if self._step % self.args.gradient_accumulation_steps == 0:
+                        self._metrics["step_time"].append(self._step_time)
+                        self._step_time = 0.0
+                    return output
+
+                def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+                    inputs = self._buffer[self._step % len(self._buffer)]  # the counter feeds the data
+                    return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+            """,
+            line=6,
+        ),
         Example(
             """
             from transformers import Trainer
@@ -139,66 +157,57 @@ class TimingLogic(Rule):
     )
 
     def check(self, ctx: ClassContext) -> Iterator[Finding]:
-        for fn in ctx.methods():
-            if fn.name.startswith("__") or not ctx.ever_trainer_method(fn.name):
-                continue  # dunders (__init__) are not loop hooks
-            if fn.name == "log" and _merges_logs(fn):
-                continue  # log overrides that merge metrics gathered during the loss are legitimate
-            clocks = time_names(fn)
-            reported: set[int] = set()
-            for node in body_nodes(fn):
-                if not isinstance(node, ast.If) or id(node) in reported:
-                    continue
-                condition = condition_kind(node.test, clocks)
-                if condition is None or _uses_argument_cadence(node.test):
-                    continue
-                kinds = side_effect_kinds(node.body + node.orelse, _outside_reads(fn, node))
-                if not kinds or kinds == {NOOP}:
-                    continue
-                reported.update(id(n) for n in ast.walk(node))
-                effects = ", ".join(sorted(k for k in kinds if k != NOOP))
-                message = self.message.format(
-                    method=fn.name,
-                    effects=effects,
-                    condition=_CONDITION_TEXT[condition],
-                    event=event_for_effects(kinds, condition),
-                )
-                yield self.report(ctx, node, message, method=fn.name)
-
-
-_CONDITION_TEXT = {"step": "the global step", "epoch": "the epoch", "wall-clock": "wall-clock time"}
-
-
-def _merges_logs(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """``logs.update(...)``, ``logs[k] = ...`` or ``logs = {**logs, ...}`` on the first parameter."""
-    params = [a.arg for a in fn.args.args[1:2]]
-    if not params:
-        return False
-    logs = params[0]
-
-    def is_logs(expr: ast.AST) -> bool:
-        return isinstance(expr, ast.Name) and expr.id == logs
-
-    for node in body_nodes(fn):
-        merged = (
-            (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("update", "setdefault")
-                and is_logs(node.func.value)
+        for method, fn in ctx.methods():
+            obs = observe(ctx, method, fn)
+            if obs.wrapper or not obs.parts or obs.effects is None:
+                continue
+            effects = obs.effects
+            lines = line_list(effects, obs.parts)
+            message = self.message.format(
+                method=method.name,
+                what=_what(obs.reasons, obs.kinds_by_reason, obs.gates),
+                s="s" if ("," in lines or "–" in lines) else "",
+                lines=lines,
+                it="them" if len(obs.parts) > 1 else "it",
+                event=_event(method.name, obs.reasons, obs.kinds, obs.gates),
             )
-            or (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and is_logs(node.value))
-            or (isinstance(node, ast.Assign) and any(is_logs(t) for t in node.targets))
-        )
-        if merged:
-            return True
-    return False
+            first = effects.statements[obs.parts[0]].node
+            yield self.report(ctx, first, message, method=method.name, moved=spans(effects, obs.parts))
 
 
-def _uses_argument_cadence(test: ast.AST) -> bool:
-    """Conditions on ``self.args.torch_empty_cache_steps`` reproduce transformers' own behaviour."""
-    for sub in ast.walk(test):
-        name = dotted_name(sub) if isinstance(sub, ast.Attribute) else None
-        if name and name.endswith("args.torch_empty_cache_steps"):
-            return True
-    return False
+def _what(reasons: set[str], by_reason: dict[str, set[str]], gates: frozenset[str]) -> str:
+    def shown_for(reason: str) -> list[str]:
+        kinds = by_reason.get(reason, set())
+        return sorted(k for k in kinds if k in K.OBSERVING_KINDS or k in (K.SCHEDULE, K.RECORD))
+
+    parts = []
+    if "timing" in reasons:
+        parts.append("times the `super()` call")
+    if "schedule" in reasons:
+        parts.append("advances a schedule per step")
+    if "gated" in reasons:
+        gate = ", ".join(sorted(g for g in gates if g in _GATE_WORDS))
+        shown = shown_for("gated")
+        parts.append(f"runs {', '.join(shown) or 'side effects'} gated on {gate or 'training progress'}")
+    elif "output" in reasons:
+        shown = shown_for("output")
+        parts.append(f"adds {', '.join(shown) or 'output'} around the `super()` call")
+    return " and ".join(parts)
+
+
+_GATE_WORDS = frozenset(
+    {"the global step", "the epoch", "the accumulation boundary", "wall-clock time", "a metric"}
+)
+
+
+def _event(method: str, reasons: set[str], kinds: set[str], gates: frozenset[str]) -> str:
+    if "timing" in reasons:
+        events, callback = WRAPPER_EVENTS.get(method, ("on_step_begin -> on_step_end", "StepTimerCallback"))
+        pair = " / ".join(f"`{e.strip()}`" for e in events.split("->"))
+        return pair + reference(callback or "StepTimerCallback")
+    if "schedule" in reasons and not ({"gated", "output"} & reasons):
+        return "`on_step_begin`" + reference("ParameterScheduleCallback")
+    if "output" in reasons and "gated" not in reasons and method in WRAPPER_EVENTS:
+        events, callback = WRAPPER_EVENTS[method]
+        return " / ".join(f"`{e.strip()}`" for e in events.split("->")) + reference(callback)
+    return event_for_effects(kinds, gates)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from trainwright_lint.analysis.gates import METRIC, TIME, gate_kinds
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import reference
-from trainwright_lint.rules._ast import body_nodes, condition_kind, dotted_name, time_names, walk_body
+from trainwright_lint.rules._observing import observe
 from trainwright_lint.rules.base import ClassContext, Example, Rule
+from trainwright_lint.syntax import dotted_name
 
 _EVENT_FOR_FLAG = {
     "should_training_stop": "`on_step_end` or `on_evaluate`",
@@ -17,24 +19,6 @@ _EVENT_FOR_FLAG = {
     "should_evaluate": "`on_step_end` or `on_epoch_end`",
     "should_log": "`on_step_end`",
 }
-
-
-def _assigns_control(fn: ast.AST) -> bool:
-    return any(
-        isinstance(n, ast.Attribute)
-        and isinstance(n.ctx, ast.Store)
-        and n.attr.startswith("should_")
-        and (dotted_name(n.value) or "") == "self.control"
-        for n in body_nodes(fn)  # type: ignore[arg-type]
-    )
-
-
-def _driven_by_arguments(test: ast.AST) -> bool:
-    """A condition on ``self.args.<x>`` reproduces a TrainingArguments-driven decision of the loop."""
-    return any(
-        isinstance(n, ast.Attribute) and (dotted_name(n) or "").startswith("self.args.")
-        for n in ast.walk(test)
-    )
 
 
 class ControlFlowInSubclass(Rule):
@@ -54,6 +38,14 @@ class ControlFlowInSubclass(Rule):
     )
     EVIDENCE = ("https://huggingface.co/docs/transformers/main_classes/callback",)
 
+    USE_INSTEAD = """
+        from transformers import Trainer
+        from trainwright.callbacks import LossGuardCallback
+
+        trainer = Trainer(model=model, args=args, callbacks=[LossGuardCallback()])  # stops on a NaN loss
+    """
+
+    version_dependent = False
     code = "TW203"
     name = "control-flow-in-subclass"
     message = "`{method}` sets `control.{flag}` in the Trainer subclass; set it from a TrainerCallback on {event} instead{ref}"
@@ -112,43 +104,54 @@ class ControlFlowInSubclass(Rule):
     )
 
     def check(self, ctx: ClassContext) -> Iterator[Finding]:
-        for fn in ctx.methods():
-            if not _assigns_control(fn):
+        for method, fn in ctx.methods():
+            if "control" not in ctx.unit.text(method.line, method.end_line):
                 continue
-            clocks = time_names(fn)
-            conditions = {}
-            for node in body_nodes(fn):
-                if isinstance(node, ast.If):
-                    for sub in walk_body(node.body + node.orelse):
-                        conditions[id(sub)] = node.test  # innermost wins (visited last)
-            for node in body_nodes(fn):
-                targets = (
-                    node.targets
-                    if isinstance(node, ast.Assign)
-                    else [node.target]
-                    if isinstance(node, (ast.AugAssign, ast.AnnAssign))
-                    else []
+            obs = observe(ctx, method, fn)
+            if not obs.controls or obs.effects is None:
+                continue
+            tests = _enclosing_tests(obs.effects)
+            for node in obs.controls:
+                flag = _flag(node)
+                if flag is None:
+                    continue
+                test = tests.get(id(node))
+                callback = "ControlScheduleCallback"
+                if test is not None:
+                    text = ast.unparse(test).lower()
+                    gates = gate_kinds(test)
+                    if TIME in gates:
+                        callback = "WallClockBudgetCallback"
+                    elif any(w in text for w in ("loss", "nan", "isfinite", "inf")) and METRIC not in gates:
+                        callback = "LossGuardCallback"
+                message = self.message.format(
+                    method=method.name,
+                    flag=flag,
+                    # a `log` override reacts to a log line: `on_log` sees the same `logs`
+                    event="`on_log`" if method.name == "log" else _EVENT_FOR_FLAG.get(flag, "`on_step_end`"),
+                    ref=reference(callback),
                 )
-                for target in targets:
-                    name = dotted_name(target) if isinstance(target, ast.Attribute) else None
-                    if not name or not name.startswith("self.control.should_"):
-                        continue
-                    flag = name.rsplit(".", 1)[-1]
-                    test = conditions.get(id(node))
-                    if test is not None and _driven_by_arguments(test):
-                        continue  # e.g. save_strategy == "best": the Trainer's own bookkeeping, copied
-                    callback = "ControlScheduleCallback"
-                    if test is not None:
-                        text = ast.unparse(test).lower()
-                        if condition_kind(test, clocks) == "wall-clock":
-                            callback = "WallClockBudgetCallback"
-                        elif any(w in text for w in ("loss", "nan", "isfinite", "inf")):
-                            callback = "LossGuardCallback"
-                    message = self.message.format(
-                        method=fn.name,
-                        flag=flag,
-                        # a `log` override reacts to a log line: `on_log` sees the same `logs`
-                        event="`on_log`" if fn.name == "log" else _EVENT_FOR_FLAG.get(flag, "`on_step_end`"),
-                        ref=reference(callback),
-                    )
-                    yield self.report(ctx, node, message, method=fn.name)
+                yield self.report(ctx, node, message, method=method.name)
+
+
+def _flag(node: ast.stmt) -> str | None:
+    targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+    for t in targets:
+        name = dotted_name(t) if isinstance(t, ast.Attribute) else None
+        if name and name.startswith("self.control.should_"):
+            return name.rsplit(".", 1)[-1]
+    return None
+
+
+def _enclosing_tests(effects) -> dict[int, ast.expr]:  # type: ignore[no-untyped-def]
+    """The innermost ``if`` test around each statement (by node identity)."""
+    out: dict[int, ast.expr] = {}
+    for s in effects.statements:
+        parent = s.parent
+        while parent != -1:
+            node = effects.statements[parent].node
+            if isinstance(node, (ast.If, ast.While)):
+                out[id(s.node)] = node.test
+                break
+            parent = effects.statements[parent].parent
+    return out

@@ -1,16 +1,24 @@
-"""TW301: an override that cannot accept the arguments the Trainer passes to it."""
+"""TW301: an override that cannot accept the arguments its callers pass to it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+import ast
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
+from trainwright.catalog import CallSite, MethodInfo, Signature
+from trainwright_lint.analysis.unit import nodes_on_lines
+from trainwright_lint.edits import AddParams, Edit
 from trainwright_lint.finding import Finding
-from trainwright_lint.rules._ast import decorator_names, signature_of
-from trainwright_lint.rules.base import ClassContext, Example, FunctionNode, Rule
+from trainwright_lint.project.model import split_key
+from trainwright_lint.project.summary import MethodSummary
+from trainwright_lint.rules._fix_plans import plan_add_params, signature_with
+from trainwright_lint.rules.base import SAFE, ClassContext, Example, Rule
+from trainwright_lint.syntax import FunctionNode, call_shape, is_self
 
 
-def describe_call(n_positional: int, keywords: tuple[str, ...]) -> str:
+def describe_call(n_positional: int, keywords: Sequence[str]) -> str:
     parts = [f"{n_positional} positional argument{'s' if n_positional != 1 else ''}"]
     if keywords:
         parts.append(
@@ -19,18 +27,31 @@ def describe_call(n_positional: int, keywords: tuple[str, ...]) -> str:
     return " + ".join(parts)
 
 
+@dataclass(frozen=True, slots=True)
+class ProjectCall:
+    """``self.m(...)`` in a method of the project's own class hierarchy."""
+
+    caller: str  # Class.method
+    path: str
+    line: int
+    site: CallSite
+
+
 class IncompatibleSignature(Rule):
-    """An override's parameters cannot bind the arguments the target Trainer passes at its own call
-    sites, so training fails with a `TypeError` the first time the loop calls it.
+    """An override's parameters cannot bind the arguments its callers pass — the target Trainer at
+    its own call sites, the TRL base class, or the project's own base classes — so training fails
+    with a `TypeError` the first time it is called.
 
     Examples from real breakages: `compute_loss` without `num_items_in_batch` (called with it since
     4.46), `training_step(self, model, inputs)` (3 arguments since 4.46), `log(self, logs)` (called
     with `start_time` since 4.47), `_get_train_sampler(self)` (called with the dataset since 4.52),
     `get_batch_samples` without `device` (4.50), `create_optimizer(self)` (called with the model on
-    FSDP paths since 5.3).
+    FSDP paths since 5.3). A project base class that calls `self.log(logs, start_time=...)` breaks a
+    subclass `log(self, logs)` the same way.
 
-    A `*args, **kwargs` pass-through is compatible with every release. Call sites inside methods your
-    class (or its project base classes) overrides itself are ignored: your code calls it there.
+    A `*args, **kwargs` pass-through is compatible with every release. Upstream call sites inside
+    methods your class (or its project base classes) overrides itself are ignored: that caller no
+    longer runs.
     """
 
     FIX = (
@@ -46,9 +67,18 @@ class IncompatibleSignature(Rule):
 
     code = "TW301"
     name = "incompatible-signature"
+    fix_applicability = SAFE
     message = (
         "`{method}{signature}` cannot accept what transformers {version} passes from `{caller}` "
         "({call}); the base signature is `{base}`: add the missing parameters or `**kwargs`"
+    )
+    library_message = (
+        "`{method}{signature}` cannot accept what {owner} passes from `{caller}` ({call}); "
+        "its signature there is `{base}`: add the missing parameters or `**kwargs`"
+    )
+    project_message = (
+        "`{method}{signature}` cannot accept what `{caller}` passes at {where} ({call}): "
+        "add the missing parameters or `**kwargs`"
     )
 
     INVALID = (
@@ -61,6 +91,13 @@ class IncompatibleSignature(Rule):
                     return super().compute_loss(model, inputs, return_outputs)
             """,
             line=4,
+            fixed="""
+            from transformers import Trainer
+
+            class MyTrainer(Trainer):
+                def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+                    return super().compute_loss(model, inputs, return_outputs, num_items_in_batch=num_items_in_batch)
+            """,
         ),
         Example(
             """
@@ -82,6 +119,25 @@ class IncompatibleSignature(Rule):
             """,
             version="4.52.0",
             line=4,
+        ),
+        Example(
+            """
+            from transformers import Trainer
+
+            class BaseTrainer(Trainer):
+                def training_step(self, model, inputs, num_items_in_batch=None):
+                    loss = super().training_step(model, inputs, num_items_in_batch)
+                    self.log_extra({"loss": loss.item()}, scale=2)
+                    return loss
+
+                def log_extra(self, values, scale=1):
+                    pass
+
+            class MyTrainer(BaseTrainer):
+                def log_extra(self, values):
+                    print(values)
+            """,
+            line=13,
         ),
     )
     VALID = (
@@ -109,62 +165,291 @@ class IncompatibleSignature(Rule):
         ),
     )
 
-    library_message = (
-        "`{method}{signature}` cannot accept what {owner} passes from `{caller}` ({call}); "
-        "its signature there is `{base}`: add the missing parameters or `**kwargs`"
-    )
-
     def check(self, ctx: ClassContext) -> Iterator[Finding]:
-        if ctx.catalog_cls is None:
+        if ctx.catalog_cls is None and ctx.library_cls is None:
             return
-        overridden = ctx.own_method_names() | ctx.project_methods
-        for fn in ctx.methods():
-            finding = self._library_check(ctx, fn, overridden)
+        live = LiveCallers(ctx)
+        for method, fn in ctx.methods():
+            if method.name.startswith("__") or method.kind == "property":
+                continue
+            finding = self._library_check(ctx, method, fn, live)
+            if finding is None:
+                finding = self._trainer_check(ctx, method, fn, live)
+            if finding is None:
+                finding = self._project_check(ctx, method, fn)
             if finding is not None:
                 yield finding
-                continue
-            info = ctx.trainer_method(fn.name)
-            site = _first_incompatible_call(fn, info, overridden)
-            if info is not None and site is not None:
-                message = self.message.format(
-                    method=fn.name,
-                    signature=signature_of(fn).text,
-                    version=ctx.target,
-                    caller=site.caller,
-                    call=describe_call(site.n_positional, site.keywords),
-                    base=info.signature.text,
-                )
-                yield self.report(ctx, fn, message, method=fn.name)
 
-    def _library_check(self, ctx: ClassContext, fn: FunctionNode, overridden: set[str]) -> Finding | None:
-        """Call sites inside the third-party trainer (TRL) of a method it defines itself."""
-        info = ctx.library_method(fn.name)
-        site = _first_incompatible_call(fn, info, overridden)
-        if info is None or site is None:
+    def _trainer_check(
+        self, ctx: ClassContext, method: MethodSummary, fn: FunctionNode, live: LiveCallers
+    ) -> Finding | None:
+        """Call sites inside transformers' Trainer; the only kind with a fix (its signature is the model)."""
+        info = ctx.trainer_method(method.name)
+        site = _first_incompatible(method.signature, info.call_sites if info else (), live.transformers)
+        if info is None or info.kind == "property" or site is None:
             return None
-        message = self.library_message.format(
-            method=fn.name,
-            signature=signature_of(fn).text,
-            owner=ctx.library_label,
-            caller=site.caller,
-            call=describe_call(site.n_positional, site.keywords),
-            base=info.signature.text,
-        )
-        return self.report(ctx, fn, message, method=fn.name)
+        message = self.message.format(version=ctx.target, **_described(method, site, info))
+        return self.report(ctx, fn, message, method=method.name, fix=_plan(ctx, fn, info.signature))
 
+    def _library_check(
+        self, ctx: ClassContext, method: MethodSummary, fn: FunctionNode, live: LiveCallers
+    ) -> Finding | None:
+        """Call sites inside the third-party trainer (TRL) of a method it defines itself."""
+        info = ctx.library_method(method.name)
+        site = _first_incompatible(method.signature, info.call_sites if info else (), live.trl)
+        if info is None or info.kind == "property" or site is None:
+            return None
+        message = self.library_message.format(owner=ctx.library_label, **_described(method, site, info))
+        return self.report(ctx, fn, message, method=method.name)
 
-def _first_incompatible_call(fn: FunctionNode, info: Any, overridden: set[str]) -> Any:
-    """The first call site of the library's method that the override ``fn`` cannot bind, or None.
-
-    Call sites inside methods the project overrides too are skipped: that caller no longer runs.
-    Properties and dunders are not called with arguments the way methods are.
-    """
-    if info is None or info.kind == "property" or fn.name.startswith("__") or "property" in decorator_names(fn):
+    def _project_check(self, ctx: ClassContext, method: MethodSummary, fn: FunctionNode) -> Finding | None:
+        """``self.<method>(...)`` calls in the project's own classes that reach this override."""
+        params = method.signature.params
+        if any(p.kind == "VAR_POSITIONAL" for p in params) and any(p.kind == "VAR_KEYWORD" for p in params):
+            return None  # accepts every call
+        for call in project_calls(ctx, method.name):
+            s = call.site
+            if method.signature.accepts(s.n_positional, s.keywords, s.star_args, s.star_kwargs):
+                continue
+            message = self.project_message.format(
+                method=method.name,
+                signature=method.signature.text,
+                caller=call.caller,
+                where=f"{ctx.workspace.model.relpath(call.path)}:{call.line}",
+                call=describe_call(s.n_positional, s.keywords),
+            )
+            return self.report(ctx, fn, message, method=method.name)
         return None
-    signature = signature_of(fn)
-    for site in info.call_sites:
-        if site.caller in overridden:
+
+    def fix_is_valid(self, ctx: ClassContext, edit: Edit) -> bool:
+        if not isinstance(edit, AddParams):
+            return False
+        ref = ctx.method_ref(edit.method)
+        info = ctx.trainer_method(edit.method)
+        if ref is None or info is None:
+            return True  # the method does not exist at this release: nothing calls it
+        fixed = signature_with(ref.method.signature, edit.params)
+        return _first_incompatible(fixed, info.call_sites, LiveCallers(ctx).transformers) is None
+
+
+class LiveCallers:
+    """Which upstream callers still run for this class: a caller the project overrides without
+    delegating to ``super()`` does not, nor one reached only through such callers (a class whose own
+    ``train()`` replaces the loop never reaches the Trainer's ``_inner_training_loop``). Callers from
+    other modules (``integrations.deepspeed...``) and entry points (nothing upstream calls them) do."""
+
+    def __init__(self, ctx: ClassContext) -> None:
+        self.ctx = ctx
+        self.replaced, self.texts = _replaced_methods(ctx)
+        self._memo: dict[tuple[str, str], bool] = {}
+
+    def transformers(self, caller: str) -> bool:
+        return self._live("transformers", caller, set())
+
+    def trl(self, caller: str) -> bool:
+        return self._live("trl", caller, set())
+
+    def _live(self, library: str, caller: str, seen: set[str]) -> bool:
+        if "." in caller:
+            return True  # another module of the library calls it with the trainer object
+        key = (library, caller)
+        if key in self._memo:
+            return self._memo[key]
+        if caller in self.replaced:
+            result = False
+        elif _references(self.texts, caller):
+            result = True  # the project's own code calls (or hands on) the upstream method
+        elif caller in seen:
+            result = False  # a cycle in the call graph
+        else:
+            info = (
+                self.ctx.trainer_method(caller)
+                if library == "transformers"
+                else self.ctx.library_method(caller)
+            )
+            sites = info.call_sites if info is not None else ()
+            if not sites:
+                result = True  # an entry point (the user calls it) or not a catalogued method
+            else:
+                result = any(self._live(library, s.caller, seen | {caller}) for s in sites)
+        self._memo[key] = result
+        return result
+
+
+def _replaced_methods(ctx: ClassContext) -> tuple[set[str], list[str]]:
+    """Methods the class or a project class of its MRO (a mixin: of its users') overrides without
+    calling ``super().<same>`` (the upstream version of those never runs), and the source of those
+    classes, where ``self.<name>`` keeps an upstream method live even when its upstream caller is
+    replaced (ProLong's own ``train()`` hands ``self._inner_training_loop`` to
+    ``find_executable_batch_size``, so the Trainer's loop, and its ``compute_loss`` call, stay live).
+    Substring scans, not regular expressions: this runs for every method of every class."""
+    keys = list(ctx.workspace.project_mro(ctx.key))
+    for user in ctx.users:
+        keys += ctx.workspace.project_mro(user)
+    replaced: set[str] = set()
+    delegating: set[str] = set()
+    texts: list[str] = []
+    for key in keys:
+        found = ctx.workspace.class_of(key)
+        if found is None:
+            continue
+        unit, cls = found
+        texts.append(unit.text(cls.line, cls.end_line))
+        for m in cls.methods.values():
+            if m.name in delegating or m.name in replaced:
+                continue
+            if _calls_super_of(unit.text(m.line, m.end_line), m.name):
+                delegating.add(m.name)
+            else:
+                replaced.add(m.name)
+    return replaced, texts
+
+
+def _calls_super_of(text: str, name: str) -> bool:
+    """``super().<name>`` or ``super(Cls, self).<name>`` somewhere in ``text``."""
+    return any("super(" in line_before for line_before in _lines_before(text, f".{name}"))
+
+
+def _references(texts: list[str], name: str) -> bool:
+    """``self.<name>`` (the whole name) in any of ``texts``."""
+    return any(True for text in texts for _ in _lines_before(text, f"self.{name}"))
+
+
+def _lines_before(text: str, needle: str) -> Iterator[str]:
+    """For each occurrence of ``needle`` not followed by a name character: its line up to it."""
+    start = text.find(needle)
+    while start != -1:
+        end = start + len(needle)
+        if end == len(text) or not (text[end].isalnum() or text[end] == "_"):
+            yield text[text.rfind("\n", 0, start) + 1 : start]
+        start = text.find(needle, end)
+
+
+def _described(method: MethodSummary, site: CallSite, info: MethodInfo) -> dict[str, str]:
+    """The message fields both call-site checks share: the override, the failing call, the base."""
+    return {
+        "method": method.name,
+        "signature": method.signature.text,
+        "caller": site.caller,
+        "call": describe_call(site.n_positional, site.keywords),
+        "base": info.signature.text,
+    }
+
+
+def _first_incompatible(
+    signature: Signature, sites: Sequence[CallSite], live: Callable[[str], bool]
+) -> CallSite | None:
+    """The first call site ``signature`` cannot bind among those whose caller still runs."""
+    for site in sites:
+        if not live(site.caller):
             continue
         if not signature.accepts(site.n_positional, site.keywords, site.star_args, site.star_kwargs):
             return site
     return None
+
+
+def project_calls(ctx: ClassContext, name: str) -> list[ProjectCall]:
+    """Calls ``self.<name>(...)`` in the methods of the class's hierarchy that resolve to the class's
+    own ``name`` (its bases' methods, and subclasses that do not override ``name`` again)."""
+    ws = ctx.workspace
+    out: list[ProjectCall] = []
+    for key in ws.hierarchy(ctx.key):
+        if key != ctx.key and not _resolves_to(ctx, key, name):
+            continue
+        found = ws.class_of(key)
+        if found is None:
+            continue
+        unit, cls = found
+        everywhere = unit.names_matching(_SELF_CALL).get(name)
+        if not everywhere or everywhere[-1] < cls.line or everywhere[0] > cls.end_line:
+            continue
+        for other in cls.methods.values():
+            if key == ctx.key and other.name == name:
+                continue
+            lines = {n for n in everywhere if other.line <= n <= other.end_line}
+            if not lines or not _caller_runs(ctx, key, other.name):
+                continue
+            for line, site in _call_sites(unit, cls, other, name, lines):
+                out.append(ProjectCall(site.caller, unit.path, line, site))
+    return out
+
+
+_SELF_CALL = re.compile(r"self\.(\w+)\s*\(")
+
+
+def _call_sites(unit, cls, method, name, lines):  # type: ignore[no-untyped-def]
+    """(line, shape) of the ``self.<name>(...)`` calls in ``method`` on ``lines`` (memoised per file:
+    every subclass that overrides ``name`` asks for the same calls)."""
+
+    def compute() -> list[tuple[int, CallSite]]:
+        node = unit.method_node(cls, method)
+        if node is None:
+            return []
+        calls = nodes_on_lines(node, set(lines), lambda n: _is_self_call(n, name))
+        out = []
+        for c in sorted(calls, key=lambda n: (n.lineno, n.col_offset)):  # type: ignore[attr-defined]
+            assert isinstance(c, ast.Call)
+            n_pos, keywords, star_args, star_kwargs = call_shape(c)
+            out.append(
+                (c.lineno, CallSite(f"{cls.name}.{method.name}", n_pos, keywords, star_args, star_kwargs))
+            )
+        return out
+
+    return unit.memo(("self-calls", cls.qualname, method.line, name), compute)
+
+
+def _caller_runs(ctx: ClassContext, key: str, caller: str) -> bool:
+    """On an instance of ``ctx``'s class, ``key``'s method ``caller`` runs: no class before ``key`` in
+    the MRO replaces it without delegating to ``super()``."""
+    mro = ctx.info.mro_keys
+    if key not in mro:
+        return True  # a subclass's own method
+    for k in mro[: mro.index(key)]:
+        found = ctx.workspace.class_of(k)
+        if found is None or caller not in found[1].methods:
+            continue
+        unit, cls = found
+        m = cls.methods[caller]
+        if not re.search(rf"super\(.*?\)\.{re.escape(caller)}\b", unit.text(m.line, m.end_line)):
+            return False
+    return True
+
+
+def _resolves_to(ctx: ClassContext, key: str, name: str) -> bool:
+    """A call ``self.<name>()`` written in class ``key`` can reach ``ctx``'s definition: ``key`` is a
+    base of ``ctx``'s class (the instance is ``ctx``'s class, which defines ``name``), or a subclass
+    whose MRO finds ``ctx``'s definition first."""
+    if key in ctx.info.mro_keys:
+        return True
+    for k in ctx.workspace.model.info(key).mro_keys:
+        if k == ctx.key:
+            return True
+        if split_key(k) is None:
+            return False
+        if ctx.workspace.model.defines(k, name):
+            return False
+    return False
+
+
+def _is_self_call(node: ast.AST, name: str) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == name
+        and is_self(node.func.value)
+    )
+
+
+def _plan(ctx: ClassContext, fn: FunctionNode, base: Signature) -> AddParams | None:
+    """Add the base's missing parameters so that every call site of every release of the target
+    range binds (the edit is checked again per release by ``fix_is_valid``)."""
+    sites: list[CallSite] = []
+    live = LiveCallers(ctx)
+    catalog = ctx.catalog
+    if catalog is None or ctx.catalog_cls is None:
+        return None
+    for release in ctx.releases or ((ctx.view.version,) if ctx.view is not None else ()):
+        info = catalog.at(release).method(fn.name, cls=ctx.catalog_cls)
+        if info is not None:
+            sites += [s for s in info.call_sites if live.transformers(s.caller)]
+    return plan_add_params(fn, base, sites)

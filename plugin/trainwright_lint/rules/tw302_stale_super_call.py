@@ -1,25 +1,81 @@
-"""TW302: a ``super().m(...)`` call the target Trainer's ``m`` cannot accept."""
+"""TW302: a ``super().m(...)`` call that the next class in the MRO cannot accept."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import dataclass
 
+from trainwright.catalog import Signature
+from trainwright_lint.edits import DropArgs, Edit
 from trainwright_lint.finding import Finding
-from trainwright_lint.rules._ast import body_nodes, call_shape, super_call_name
-from trainwright_lint.rules.base import ClassContext, Example, Rule
+from trainwright_lint.project import library
+from trainwright_lint.project.model import short_name, split_key
+from trainwright_lint.rules._fix_plans import plan_drop_args
+from trainwright_lint.rules.base import SAFE, ClassContext, Example, Rule
 from trainwright_lint.rules.tw301_incompatible_signature import describe_call
+from trainwright_lint.syntax import call_shape, super_method
+
+
+@dataclass(frozen=True, slots=True)
+class SuperTarget:
+    """The definition ``super().m`` reaches: its owner (for messages) and signature."""
+
+    owner: str
+    signature: Signature
+    upstream: bool  # transformers' own Trainer (the catalogue; the fix applies)
+
+
+def super_target(ctx: ClassContext, concrete: str, method: str) -> SuperTarget | None:
+    """The class after ``ctx``'s class in the MRO of ``concrete`` that defines ``method``, at the
+    release being evaluated; None when an external class (whose methods we do not know) comes first
+    or nothing defines it."""
+    mro = ctx.workspace.model.info(concrete).mro_keys
+    if ctx.key not in mro:
+        return None
+    for key in mro[mro.index(ctx.key) + 1 :]:
+        if split_key(key) is not None:
+            ref = ctx.workspace.method(key, method)
+            if ref is not None:
+                return SuperTarget(short_name(key), ref.method.signature, upstream=False)
+            if ctx.workspace.model.defines(key, method):
+                return None  # a class attribute, not a method we can check
+            continue
+        if key in (library.TRAINER, library.SEQ2SEQ):
+            if ctx.view is None:
+                return None
+            cls = "Seq2SeqTrainer" if key == library.SEQ2SEQ else "Trainer"
+            info = ctx.view.method(method, cls=cls)
+            if info is None:
+                continue
+            if info.kind != "method":
+                return None
+            return SuperTarget(f"Trainer.{method}", info.signature, upstream=True)
+        if key.startswith("trl.") and ctx.library_view is not None:
+            short = key.split(".", 1)[1]
+            if short not in ctx.library_view.classes:
+                return None
+            info = ctx.library_view.method(method, cls=short)
+            # The TRL catalogue lists what a class and its TRL bases define: stop at the owner.
+            if info is not None and (info.owner == short or f"trl.{info.owner}" not in mro):
+                return SuperTarget(
+                    f"{short}.{method} (trl {ctx.library_view.version})", info.signature, False
+                )
+            continue
+        return None  # an external or unresolved class: its methods are unknown
+    return None
 
 
 class StaleSuperCall(Rule):
-    """A `super().m(...)` call passes arguments that the target release's `Trainer.m` does not
-    accept: `super()._save_checkpoint(model, trial, metrics=metrics)` on 4.47+ (where `metrics` was
-    removed), `super().compute_loss(..., num_items_in_batch=n)` before 4.46, or an explicit `self`
-    inside the super call (`super().m(self, ...)`).
+    """A `super().m(...)` call passes arguments that the next class in the MRO cannot accept:
+    `super()._save_checkpoint(model, trial, metrics=metrics)` on transformers 4.47+ (where
+    `metrics` was removed), `super().compute_loss(..., num_items_in_batch=n)` before 4.46, an
+    explicit `self` inside the super call (`super().m(self, ...)`), or arguments a project base
+    class or TRL's trainer does not take.
 
-    Checked only when the call reaches transformers' own method: if one of your project's base
-    classes, or a third-party trainer such as TRL's, defines `m` in between, its signature applies
-    and is not in the catalogue.
+    The next class is found in the real MRO: for a mixin combined with TRL's `GRPOTrainer`, it is
+    TRL's method, not transformers'. When an external class whose methods trainwright does not know
+    comes first, nothing is reported. `super().__init__(...)` is checked by TW304.
     """
 
     FIX = (
@@ -34,7 +90,10 @@ class StaleSuperCall(Rule):
 
     code = "TW302"
     name = "stale-super-call"
-    message = "`super().{method}({call_text})` passes {call} but `Trainer.{method}{signature}` in transformers {version} cannot accept it{hint}"
+    fix_applicability = SAFE
+    message = (
+        "`super().{method}({call_text})` passes {call} but `{owner}{signature}`{where} cannot accept it{hint}"
+    )
 
     INVALID = (
         Example(
@@ -46,6 +105,13 @@ class StaleSuperCall(Rule):
                     super()._save_checkpoint(model, trial, metrics=metrics)
             """,
             line=5,
+            fixed="""
+            from transformers import Trainer
+
+            class MyTrainer(Trainer):
+                def _save_checkpoint(self, model, trial, metrics=None):
+                    super()._save_checkpoint(model, trial)
+            """,
         ),
         Example(
             """
@@ -79,34 +145,80 @@ class StaleSuperCall(Rule):
             """,
             version="4.46.3",
         ),
+        Example(
+            """
+            from trl import GRPOTrainer
+
+            class RewardMixin:
+                def __init__(self, *args, reward_funcs=None, **kwargs):
+                    super().__init__(*args, reward_funcs=reward_funcs, **kwargs)
+
+                def _save_checkpoint(self, model, trial):
+                    super()._save_checkpoint(model, trial)
+
+            class MyGRPO(RewardMixin, GRPOTrainer):
+                pass
+            """
+        ),
     )
 
     def check(self, ctx: ClassContext) -> Iterator[Finding]:
-        if ctx.catalog_cls is None or ctx.third_party:
-            return
-        for fn in ctx.methods():
-            for node in body_nodes(fn):
-                name = super_call_name(node)
-                if name is None or name in ctx.project_methods:
+        concrete = ctx.users if ctx.users else (ctx.key,)
+        for method, fn in ctx.methods():
+            for call in ctx.super_calls(method, fn):
+                name = super_method(call)
+                if name is None or name == "__init__":
                     continue
-                info = ctx.trainer_method(name)
-                if info is None or info.kind != "method":
+                finding = self._check_call(ctx, concrete, method.name, call, name)
+                if finding is not None:
+                    yield finding
+
+    def _check_call(
+        self, ctx: ClassContext, concrete: tuple[str, ...], caller: str, call: ast.Call, name: str
+    ) -> Finding | None:
+        n_pos, keywords, star_args, star_kwargs = call_shape(call)
+        for key in concrete:
+            target = super_target(ctx, key, name)
+            if target is None or target.signature.accepts(n_pos, keywords, star_args, star_kwargs):
+                continue
+            explicit_self = (
+                bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id == "self"
+            )
+            call_text = ", ".join(ast.unparse(a) for a in [*call.args, *call.keywords])
+            where = f" in transformers {ctx.target}" if target.upstream else ""
+            if ctx.users:
+                where += f" (as combined in `{short_name(key)}`)"
+            message = self.message.format(
+                method=name,
+                call_text=call_text if len(call_text) < 60 else "...",
+                call=describe_call(n_pos, keywords),
+                owner=target.owner,
+                signature=target.signature.text,
+                where=where,
+                hint="; drop the explicit `self`" if explicit_self else "",
+            )
+            fix = plan_drop_args(call, name, target.signature) if target.upstream else None
+            return self.report(ctx, call, message, method=caller, fix=fix)
+        return None
+
+    def fix_is_valid(self, ctx: ClassContext, edit: Edit) -> bool:
+        """Dropping is valid at a release when the call, as fixed, binds there."""
+        if not isinstance(edit, DropArgs):
+            return False
+        concrete = ctx.users if ctx.users else (ctx.key,)
+        for method, fn in ctx.methods():
+            for call in ctx.super_calls(method, fn):
+                if call.lineno != edit.line or super_method(call) != edit.method:
                     continue
-                assert isinstance(node, ast.Call)
-                n_pos, keywords, star_args, star_kwargs = call_shape(node)
-                if info.signature.accepts(n_pos, keywords, star_args, star_kwargs):
-                    continue
-                explicit_self = (
-                    bool(node.args) and isinstance(node.args[0], ast.Name) and node.args[0].id == "self"
-                )
-                hint = "; drop the explicit `self`" if explicit_self else ""
-                call_text = ", ".join(ast.unparse(a) for a in node.args + node.keywords)  # type: ignore[operator]
-                message = self.message.format(
-                    method=name,
-                    call_text=call_text if len(call_text) < 60 else "...",
-                    call=describe_call(n_pos, keywords),
-                    signature=info.signature.text,
-                    version=ctx.target,
-                    hint=hint,
-                )
-                yield self.report(ctx, node, message, method=fn.name)
+                n_pos, keywords, star_args, star_kwargs = call_shape(call)
+                n_pos -= int(edit.drop_self)
+                if edit.keep_positional is not None:
+                    n_pos = min(n_pos, edit.keep_positional)
+                kept = tuple(k for k in keywords if k not in edit.keywords)
+                for key in concrete:
+                    target = super_target(ctx, key, edit.method)
+                    if target is not None and not target.signature.accepts(
+                        n_pos, kept, star_args, star_kwargs
+                    ):
+                        return False
+        return True

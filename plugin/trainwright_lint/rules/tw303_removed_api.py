@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from trainwright.catalog.versions import version_key
+from trainwright_lint.analysis.unit import nodes_on_lines
+from trainwright_lint.edits import Edit, RenameSelfAttribute
 from trainwright_lint.finding import Finding
-from trainwright_lint.resolve import CALLBACK, MIXIN, TRAINER
-from trainwright_lint.rules._ast import body_nodes, is_self
-from trainwright_lint.rules.base import ClassContext, Example, Rule
+from trainwright_lint.project.model import CALLBACK, MIXIN, TRAINER
+from trainwright_lint.rules._fix_plans import plan_tokenizer_rename
+from trainwright_lint.rules.base import SAFE, ClassContext, Example, Rule
+from trainwright_lint.syntax import is_self
 
 
 class RemovedApi(Rule):
     """Code reads the `tokenizer` the Trainer no longer provides.
 
     - In a Trainer subclass: `self.tokenizer` was deprecated in 4.46 and removed in 5.0
-      (`AttributeError`); use `self.processing_class`. Not reported when your class (or a project base
-      class) assigns `self.tokenizer` itself.
+      (`AttributeError`); use `self.processing_class`. Not reported when the project provides it:
+      your class, a base, a subclass or a class a mixin is combined with assigns `self.tokenizer`, or
+      code assigns it on an instance (`trainer.tokenizer = tok` in a factory).
     - In a callback: since 4.46 events receive `processing_class=` instead of `tokenizer=` (no alias),
       so `kwargs["tokenizer"]` raises `KeyError` and a `tokenizer` parameter silently stays `None`.
     """
@@ -32,6 +37,7 @@ class RemovedApi(Rule):
     name = "removed-api"
     message = "{what} {why} in transformers {version}; use {instead}"
     roles = frozenset({TRAINER, MIXIN, CALLBACK})
+    fix_applicability = SAFE
 
     INVALID = (
         Example(
@@ -44,6 +50,14 @@ class RemovedApi(Rule):
                     return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
             """,
             line=5,
+            fixed="""
+            from transformers import Trainer
+
+            class MyTrainer(Trainer):
+                def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+                    pad = self.processing_class.pad_token_id
+                    return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+            """,
         ),
         Example(
             """
@@ -97,20 +111,6 @@ class RemovedApi(Rule):
         assert ctx.catalog is not None and ctx.catalog_cls is not None and ctx.view is not None
         if ctx.trainer_method("tokenizer") is not None or not ctx.ever_trainer_method("tokenizer"):
             return
-        if (
-            ctx.project_sets_tokenizer
-            or "tokenizer" in ctx.own_method_names()
-            or "tokenizer" in ctx.project_methods
-        ):
-            return
-        if any(
-            isinstance(n, ast.Attribute)
-            and n.attr == "tokenizer"
-            and is_self(n.value)
-            and isinstance(n.ctx, ast.Store)
-            for n in ast.walk(ctx.node)
-        ):
-            return
         history = ctx.catalog.method_history("tokenizer", cls=ctx.catalog_cls)
         # Before 4.46 ``tokenizer`` was a plain attribute (not catalogued as a member): only a release
         # after the last one that had the property has really removed it.
@@ -120,27 +120,27 @@ class RemovedApi(Rule):
             or version_key(ctx.view.version) <= version_key(history.last)
         ):
             return
+        reads = _tokenizer_reads(ctx)
+        if not reads or project_assigns_tokenizer(ctx):
+            return
         why = f"does not exist (last in {history.last})"
-        for fn in ctx.methods():
-            for node in body_nodes(fn):
-                if (
-                    isinstance(node, ast.Attribute)
-                    and node.attr == "tokenizer"
-                    and is_self(node.value)
-                    and isinstance(node.ctx, ast.Load)
-                ):
-                    message = self.message.format(
-                        what="`self.tokenizer`",
-                        why=why,
-                        version=ctx.target,
-                        instead="`self.processing_class`",
-                    )
-                    yield self.report(ctx, node, message, method=fn.name)
+        for method, node in reads:
+            message = self.message.format(
+                what="`self.tokenizer`", why=why, version=ctx.target, instead="`self.processing_class`"
+            )
+            yield self.report(ctx, node, message, method=method, fix=plan_tokenizer_rename(node))
+
+    def fix_is_valid(self, ctx: ClassContext, edit: Edit) -> bool:
+        """``self.processing_class`` exists from the release whose ``Trainer.__init__`` takes it."""
+        if not isinstance(edit, RenameSelfAttribute):
+            return False
+        init = ctx.trainer_method("__init__")
+        return init is not None and init.signature.param(edit.new) is not None
 
     def _callback(self, ctx: ClassContext) -> Iterator[Finding]:
         assert ctx.view is not None
         events = ctx.view.events
-        for fn in ctx.methods():
+        for method, fn in ctx.methods():
             event = events.get(fn.name)
             if event is None or "tokenizer" in event.kwargs:
                 continue
@@ -162,12 +162,72 @@ class RemovedApi(Rule):
                     )
             if kwarg is None:
                 continue
-            for node in body_nodes(fn):
-                if _reads_key(node, kwarg, "tokenizer"):
-                    message = self.message.format(
-                        what=f'`{kwarg}["tokenizer"]`', why=why, version=ctx.target, instead=instead
-                    )
-                    yield self.report(ctx, node, message, method=fn.name)
+            lines = ctx.unit.lines_matching(method.line, method.end_line, _TOKENIZER_KEY)
+            reads = nodes_on_lines(fn, lines, lambda n, kw=kwarg: _reads_key(n, kw, "tokenizer"))  # type: ignore[misc]
+            for node in reads:
+                message = self.message.format(
+                    what=f'`{kwarg}["tokenizer"]`', why=why, version=ctx.target, instead=instead
+                )
+                yield self.report(ctx, node, message, method=fn.name)
+
+
+_TOKENIZER_READ = re.compile(r"self\.tokenizer\b")
+_TOKENIZER_KEY = re.compile(r"[\"']tokenizer[\"']")
+_TOKENIZER_STORE = re.compile(
+    r"\bself\.tokenizer\s*(?::[^=\n]+)?=(?!=)|setattr\(\s*self\s*,\s*[\"']tokenizer[\"']"
+)
+
+
+def _tokenizer_reads(ctx: ClassContext) -> list[tuple[str, ast.Attribute]]:
+    """(method, node) of every ``self.tokenizer`` read in the class's own methods."""
+    out: list[tuple[str, ast.Attribute]] = []
+    for method, fn in ctx.methods():
+        lines = ctx.unit.lines_matching(method.line, method.end_line, _TOKENIZER_READ)
+        for node in nodes_on_lines(fn, lines, _is_tokenizer_read):
+            assert isinstance(node, ast.Attribute)
+            out.append((method.name, node))
+    return sorted(out, key=lambda mn: (mn[1].lineno, mn[1].col_offset))
+
+
+def _is_tokenizer_read(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "tokenizer"
+        and is_self(node.value)
+        and isinstance(node.ctx, ast.Load)
+    )
+
+
+def project_assigns_tokenizer(ctx: ClassContext) -> bool:
+    """The project provides ``tokenizer`` itself: a class of the hierarchy (bases, subclasses, the
+    classes a mixin is combined with) assigns ``self.tokenizer`` or defines it, or code elsewhere
+    assigns ``.tokenizer`` on an instance of one of them (``trainer.tokenizer = tok`` in a factory,
+    or on a variable named like a trainer whose class the file does not show)."""
+    ws = ctx.workspace
+    family = ws.hierarchy(ctx.key)
+    for key in family:
+        found = ws.class_of(key)
+        if found is None:
+            continue
+        unit, cls = found
+        if "tokenizer" in cls.methods or "tokenizer" in cls.class_attributes:
+            return True
+        if _TOKENIZER_STORE.search(unit.text(cls.line, cls.end_line)):
+            return True
+    names = {(ws.model.info(k).qualname or "").rsplit(".", 1)[-1] for k in family}
+    for path, attr, receiver, built_from in list(ws.model.instance_stores()):
+        if attr != "tokenizer":
+            continue
+        if not built_from:
+            if "trainer" in receiver.lower():
+                return True
+            continue
+        if built_from.rsplit(".", 1)[-1] not in names:
+            continue
+        resolved = ws.model.resolve(path, built_from)  # reads that file's imports only now
+        if resolved.key in family or resolved.kind != "project-class":
+            return True  # built from this class (or from something we cannot follow: stay silent)
+    return False
 
 
 def _reads_key(node: ast.AST, mapping: str, key: str) -> bool:

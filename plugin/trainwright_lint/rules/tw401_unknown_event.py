@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from dataclasses import replace
 
+from trainwright_lint.edits import Edit, RenameMethod
 from trainwright_lint.finding import Finding
-from trainwright_lint.resolve import CALLBACK
-from trainwright_lint.rules._events import closest_event
-from trainwright_lint.rules.base import ClassContext, Example, Rule
+from trainwright_lint.project.model import CALLBACK
+from trainwright_lint.rules._events import NEAR_MISSES, closest_event
+from trainwright_lint.rules._fix_plans import unambiguous_event
+from trainwright_lint.rules.base import UNSAFE, ClassContext, Example, Rule
+from trainwright_lint.syntax import FunctionNode
 
 
 class UnknownEvent(Rule):
@@ -29,6 +34,7 @@ class UnknownEvent(Rule):
     name = "unknown-event"
     message = "`{method}` {why}, so it is never called{suggestion}"
     roles = frozenset({CALLBACK})
+    fix_applicability = UNSAFE
 
     INVALID = (
         Example(
@@ -40,6 +46,13 @@ class UnknownEvent(Rule):
                     print(state.global_step)
             """,
             line=4,
+            fixed="""
+            from transformers import TrainerCallback
+
+            class MyCallback(TrainerCallback):
+                def on_step_end(self, args, state, control, **kwargs):
+                    print(state.global_step)
+            """,
         ),
         Example(
             """
@@ -72,11 +85,18 @@ class UnknownEvent(Rule):
         if ctx.view is None or ctx.catalog is None:
             return
         events = ctx.view.events
-        called = ctx.module.called_attributes()
-        for fn in ctx.methods():
-            name = fn.name
-            if not name.startswith("on_") or name in events or name in called or name in ctx.project_methods:
-                continue
+        own = ctx.own_method_names()
+        unknown = [
+            (method, fn)
+            for method, fn in ctx.methods()
+            if method.name.startswith("on_")
+            and method.name not in events
+            and method.name not in ctx.project_methods()
+            and not _called_by_project(ctx, method.name)
+        ]
+        renames = {m.name: unambiguous_event(m.name, list(events), NEAR_MISSES) for m, _ in unknown}
+        for method, fn in unknown:
+            name = method.name
             history = ctx.catalog.event_history(name)
             if history is not None:
                 why = f"is not an event in transformers {ctx.target} (fires from {history.since}" + (
@@ -87,6 +107,43 @@ class UnknownEvent(Rule):
                 why = f"is not a TrainerCallback event (transformers {ctx.target})"
                 close = closest_event(ctx, name)
                 suggestion = f"; did you mean `{close}`?" if close else f"; events are: {', '.join(events)}"
-            yield self.report(
-                ctx, fn, self.message.format(method=name, why=why, suggestion=suggestion), method=name
+            fix, note = _rename_fix(fn, renames, own)
+            finding = self.report(
+                ctx,
+                fn,
+                self.message.format(method=name, why=why, suggestion=suggestion),
+                method=name,
+                fix=fix,
             )
+            yield replace(finding, fix_note=note) if note else finding
+
+    def fix_is_valid(self, ctx: ClassContext, edit: Edit) -> bool:
+        """The new name must be an event of this release and not defined by the class already."""
+        return (
+            isinstance(edit, RenameMethod)
+            and ctx.view is not None
+            and edit.new in ctx.view.events
+            and edit.new not in ctx.own_method_names()
+        )
+
+
+def _called_by_project(ctx: ClassContext, name: str) -> bool:
+    """``self.on_custom(...)`` in the class's file: a helper the callback calls itself."""
+    return re.search(rf"\.{re.escape(name)}\s*\(", ctx.unit.source) is not None
+
+
+def _rename_fix(
+    fn: FunctionNode, renames: dict[str, str | None], own: set[str]
+) -> tuple[RenameMethod | None, str]:
+    """The rename, unless it is ambiguous, would shadow a method the class has, or another misspelt
+    method of the class would get the same name (one handler would silently replace the other)."""
+    new = renames.get(fn.name)
+    if new is None:
+        return None, ""
+    if new in own:
+        return None, f"no fix: the class already defines `{new}`; merge the two methods by hand"
+    clash = sorted(other for other, target in renames.items() if target == new and other != fn.name)
+    if clash:
+        names = ", ".join(f"`{c}`" for c in clash)
+        return None, f"no fix: {names} would also become `{new}`, and one handler would replace the other"
+    return RenameMethod(method=fn.name, line=fn.lineno, new=new), ""

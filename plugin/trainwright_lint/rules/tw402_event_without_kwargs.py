@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainwright_lint.finding import Finding
-from trainwright_lint.resolve import CALLBACK
+from trainwright_lint.project.model import CALLBACK
 from trainwright_lint.rules._events import is_event_name
-from trainwright_lint.rules.base import ClassContext, Example, Rule
+from trainwright_lint.rules._fix_plans import plan_var_keyword
+from trainwright_lint.rules.base import SAFE, ClassContext, Example, Rule
 
 
 class EventWithoutKwargs(Rule):
@@ -26,6 +27,7 @@ class EventWithoutKwargs(Rule):
     name = "event-without-kwargs"
     message = "`{method}` has no `**kwargs` but the Trainer passes {kwargs}; add `**kwargs`"
     roles = frozenset({CALLBACK})
+    fix_applicability = SAFE
 
     INVALID = (
         Example(
@@ -37,6 +39,13 @@ class EventWithoutKwargs(Rule):
                     print(logs)
             """,
             line=4,
+            fixed="""
+            from transformers import TrainerCallback
+
+            class MyCallback(TrainerCallback):
+                def on_log(self, args, state, control, logs=None, **kwargs):
+                    print(logs)
+            """,
         ),
     )
     VALID = (
@@ -52,7 +61,7 @@ class EventWithoutKwargs(Rule):
     )
 
     def check(self, ctx: ClassContext) -> Iterator[Finding]:
-        for fn in ctx.methods():
+        for _method, fn in ctx.methods():
             if not fn.name.startswith("on_") or fn.args.kwarg is not None or not is_event_name(ctx, fn.name):
                 continue
             event = ctx.view.events.get(fn.name) if ctx.view is not None else None
@@ -63,4 +72,5 @@ class EventWithoutKwargs(Rule):
             if not passed:
                 continue
             shown = ", ".join(f"`{k}=`" for k in passed[:4]) + (", ..." if len(passed) > 4 else "")
-            yield self.report(ctx, fn, self.message.format(method=fn.name, kwargs=shown), method=fn.name)
+            message = self.message.format(method=fn.name, kwargs=shown)
+            yield self.report(ctx, fn, message, method=fn.name, fix=plan_var_keyword(fn))

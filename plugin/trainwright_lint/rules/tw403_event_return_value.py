@@ -6,10 +6,49 @@ import ast
 from collections.abc import Iterator
 
 from trainwright_lint.finding import Finding
-from trainwright_lint.resolve import CALLBACK
-from trainwright_lint.rules._ast import body_nodes, super_call_name
+from trainwright_lint.project.model import CALLBACK
 from trainwright_lint.rules._events import is_event_name
 from trainwright_lint.rules.base import ClassContext, Example, Rule
+from trainwright_lint.syntax import dotted_name, super_method
+
+
+def _returns(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
+    """The ``return`` statements of ``fn`` itself (not of functions nested in it)."""
+    out = []
+    for stmt in fn.body:
+        out += [n for n in walk_statements(stmt) if isinstance(n, ast.Return)]
+    return out
+
+
+def walk_statements(stmt: ast.stmt) -> list[ast.stmt]:
+    found = [stmt]
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return []
+    for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+        for child in getattr(stmt, name, ()) or ():
+            found += walk_statements(child)
+    return found
+
+
+def _copies(value: ast.AST, control: str) -> bool:
+    """``copy.deepcopy(control)`` / ``copy(control)``."""
+    return (
+        isinstance(value, ast.Call)
+        and (dotted_name(value.func) or "").rsplit(".", 1)[-1] in ("copy", "deepcopy")
+        and len(value.args) == 1
+        and isinstance(value.args[0], ast.Name)
+        and value.args[0].id == control
+    )
+
+
+def _control_copies(fn: ast.FunctionDef | ast.AsyncFunctionDef, control: str) -> set[str]:
+    """Locals assigned a copy of ``control`` (``control_copy = deepcopy(control)``)."""
+    out = set()
+    for stmt in fn.body:
+        for node in walk_statements(stmt):
+            if isinstance(node, ast.Assign) and _copies(node.value, control):
+                out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return out
 
 
 def _control_param(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
@@ -28,6 +67,16 @@ class EventReturnValue(Rule):
 
     FIX = "Return nothing (or the `control` you were given); report values through `logs` or attributes."
     EVIDENCE = ("https://huggingface.co/docs/transformers/main_classes/callback",)
+
+    USE_INSTEAD = """
+        from transformers import TrainerCallback
+
+        class StopAfterTen(TrainerCallback):
+            def on_step_end(self, args, state, control, **kwargs):
+                if state.global_step >= 10:
+                    control.should_training_stop = True
+                return control
+    """
 
     code = "TW403"
     name = "event-return-value"
@@ -70,19 +119,22 @@ class EventReturnValue(Rule):
     )
 
     def check(self, ctx: ClassContext) -> Iterator[Finding]:
-        for fn in ctx.methods():
+        for _method, fn in ctx.methods():
             if not fn.name.startswith("on_") or not is_event_name(ctx, fn.name):
                 continue
             control = _control_param(fn)
-            for node in body_nodes(fn):
+            copies = _control_copies(fn, control)
+            for node in _returns(fn):
                 if not isinstance(node, ast.Return) or node.value is None:
                     continue
                 value = node.value
                 if isinstance(value, ast.Constant) and value.value is None:
                     continue
-                if isinstance(value, ast.Name) and value.id == control:
+                if isinstance(value, ast.Name) and (value.id == control or value.id in copies):
                     continue
-                if super_call_name(value) == fn.name:
+                if _copies(value, control):
+                    continue  # copy.deepcopy(control): a TrainerControl all the same
+                if super_method(value) == fn.name:
                     continue  # forwards the parent callback's own return value
                 shown = ast.unparse(value)
                 shown = shown if len(shown) <= 40 else shown[:37] + "..."

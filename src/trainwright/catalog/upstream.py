@@ -26,7 +26,6 @@ from trainwright.catalog.fingerprint import NORMALISER_VERSION
 from trainwright.catalog.model import CatalogReleases, ReleaseMatch, StatementOwner
 
 
-
 class UpstreamFingerprints:
     """The statement fingerprints of one library's catalogued methods across its covered releases."""
 
@@ -48,6 +47,8 @@ class UpstreamFingerprints:
         ]
         self._statements: dict[str, list[int]] = raw["statements"]
         self._by_method: list[list[tuple[str, int, int]]] | None = None
+        self._owners: dict[tuple[str, str, str], int | None] = {}
+        self._mros: dict[tuple[str, str], tuple[str, ...]] = {}
 
     def __repr__(self) -> str:
         return (
@@ -172,13 +173,28 @@ class UpstreamFingerprints:
         return any(a <= index <= b for a, b in self._defined[m])
 
     def _owner_method(self, cls: str, name: str, version: str) -> int | None:
+        """The method index whose definition ``cls.name`` uses at ``version`` (memoised: copy detection
+        asks for every release of every overridden method, and each answer walks an MRO)."""
+        key = (cls, name, version)
+        if key not in self._owners:
+            self._owners[key] = self._find_owner_method(cls, name, version)
+        return self._owners[key]
+
+    def _find_owner_method(self, cls: str, name: str, version: str) -> int | None:
         index = self._catalog._index[version]
-        canonical = self._catalog.resolve_class(cls, version) or cls
-        for klass in self._catalog.at(version).mro(canonical):
+        for klass in self._mro(cls, version):
             m = self._method_index.get((klass, name))
             if m is not None and self._defines(m, index):
                 return m
         return None
+
+    def _mro(self, cls: str, version: str) -> tuple[str, ...]:
+        """``cls`` (resolved to its canonical name at ``version``) and its bases there, memoised."""
+        key = (cls, version)
+        if key not in self._mros:
+            canonical = self._catalog.resolve_class(cls, version) or cls
+            self._mros[key] = tuple(self._catalog.at(version).mro(canonical))
+        return self._mros[key]
 
 
 def load_upstream(catalog: CatalogReleases, data_dir: str) -> UpstreamFingerprints:

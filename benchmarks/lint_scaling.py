@@ -1,0 +1,151 @@
+"""How ``trainwright lint`` and ``trainwright fix`` scale with the size of one file.
+
+Two generated workloads, each in a fresh temporary folder:
+
+* ``ifs-N``: a Trainer subclass whose ``training_step`` holds N step-gated blocks
+  (``if self.state.global_step % 10 == 0: print(...)``), N = 2,500 / 5,000 / 10,000. Lint time should
+  grow linearly (2,500 : 5,000 : 10,000 ~ 1 : 2 : 4); target: lint + fix of 10,000 under 2 s.
+* ``literal-100k``: a 100,000-element list literal plus a Trainer subclass with a fixable TW301
+  ``compute_loss(self, model, inputs, return_outputs=False)``. Target: ``fix`` under 2 s and under
+  200 MB peak RSS (the fixer must not parse and position the whole file with libcst).
+
+Every command runs in a fresh process, ``--repeat`` times (median reported); ``fix`` gets a fresh copy
+of the file each time so it always has the same work to do. Peak RSS is measured per run by a small
+wrapper process that runs the command as its only child and reads ``RUSAGE_CHILDREN.ru_maxrss``
+(that figure is the maximum over all children a process has waited for, so each run needs its own
+wrapper). The table is Markdown on stdout.
+
+    python benchmarks/lint_scaling.py
+    python benchmarks/lint_scaling.py --repeat 5 --sizes 2500,5000,10000,20000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+TRAINWRIGHT = [sys.executable, "-m", "trainwright_lint"]  # the `trainwright` program, this interpreter
+TARGET = "5.24.0"
+
+# Runs argv[1:] as its only child; prints wall seconds and the child's peak RSS in KiB as JSON.
+_WRAPPER = r"""
+import json, resource, subprocess, sys, time
+start = time.perf_counter()
+rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+wall = time.perf_counter() - start
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"rc": rc, "wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rss_kib": ru.ru_maxrss}))
+"""
+
+
+def step_gated_ifs(n: int) -> str:
+    """A Trainer subclass with one method of ``n`` step-gated ``if`` blocks (TW201 territory)."""
+    blocks = "".join(
+        f"        if self.state.global_step % 10 == {i % 10}:\n"
+        f"            print('step', {i}, self.state.global_step)\n"
+        for i in range(n)
+    )
+    return (
+        "from transformers import Trainer\n\n\n"
+        "class StepTrainer(Trainer):\n"
+        "    def training_step(self, model, inputs, num_items_in_batch=None):\n"
+        "        loss = super().training_step(model, inputs, num_items_in_batch)\n"
+        f"{blocks}"
+        "        return loss\n"
+    )
+
+
+def big_literal(n: int = 100_000) -> str:
+    """A ``n``-element list literal, then a Trainer subclass with one fixable TW301."""
+    items = "".join(f"    {i},\n" for i in range(n))
+    return (
+        "from transformers import Trainer\n\n"
+        f"TABLE = [\n{items}]\n\n\n"
+        "class LossTrainer(Trainer):\n"
+        "    def compute_loss(self, model, inputs, return_outputs=False):\n"
+        "        return super().compute_loss(model, inputs, return_outputs)\n"
+    )
+
+
+@dataclass(frozen=True)
+class Run:
+    """Medians over ``repeat`` fresh runs of one command."""
+
+    wall: float  # seconds
+    cpu: float  # user + system seconds of the command (less sensitive to a busy machine than wall)
+    rss_mb: float  # peak resident set size
+    rc: int  # exit status of the last run
+
+
+def measure(cmd: list[str], prepare: Callable[[], None], repeat: int) -> Run:
+    rows = []
+    for _ in range(repeat):
+        prepare()
+        done = subprocess.run(
+            [sys.executable, "-c", _WRAPPER, *cmd], capture_output=True, text=True, check=True
+        )
+        rows.append(json.loads(done.stdout))
+    return Run(
+        wall=statistics.median(r["wall"] for r in rows),
+        cpu=statistics.median(r["cpu"] for r in rows),
+        rss_mb=statistics.median(r["rss_kib"] / 1024 for r in rows),
+        rc=rows[-1]["rc"],
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--repeat", type=int, default=3, help="runs per command (median reported)")
+    parser.add_argument("--sizes", default="2500,5000,10000", help="numbers of if blocks")
+    parser.add_argument("--literal", type=int, default=100_000, help="elements of the list literal")
+    args = parser.parse_args(argv)
+    workloads = [(f"ifs-{int(n):,}", step_gated_ifs(int(n))) for n in args.sizes.split(",")]
+    workloads.append((f"literal-{args.literal // 1000}k", big_literal(args.literal)))
+    common = ["--transformers-version", TARGET, "-j", "1"]
+    rows: list[str] = []
+    lint_times: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="tw-scaling-") as tmp:
+        for name, source in workloads:
+            pristine = Path(tmp) / f"{name}.orig"
+            pristine.write_text(source, encoding="utf-8")
+            target = Path(tmp) / f"{name.replace(',', '')}.py"
+
+            def fresh(src: Path = pristine, dst: Path = target) -> None:
+                shutil.copyfile(src, dst)
+
+            fresh()
+            lint = measure([*TRAINWRIGHT, "lint", *common, str(target)], fresh, args.repeat)
+            fix = measure([*TRAINWRIGHT, "fix", *common, str(target)], fresh, args.repeat)
+            lint_times[name] = lint.wall
+            rows.append(
+                f"| {name} | {len(source.splitlines()):,} "
+                f"| {lint.wall:.2f} | {lint.cpu:.2f} | {lint.rss_mb:.0f} | {lint.rc} "
+                f"| {fix.wall:.2f} | {fix.cpu:.2f} | {fix.rss_mb:.0f} | {fix.rc} | {lint.wall + fix.wall:.2f} |"
+            )
+    print(f"trainwright lint / fix, median of {args.repeat} fresh runs, -j 1, transformers {TARGET}\n")
+    print(
+        "| workload | lines | lint s | lint cpu s | lint MB | lint rc "
+        "| fix s | fix cpu s | fix MB | fix rc | lint+fix s |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n".join(rows))
+    ifs = [(k, v) for k, v in lint_times.items() if k.startswith("ifs-")]
+    if len(ifs) > 1:
+        base = ifs[0][1]
+        ratio = " : ".join(f"{v / base:.1f}" for _, v in ifs)
+        print(f"\nlint time ratio {' : '.join(k for k, _ in ifs)} = {ratio} (linear: 1 : 2 : 4)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

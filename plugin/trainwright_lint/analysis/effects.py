@@ -1,0 +1,546 @@
+"""What a method does, statement by statement: the facts behind TW201, TW202 and TW203.
+
+Every statement of the body (at any depth, nested functions excluded) gets its effect kinds
+(``analysis.kinds``), the locals it defines and uses, the ``self`` attributes it writes, and the
+gates of its enclosing conditions (``analysis.gates``). A worklist then splits the statements into
+two sets:
+
+- **data**: what the method computes. A delegation to ``super()``, a ``return``, a ``raise``, an
+  unknown call, a mutation of an argument, a write to an attribute another method reads to compute
+  something; plus, transitively, every statement that defines a local a data statement uses, and every
+  compound statement that holds a data statement (its condition decides the data);
+- **observing**: everything else that has an effect: clock reads, logging, printing, trackers, files,
+  gc, samples, profiling, loop actions and control flags, and the locals that only feed those.
+
+The worklist visits each statement once, so the analysis is linear in the method's size (a method of
+10,000 gated ``if`` blocks is analysed in one pass, not 10,000).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from trainwright_lint.analysis import kinds as K
+from trainwright_lint.analysis.gates import PROGRESS, gate_kinds
+from trainwright_lint.syntax import (
+    FUNCTION_TYPES,
+    call_shape,
+    decorator_names,
+    dotted_name,
+    is_docstring,
+    is_self,
+    param_names,
+    super_method,
+)
+
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
+_TRY_STAR = getattr(ast, "TryStar", ())
+_MATCH = getattr(ast, "Match", ())
+_PROGRESS_READS = frozenset({"global_step", "epoch", "max_steps", "num_train_epochs"})
+
+
+@dataclass(slots=True)
+class Statement:
+    node: ast.stmt
+    parent: int  # index of the enclosing compound statement, -1 at the top
+    depth: int
+    kinds: set[str] = field(default_factory=set)
+    gates: frozenset[str] = frozenset()  # of enclosing conditions, and of its own when a condition
+    defines: set[str] = field(default_factory=set)
+    uses: set[str] = field(default_factory=set)  # locals read by its own expressions
+    attr_writes: set[str] = field(default_factory=set)
+    children: list[int] = field(default_factory=list)
+    clock_vars: set[str] = field(default_factory=set)  # locals / self attrs it assigns from the clock
+
+    @property
+    def line(self) -> int:
+        return self.node.lineno
+
+    @property
+    def end_line(self) -> int:
+        return self.node.end_lineno or self.node.lineno
+
+
+@dataclass
+class MethodEffects:
+    statements: list[Statement]
+    data: set[int]
+    delegation: int | None  # index of the statement holding ``super().<same>(...)``
+    delegation_passthrough: bool  # its arguments are the method's own parameters, unchanged
+    delegations: int  # how many super().<same>() calls
+    profiling_decorator: bool
+
+    def observing(self) -> list[int]:
+        """Statements with an observing effect (their own or nested) that are not data, outermost
+        first: a gated block is one entry, not one per statement inside it."""
+        has = [False] * len(self.statements)
+        for i in range(len(self.statements) - 1, -1, -1):  # children come after their parent
+            s = self.statements[i]
+            if s.kinds & K.OBSERVING_KINDS or (s.kinds & K.STATE_KINDS and i not in self.data):
+                has[i] = True
+            if has[i] and s.parent != -1:
+                has[s.parent] = True
+        return [
+            i
+            for i, s in enumerate(self.statements)
+            if has[i] and i not in self.data and (s.parent == -1 or s.parent in self.data)
+        ]
+
+    def under(self, index: int) -> list[int]:
+        """``index`` and every statement nested in it."""
+        out, stack = [], [index]
+        while stack:
+            i = stack.pop()
+            out.append(i)
+            stack.extend(self.statements[i].children)
+        return sorted(out)
+
+    def kinds_under(self, index: int) -> set[str]:
+        found: set[str] = set()
+        for i in self.under(index):
+            found |= self.statements[i].kinds
+        return found
+
+    def gated_on_progress(self, index: int) -> frozenset[str]:
+        return self.statements[index].gates & PROGRESS
+
+
+AttrIsData = Callable[[str], bool]
+
+
+class _Collector:
+    def __init__(
+        self,
+        method: str,
+        params: Collection[str],
+        clock_attrs: Collection[str],
+        counters: Collection[str],
+    ) -> None:
+        self.method = method
+        self.params = set(params) - {"self"}
+        self.clocks: set[str] = {f"self.{a}" for a in clock_attrs}
+        self.counters = set(counters)
+        self.statements: list[Statement] = []
+        self.delegations: list[tuple[int, ast.Call]] = []
+
+    def block(self, body: list[ast.stmt], parent: int, depth: int, gates: frozenset[str]) -> list[int]:
+        out = []
+        for stmt in body:
+            if isinstance(stmt, (FUNCTION_TYPES, ast.ClassDef)):
+                index = self.add(stmt, parent, depth, gates)
+                self.statements[index].defines.add(stmt.name)
+                self.statements[index].kinds.add(K.LOCAL)
+                out.append(index)
+                continue
+            out.append(self.statement(stmt, parent, depth, gates))
+        return out
+
+    def add(self, stmt: ast.stmt, parent: int, depth: int, gates: frozenset[str]) -> int:
+        self.statements.append(Statement(stmt, parent, depth, gates=gates))
+        return len(self.statements) - 1
+
+    def statement(self, stmt: ast.stmt, parent: int, depth: int, gates: frozenset[str]) -> int:
+        if isinstance(stmt, (ast.If, ast.While)):
+            own = gates | gate_kinds(stmt.test, self.clocks, self.counters)
+            index = self.add(stmt, parent, depth, own)
+            self.expression(index, stmt.test, observe=False)  # a clock read in a test is the gate
+            s = self.statements[index]
+            s.children = self.block(stmt.body, index, depth + 1, own) + self.block(
+                stmt.orelse, index, depth + 1, own
+            )
+            return index
+        if isinstance(stmt, (ast.For, ast.AsyncFor)):
+            index = self.add(stmt, parent, depth, gates)
+            self.expression(index, stmt.iter)
+            self.targets(index, [stmt.target], None)
+            s = self.statements[index]
+            s.children = self.block(stmt.body, index, depth + 1, gates) + self.block(
+                stmt.orelse, index, depth + 1, gates
+            )
+            return index
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            index = self.add(stmt, parent, depth, gates)
+            for item in stmt.items:
+                expr = item.context_expr
+                name = dotted_name(expr.func if isinstance(expr, ast.Call) else expr) or ""
+                if K.is_profiling_name(name):
+                    self.statements[index].kinds.add(K.PROFILE)
+                    self.expression(index, expr, classify=False)
+                elif name == "open":
+                    self.statements[index].kinds.add(K.FILE)
+                    self.expression(index, expr, classify=False)
+                else:
+                    self.expression(index, expr, classify=False)
+                if item.optional_vars is not None:
+                    self.targets(index, [item.optional_vars], None)
+            self.statements[index].children = self.block(stmt.body, index, depth + 1, gates)
+            return index
+        if isinstance(stmt, ast.Try) or (_TRY_STAR and isinstance(stmt, _TRY_STAR)):
+            index = self.add(stmt, parent, depth, gates)
+            children = self.block(stmt.body, index, depth + 1, gates)
+            for handler in stmt.handlers:
+                if handler.type is not None:
+                    self.expression(index, handler.type, classify=False)
+                if handler.name:
+                    self.statements[index].defines.add(handler.name)
+                children += self.block(handler.body, index, depth + 1, gates)
+            children += self.block(stmt.orelse, index, depth + 1, gates)
+            children += self.block(stmt.finalbody, index, depth + 1, gates)
+            self.statements[index].children = children
+            return index
+        if _MATCH and isinstance(stmt, _MATCH):
+            index = self.add(stmt, parent, depth, gates)
+            self.expression(index, stmt.subject)
+            self.statements[index].kinds.add(K.UNKNOWN)  # patterns bind names in ways we do not follow
+            for case in stmt.cases:
+                self.statements[index].children += self.block(case.body, index, depth + 1, gates)
+            return index
+        index = self.add(stmt, parent, depth, gates)
+        self.simple(index, stmt)
+        return index
+
+    # -- simple statements -------------------------------------------------------------------------
+
+    def simple(self, index: int, stmt: ast.stmt) -> None:
+        s = self.statements[index]
+        if isinstance(stmt, ast.Pass) or is_docstring(stmt):
+            s.kinds.add(K.NOOP)
+        elif isinstance(stmt, ast.Expr):
+            value = stmt.value
+            if isinstance(value, (ast.Yield, ast.YieldFrom)):
+                s.kinds.add(K.YIELD)
+                self.expression(index, value)
+            elif isinstance(value, ast.Await) and isinstance(value.value, ast.Call):
+                self.call_statement(index, value.value)
+            elif isinstance(value, ast.Call):
+                self.call_statement(index, value)
+            else:
+                self.expression(index, value)
+                s.kinds.add(K.LOCAL)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            value = stmt.value
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            facts = self.expression(index, value) if value is not None else (False, False, False)
+            self.targets(index, targets, value, augmented=isinstance(stmt, ast.AugAssign), facts=facts)
+            if isinstance(stmt, ast.AugAssign):
+                for t in targets:  # x += 1 reads x too
+                    if isinstance(t, ast.Name):
+                        s.uses.add(t.id)
+        elif isinstance(stmt, ast.Return):
+            s.kinds.add(K.RETURN)
+            if stmt.value is not None:
+                self.expression(index, stmt.value)
+        elif isinstance(stmt, (ast.Raise, ast.Assert)):
+            s.kinds.add(K.RAISE)
+            for child in ast.iter_child_nodes(stmt):
+                self.expression(index, child)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            s.kinds.add(K.NOOP)
+            for alias in stmt.names:
+                s.defines.add((alias.asname or alias.name).split(".", 1)[0])
+        elif isinstance(stmt, (ast.Global, ast.Nonlocal)):
+            s.kinds.add(K.UNKNOWN)
+        elif isinstance(stmt, ast.Delete):
+            for t in stmt.targets:
+                if isinstance(t, ast.Name):
+                    s.defines.add(t.id)
+                    s.kinds.add(K.LOCAL)
+                else:
+                    self.expression(index, t)
+                    s.kinds.add(K.UNKNOWN)
+        else:  # Break, Continue and anything new: part of the control flow
+            s.kinds.add(K.UNKNOWN if not isinstance(stmt, (ast.Break, ast.Continue)) else K.LOCAL)
+
+    def call_statement(self, index: int, call: ast.Call) -> None:
+        s = self.statements[index]
+        self.expression(index, call)
+        if K.DELEGATE in s.kinds or K.SUPER_OTHER in s.kinds:
+            return
+        func = call.func
+        name = dotted_name(func)
+        kind = _call_kind(name) if name else None
+        if kind is not None and kind != K.LOCAL:
+            return  # the expression walk recorded it
+        if isinstance(func, ast.Attribute):
+            base = func.value
+            while isinstance(base, (ast.Attribute, ast.Subscript, ast.Call)):
+                base = base.func if isinstance(base, ast.Call) else base.value
+            if isinstance(base, ast.Name):
+                if base.id == "self":
+                    owner = _first_attribute(func)
+                    if owner is not None and func.attr in K.LOCAL_MUTATORS and owner != func.attr:
+                        s.kinds.add(K.RECORD)
+                        s.attr_writes.add(owner)
+                        s.defines.add(f"self.{owner}")
+                        return
+                elif base.id in self.params:
+                    if func.attr not in K.PURE_METHODS:
+                        s.kinds.add(K.PARAM_MUTATION)
+                    return
+                else:
+                    # a method of a local value (``table.add_data(...)``, ``fig.savefig``): it uses
+                    # and changes that local; it is data exactly when the local is.
+                    s.defines.add(base.id)
+                    s.kinds.add(K.LOCAL)
+                    return
+        if kind == K.LOCAL and not isinstance(func, ast.Attribute):
+            s.kinds.add(K.LOCAL)  # a pure function called for nothing (``len(x)``)
+            return
+        # A method called as a statement is called for its effect, even one that is pure on tensors
+        # (``self.model.to("cpu")`` moves a module in place).
+        s.kinds.add(K.UNKNOWN)
+
+    def targets(
+        self,
+        index: int,
+        targets: list[ast.expr],
+        value: ast.expr | None,
+        augmented: bool = False,
+        facts: tuple[bool, bool, bool] = (False, False, False),
+    ) -> None:
+        s = self.statements[index]
+        clock, progress, reads_params = facts
+        for t in targets:
+            if isinstance(t, ast.Name):
+                s.defines.add(t.id)
+                s.kinds.add(K.LOCAL)
+                if clock:
+                    s.clock_vars.add(t.id)
+                    self.clocks.add(t.id)
+            elif isinstance(t, (ast.Tuple, ast.List)):
+                self.targets(index, list(t.elts), None, facts=facts)
+            elif isinstance(t, ast.Starred):
+                self.targets(index, [t.value], None, facts=facts)
+            elif isinstance(t, ast.Attribute) and is_self(t.value):
+                s.attr_writes.add(t.attr)
+                s.defines.add(f"self.{t.attr}")
+                if augmented:
+                    s.uses.add(f"self.{t.attr}")
+                if clock:
+                    s.kinds.add(K.CLOCK)
+                    s.clock_vars.add(f"self.{t.attr}")
+                    self.clocks.add(f"self.{t.attr}")
+                elif augmented and isinstance(value, ast.Constant):
+                    s.kinds.add(K.COUNTER)
+                elif (
+                    value is not None
+                    and progress
+                    and not reads_params
+                    and not isinstance(value, _PLAIN_VALUES)
+                ):
+                    s.kinds.add(K.SCHEDULE)  # computed from progress: ``1 - step / max_steps``, ``min(...)``
+                else:
+                    s.kinds.add(K.ATTRIBUTE)
+            elif isinstance(t, (ast.Attribute, ast.Subscript)):
+                name = dotted_name(t) if isinstance(t, ast.Attribute) else None
+                if name is not None and name.startswith("self.control.should_"):
+                    s.kinds.add(K.CONTROL)
+                    continue
+                base = t.value
+                while isinstance(base, (ast.Attribute, ast.Subscript)):
+                    base = base.value
+                if isinstance(t, ast.Subscript):
+                    self.expression(index, t.slice, classify=False)
+                if is_self(base):
+                    owner = _first_attribute(t)
+                    s.kinds.add(K.RECORD)
+                    if owner:
+                        s.attr_writes.add(owner)
+                        s.defines.add(f"self.{owner}")
+                elif isinstance(base, ast.Name) and base.id in self.params:
+                    s.kinds.add(K.PARAM_MUTATION)
+                elif isinstance(base, ast.Name):
+                    s.defines.add(base.id)
+                    s.uses.add(base.id)
+                    s.kinds.add(K.LOCAL)
+                else:
+                    s.kinds.add(K.UNKNOWN)
+            else:
+                s.kinds.add(K.UNKNOWN)
+
+    def expression(
+        self, index: int, node: ast.AST, classify: bool = True, observe: bool = True
+    ) -> tuple[bool, bool, bool]:
+        """Record the locals read and the calls made by one expression, in one pass.
+
+        Returns (reads the clock, reads training progress, reads a parameter), which assignments use
+        to tell a timer or a schedule from other state."""
+        s = self.statements[index]
+        uses = s.uses
+        clock = progress = param = False
+        params = self.params
+        stack = [node]
+        pop, push = stack.pop, stack.append
+        while stack:
+            current = pop()
+            kind = type(current)
+            if kind is ast.Name:
+                if type(current.ctx) is ast.Load:  # type: ignore[attr-defined]
+                    uses.add(current.id)  # type: ignore[attr-defined]
+                    if current.id in params:  # type: ignore[attr-defined]
+                        param = True
+                continue
+            if kind is ast.Attribute:
+                value = current.value  # type: ignore[attr-defined]
+                if current.attr in _PROGRESS_READS:  # type: ignore[attr-defined]
+                    progress = True
+                if type(value) is ast.Name and value.id == "self":
+                    # ``self.x`` flows like a local inside the method: a write read by a data
+                    # statement of the same method is data (``self._buf = ...``; ``return self._buf[i]``).
+                    if type(current.ctx) is ast.Load:  # type: ignore[attr-defined]
+                        uses.add("self." + current.attr)  # type: ignore[attr-defined]
+                    continue
+                push(value)
+                continue
+            if kind is ast.Call:
+                name = dotted_name(current.func)  # type: ignore[attr-defined]
+                if name is not None and _is_clock_name(name):
+                    clock = True
+                if classify:
+                    method = super_method(current)
+                    if method is not None:
+                        if method == self.method:
+                            s.kinds.add(K.DELEGATE)
+                            self.delegations.append((index, current))  # type: ignore[arg-type]
+                        else:
+                            s.kinds.add(K.SUPER_OTHER)
+                    elif name is not None and observe:
+                        call = _call_kind(name)
+                        if call is not None and call != K.LOCAL:
+                            s.kinds.add(call)
+            elif kind is ast.NamedExpr and type(current.target) is ast.Name:  # type: ignore[attr-defined]
+                s.defines.add(current.target.id)  # type: ignore[attr-defined]
+            elif kind is ast.Lambda:
+                push(current.body)  # type: ignore[attr-defined]
+                continue
+            for field_name in _child_fields(kind):
+                child = getattr(current, field_name, None)
+                if child is None:
+                    continue
+                if type(child) is list:
+                    for item in child:
+                        if isinstance(item, ast.AST) and not isinstance(item, _NOT_ENTERED):
+                            push(item)
+                elif isinstance(child, ast.AST) and not isinstance(child, _NOT_ENTERED):
+                    push(child)
+        return clock, progress, param
+
+
+# A copy of a value (``self._last_step = self.state.global_step``) is bookkeeping, not a schedule.
+_PLAIN_VALUES = (ast.Name, ast.Attribute, ast.Constant, ast.Subscript)
+_NOT_ENTERED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    fields = _FIELDS.get(kind)
+    if fields is None:
+        fields = _FIELDS[kind] = tuple(f for f in kind._fields if f not in _SKIPPED_FIELDS)  # type: ignore[attr-defined]
+    return fields
+
+
+@lru_cache(maxsize=8192)
+def _call_kind(name: str) -> str | None:
+    return K.call_kind(name)
+
+
+@lru_cache(maxsize=8192)
+def _is_clock_name(name: str) -> bool:
+    return name in K.CLOCK_CALLS or name.endswith((".perf_counter", ".monotonic"))
+
+
+def _first_attribute(node: ast.AST) -> str | None:
+    """``x`` for ``self.x``, ``self.x[...]``, ``self.x.y.append``."""
+    chain: list[ast.AST] = []
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        chain.append(node)
+        node = node.value
+    if not is_self(node) or not chain:
+        return None
+    last = chain[-1]
+    return last.attr if isinstance(last, ast.Attribute) else None
+
+
+def analyse(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    attr_is_data: AttrIsData,
+    clock_attrs: Collection[str] = (),
+    counters: Collection[str] = (),
+) -> MethodEffects:
+    """The effects of ``fn``. ``attr_is_data(x)`` says whether ``self.x`` is read elsewhere to compute
+    something (then writing it is data); ``clock_attrs``/``counters`` are ``self`` attributes the class
+    uses as timers / step counters."""
+    params = param_names(fn)
+    c = _Collector(fn.name, params, clock_attrs, counters)
+    body = fn.body
+    top = c.block(body, -1, 0, frozenset())
+    del top
+    statements = c.statements
+    data: set[int] = set()
+    definers: dict[str, list[int]] = {}
+    for i, s in enumerate(statements):
+        for name in s.defines:
+            definers.setdefault(name, []).append(i)
+    work: list[int] = []
+
+    def mark(i: int) -> None:
+        if i not in data:
+            data.add(i)
+            work.append(i)
+
+    for i, s in enumerate(statements):
+        if s.kinds & K.DATA_KINDS:
+            mark(i)
+        elif s.attr_writes and any(attr_is_data(a) for a in s.attr_writes):
+            mark(i)  # feeds another method's computation (a schedule too: TW201 reports it as one)
+    expanded: set[str] = set()  # names whose definers are all marked already: linear in the size
+    while work:
+        i = work.pop()
+        s = statements[i]
+        if s.parent != -1:
+            mark(s.parent)
+        for name in s.uses - expanded:
+            expanded.add(name)
+            for d in definers.get(name, ()):
+                mark(d)
+    # A local defined by an unknown call and never used by anything is there for the call's effect.
+    used: set[str] = set()
+    for s in statements:
+        used |= s.uses
+    for i, s in enumerate(statements):
+        if i not in data and s.kinds == {K.LOCAL} and s.defines and not (s.defines & used) and not s.children:
+            if any(isinstance(n, ast.Call) and not _pure_call(n) for n in ast.walk(s.node)):
+                data.add(i)
+    delegation = c.delegations[0][0] if c.delegations else None
+    passthrough = bool(c.delegations) and all(_passthrough(call, params) for _, call in c.delegations)
+    decorators = decorator_names(fn)
+    return MethodEffects(
+        statements=statements,
+        data=data,
+        delegation=delegation,
+        delegation_passthrough=passthrough,
+        delegations=len(c.delegations),
+        profiling_decorator=any(K.is_profiling_name(d) for d in decorators),
+    )
+
+
+def _pure_call(call: ast.Call) -> bool:
+    name = dotted_name(call.func)
+    return name is not None and K.call_kind(name) is not None
+
+
+def _passthrough(call: ast.Call, params: tuple[str, ...]) -> bool:
+    """The super() call passes the override's own parameters, unchanged."""
+    names = set(params) - {"self"}
+    for arg in call.args:
+        value = arg.value if isinstance(arg, ast.Starred) else arg
+        if not (isinstance(value, ast.Name) and value.id in names):
+            return False
+    for kw in call.keywords:
+        if not (isinstance(kw.value, ast.Name) and kw.value.id in names):
+            return False
+    return call_shape(call)[0] >= 0

@@ -1,0 +1,151 @@
+"""One parsed file and the facts computed from it, once, on demand.
+
+A ``FileUnit`` keeps the ``ast`` tree of a file next to its text and summary, so that every rule
+reads the same nodes and every fact (a method's effects, the ``super()`` calls on some lines) is
+computed once and shared. Facts are computed lazily and narrowed by the text: to find the
+``super()`` calls of a 400-line ``__init__`` we search its text for ``super(`` and walk only the
+statements on those lines. Reading every node of a trainer file would cost more than parsing it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterator
+from functools import cached_property
+from itertools import accumulate
+
+from trainwright_lint.project.summary import ClassSummary, MethodSummary, ModuleSummary
+from trainwright_lint.syntax import FUNCTION_TYPES, FunctionNode, char_column
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+class FileUnit:
+    def __init__(self, path: str, source: str, tree: ast.Module, summary: ModuleSummary) -> None:
+        self.path = path
+        self.source = source
+        self.tree = tree
+        self.summary = summary
+        self._classes: dict[str, ast.ClassDef | None] = {}
+        self._cache: dict[tuple[object, ...], object] = {}
+
+    # -- text --------------------------------------------------------------------------------------
+
+    @cached_property
+    def line_starts(self) -> list[int]:
+        """Offset of each line's first character. Without ``\\r`` (nearly every file) the line lengths
+        give them three times faster than a regular expression over the text."""
+        if "\r" in self.source:
+            return [0] + [m.end() for m in _NEWLINE.finditer(self.source)]
+        return [0, *accumulate(len(line) + 1 for line in self.source.split("\n")[:-1])]
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """Physical lines without their endings (``\\r`` alone ends a line too, as for ``ast``)."""
+        return _NEWLINE.split(self.source) if "\r" in self.source else self.source.split("\n")
+
+    def text(self, first_line: int, last_line: int) -> str:
+        starts = self.line_starts
+        begin = starts[first_line - 1] if first_line - 1 < len(starts) else len(self.source)
+        end = starts[last_line] if last_line < len(starts) else len(self.source)
+        return self.source[begin:end]
+
+    def line_of(self, offset: int) -> int:
+        return bisect_right(self.line_starts, offset)
+
+    def match_lines(self, pattern: re.Pattern[str]) -> list[int]:
+        """Sorted lines of every match of ``pattern`` in the file: one scan per pattern per file,
+        then every method asks for its own range (``lines_matching``)."""
+        key = ("lines", pattern.pattern)
+        if key not in self._cache:
+            self._cache[key] = sorted({self.line_of(m.start()) for m in pattern.finditer(self.source)})
+        return self._cache[key]  # type: ignore[return-value]
+
+    def lines_matching(self, first_line: int, last_line: int, pattern: re.Pattern[str]) -> set[int]:
+        """Lines in [first_line, last_line] where ``pattern`` matches."""
+        lines = self.match_lines(pattern)
+        return set(lines[bisect_left(lines, first_line) : bisect_right(lines, last_line)])
+
+    def names_matching(self, pattern: re.Pattern[str]) -> dict[str, list[int]]:
+        """``group(1)`` of every match of ``pattern`` -> the sorted lines it occurs on (one scan)."""
+        key = ("names", pattern.pattern)
+        if key not in self._cache:
+            found: dict[str, set[int]] = {}
+            for m in pattern.finditer(self.source):
+                found.setdefault(m.group(1), set()).add(self.line_of(m.start()))
+            self._cache[key] = {k: sorted(v) for k, v in found.items()}
+        return self._cache[key]  # type: ignore[return-value]
+
+    def column(self, line: int, byte_col: int) -> int:
+        """1-based character column (``ast`` counts UTF-8 bytes)."""
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        return char_column(text, byte_col) + 1
+
+    # -- nodes -------------------------------------------------------------------------------------
+
+    def class_node(self, cls: ClassSummary) -> ast.ClassDef | None:
+        if cls.qualname not in self._classes:
+            found = None
+            for node in _statements_at(self.tree.body, cls.line):
+                if isinstance(node, ast.ClassDef) and node.lineno == cls.line and node.name == cls.name:
+                    found = node
+                    break
+            self._classes[cls.qualname] = found
+        return self._classes[cls.qualname]
+
+    def method_node(self, cls: ClassSummary, method: MethodSummary) -> FunctionNode | None:
+        node = self.class_node(cls)
+        if node is None:
+            return None
+        for stmt in node.body:
+            if isinstance(stmt, FUNCTION_TYPES) and stmt.lineno == method.line:
+                return stmt
+        return None
+
+    def memo(self, key: tuple[object, ...], compute: Callable[[], object]) -> object:
+        """A fact computed once per file (``key`` names it)."""
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
+
+def _statements_at(body: list[ast.stmt], line: int) -> Iterator[ast.stmt]:
+    """Statements whose line span holds ``line``, outermost first (a narrowing walk)."""
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        start = stmt.decorator_list[0].lineno if getattr(stmt, "decorator_list", None) else stmt.lineno
+        if not (start <= line <= (stmt.end_lineno or stmt.lineno)):
+            continue
+        yield stmt
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(stmt, name, None)
+            if children:
+                stack.extend(reversed(children))
+
+
+def nodes_on_lines(fn: ast.AST, lines: set[int], want: Callable[[ast.AST], bool]) -> list[ast.AST]:
+    """Nodes ``want`` accepts among the expressions of the statements of ``fn`` that span one of
+    ``lines``: a narrowing walk, proportional to what it finds, not to the size of ``fn``."""
+    found: list[ast.AST] = []
+    if not lines:
+        return found
+    body = getattr(fn, "body", [])
+    for line in sorted(lines):
+        for stmt in _statements_at(body, line):
+            for child in ast.iter_child_nodes(stmt):
+                if isinstance(child, (ast.stmt, ast.excepthandler)):
+                    continue
+                stack = [child]
+                while stack:
+                    node = stack.pop()
+                    first = getattr(node, "lineno", None)
+                    if first is not None and not first <= line <= (node.end_lineno or first):
+                        continue  # nothing below a node starts on a line outside the node
+                    if first == line and want(node):
+                        found.append(node)
+                    stack.extend(ast.iter_child_nodes(node))
+    unique: dict[int, ast.AST] = {id(n): n for n in found}
+    return list(unique.values())

@@ -1,0 +1,86 @@
+"""Which statements of an override were copied from transformers' or TRL's own method.
+
+Overrides of loop methods are often copies of upstream (a whole ``_inner_training_loop`` from 4.3x,
+TRL's ``training_step`` keeping the Trainer's ``torch_empty_cache_steps`` block). A copied statement
+is upstream's behaviour, not a decision the user made, so no TW2xx finding may fall on it. The
+catalogue keeps the fingerprints of every upstream method body per release
+(``trainwright.catalog.fingerprint``: a statement's fingerprint includes the chain of conditions
+around it, so the same statement under the user's own ``if`` is the user's).
+
+A top-level statement counts as copied only from the upstream method of the same name (``return
+loss`` is in many methods); a nested one from any method of the same library, since copies move code
+between methods (4.x's ``_inner_training_loop`` became 5.3's ``_run_epoch``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from trainwright_lint.analysis.effects import MethodEffects
+from trainwright_lint.syntax import FunctionNode
+
+from trainwright.catalog import Catalog
+from trainwright.catalog.fingerprint import statement_fingerprints
+
+
+def _fingerprints(fn: FunctionNode) -> list[tuple[str, object]]:
+    """``statement_fingerprints(fn)``, kept on the node: TW101's copy note and the TW2xx rules ask for
+    the same override's fingerprints, and normalising a long loop copy is not cheap."""
+    found = getattr(fn, "_tw_fingerprints", None)
+    if found is None:
+        found = list(statement_fingerprints(fn))
+        fn._tw_fingerprints = found  # type: ignore[union-attr]
+    return found
+
+
+def copied_statements(
+    fn: FunctionNode, effects: MethodEffects, owners: Sequence[tuple[Catalog, str]]
+) -> set[int]:
+    """Indices (into ``effects.statements``) of the statements of ``fn`` copied from upstream code of
+    ``owners`` (``(catalog, class)`` pairs: the library classes of the MRO that define the method)."""
+    if not owners:
+        return set()
+    fingerprints = {id(stmt): fp for fp, stmt in _fingerprints(fn)}
+    copied: set[int] = set()
+    for catalog, _cls in owners:
+        upstream = catalog.upstream_fingerprints()
+        for i, s in enumerate(effects.statements):
+            fp = fingerprints.get(id(s.node))
+            if fp is None or fp not in upstream:
+                continue
+            if s.depth > 0 or any(o.method == fn.name for o in upstream.owners(fp)):
+                copied.add(i)
+    return copied
+
+
+@dataclass(frozen=True)
+class Copy:
+    """An override that is mostly a copy of one upstream release's method."""
+
+    owner: str  # "Trainer._inner_training_loop"
+    library: str
+    release: str
+    changed: int  # statements of the override that are not upstream's
+
+
+def copy_of(fn: FunctionNode, owners: Sequence[tuple[Catalog, str]], threshold: float = 0.5) -> Copy | None:
+    """The upstream release ``fn`` is a copy of, when at least ``threshold`` of its statements (and at
+    least five) are that release's."""
+    fingerprints = [fp for fp, _ in _fingerprints(fn)]
+    if len(fingerprints) < 5:
+        return None
+    best: Copy | None = None
+    best_matching = 0
+    for catalog, cls in owners:
+        match = catalog.upstream_fingerprints().best_release(cls, fn.name, fingerprints)
+        if (
+            match is None
+            or match.matching < threshold * len(set(fingerprints))
+            or match.matching <= best_matching
+        ):
+            continue
+        best_matching = match.matching
+        short = cls.rsplit(".", 1)[-1]
+        best = Copy(f"{short}.{fn.name}", catalog.library, match.version, match.total - match.matching)
+    return best

@@ -1,0 +1,256 @@
+"""The files one process has read, and the class-level facts the rules share.
+
+The project model knows classes from summaries; the ``Workspace`` adds what needs the text or the
+tree: a method's node, whether some other method of the class hierarchy reads ``self.x`` to compute
+something, which attributes hold a time read or count steps. Each fact is computed once per run.
+Files are read and parsed once per process (``read_unit``) and kept, so a base class's file that
+several subclasses need is parsed once.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from bisect import bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from trainwright_lint.analysis import kinds as K
+from trainwright_lint.analysis.unit import FileUnit
+from trainwright_lint.project.model import ProjectModel, split_key
+from trainwright_lint.project.summary import ClassSummary, MethodSummary, ModuleSummary, summarise
+from trainwright_lint.syntax import FunctionNode
+
+# Attributes the Trainer itself reads on every step: writing them from an override is never only
+# observing.
+TRAINER_STATE_ATTRIBUTES = frozenset(
+    {
+        "model", "model_wrapped", "args", "state", "control", "optimizer", "lr_scheduler", "accelerator",
+        "callback_handler", "processing_class", "tokenizer", "data_collator", "train_dataset", "eval_dataset",
+        "compute_metrics", "is_in_train", "deepspeed", "ref_model", "beta", "temperature", "loss_type",
+        "_train_batch_size", "current_gradient_accumulation_steps", "compute_loss_func", "label_smoother",
+    }
+)  # fmt: skip
+_CLOCK_ATTR = re.compile(
+    r"self\.(\w+)\s*=\s*(?:time\.(?:time|perf_counter|monotonic)(?:_ns)?|perf_counter|monotonic|"
+    r"(?:datetime\.)?datetime\.(?:now|utcnow)|timeit\.default_timer)\s*\("
+)
+_COUNTER = re.compile(r"self\.(\w+)\s*\+=\s*1\b")
+_SELF_ATTRIBUTE = re.compile(r"self\.(\w+)")
+# What follows ``self.x`` when the mention only writes it: an assignment, or a subscripted or
+# attribute-chained container being appended to / cleared (``self._metrics[mode]["x"].append(v)``).
+_WRITE_AFTER = re.compile(
+    r"(?:\[[^\[\]\n]{0,80}\])*\s*(?:[-+*/|]?=(?!=)|\.(?:append|extend|clear|update|add|setdefault|appendleft|insert)\()"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class MethodRef:
+    unit: FileUnit
+    cls: ClassSummary
+    method: MethodSummary
+
+    def node(self) -> FunctionNode | None:
+        return self.unit.method_node(self.cls, self.method)
+
+    def text(self) -> str:
+        return self.unit.text(self.method.first_line, self.method.end_line)
+
+
+def parse_source(source: str, path: str) -> ast.Module:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code are not ours to print
+        return ast.parse(source, filename=path)
+
+
+def read_source(path: str) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+class Workspace:
+    def __init__(self, model: ProjectModel, words: tuple[str, ...] = ()) -> None:
+        self.model = model
+        self.words = words
+        self.units: dict[str, FileUnit] = {}
+        self._unreadable: set[str] = set()
+        self._facts: dict[tuple[str, ...], object] = {}
+        if model.loader is None:
+            model.loader = self.load_summary
+
+    def add(self, unit: FileUnit) -> None:
+        self.units[unit.path] = unit
+        if self.model.summaries.get(unit.path) is not unit.summary:
+            self.model.add(unit.summary)
+
+    def unit(self, path: str) -> FileUnit | None:
+        found = self.units.get(path)
+        if found is None and path not in self._unreadable:
+            found = self.read_unit(path)
+            if found is None:
+                self._unreadable.add(path)
+            else:
+                self.units[path] = found
+        return found
+
+    def read_unit(self, path: str) -> FileUnit | None:
+        source = read_source(path)
+        if source is None:
+            return None
+        try:
+            tree = parse_source(source, path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        summary = self.model.summaries.get(path) or summarise(tree, path, source, self.words)
+        return FileUnit(path, source, tree, summary)
+
+    def load_summary(self, path: str) -> ModuleSummary | None:
+        found = self.unit(path)
+        return found.summary if found is not None else None
+
+    # -- classes and methods -----------------------------------------------------------------------
+
+    def class_of(self, key: str) -> tuple[FileUnit, ClassSummary] | None:
+        split = split_key(key)
+        if split is None:
+            return None
+        unit = self.unit(split[0])
+        if unit is None:
+            return None
+        cls = unit.summary.classes.get(split[1])
+        return (unit, cls) if cls is not None else None
+
+    def method(self, key: str, name: str) -> MethodRef | None:
+        found = self.class_of(key)
+        if found is None or name not in found[1].methods:
+            return None
+        return MethodRef(found[0], found[1], found[1].methods[name])
+
+    def project_mro(self, key: str) -> list[str]:
+        return [k for k in self.model.info(key).mro_keys if split_key(k) is not None]
+
+    def hierarchy(self, key: str) -> list[str]:
+        """Project classes whose methods run on an instance of ``key``'s family: its MRO, its
+        subclasses, and for a mixin the classes that use it and their MROs."""
+        out = dict.fromkeys(self.project_mro(key))
+        for sub in self.model.subclasses(key):
+            out.setdefault(sub)
+        for user in self.model.mixin_users().get(key, ()):
+            for k in self.project_mro(user):
+                out.setdefault(k)
+        return list(out)
+
+    def methods_of(self, keys: Iterable[str]) -> list[MethodRef]:
+        refs = []
+        for key in keys:
+            found = self.class_of(key)
+            if found is None:
+                continue
+            unit, cls = found
+            refs.extend(MethodRef(unit, cls, m) for m in cls.methods.values())
+        return refs
+
+    # -- shared facts -------------------------------------------------------------------------------
+
+    def _class_text(self, key: str) -> str:
+        found = self.class_of(key)
+        if found is None:
+            return ""
+        unit, cls = found
+        return unit.text(cls.line, cls.end_line)
+
+    def clock_attributes(self, key: str) -> frozenset[str]:
+        """``self.x`` attributes some class of the hierarchy assigns from the clock (``self.t0 =
+        time.time()``): a condition on them is a condition on time."""
+        fact = ("clocks", key)
+        if fact not in self._facts:
+            found: set[str] = set()
+            for k in self.hierarchy(key):
+                found.update(_CLOCK_ATTR.findall(self._class_text(k)))
+            self._facts[fact] = frozenset(found)
+        return self._facts[fact]  # type: ignore[return-value]
+
+    def counters(self, key: str) -> frozenset[str]:
+        """``self.x += 1`` attributes of the hierarchy: hand-made step counters."""
+        fact = ("counters", key)
+        if fact not in self._facts:
+            found: set[str] = set()
+            for k in self.hierarchy(key):
+                found.update(_COUNTER.findall(self._class_text(k)))
+            self._facts[fact] = frozenset(found)
+        return self._facts[fact]  # type: ignore[return-value]
+
+    def attribute_is_data(self, key: str, attr: str, writer: str) -> bool:
+        """Whether ``self.<attr>`` feeds a computation: the Trainer reads it, or a method of the
+        hierarchy other than ``writer`` (and other than the logging ones) reads it (a mention that
+        only assigns it or appends to it does not count)."""
+        if attr in TRAINER_STATE_ATTRIBUTES:
+            return True
+        readers = self._attribute_readers(key).get(attr, ())
+        return any(r != writer for r in readers)
+
+    def _attribute_readers(self, key: str) -> dict[str, frozenset[str]]:
+        """attr -> the methods of the hierarchy (logging ones left out) that read ``self.<attr>``."""
+        fact = ("readers", key)
+        if fact not in self._facts:
+            merged: dict[str, set[str]] = {}
+            for k in self.hierarchy(key):
+                for attr, methods in self._class_readers(k).items():
+                    merged.setdefault(attr, set()).update(methods)
+            self._facts[fact] = {a: frozenset(m) for a, m in merged.items()}
+        return self._facts[fact]  # type: ignore[return-value]
+
+    def _class_readers(self, key: str) -> dict[str, set[str]]:
+        """attr -> methods of one class that read ``self.<attr>`` (a mention that only assigns it or
+        appends to it does not count): one scan of the file's mentions, mapped to methods by line."""
+        fact = ("class-readers", key)
+        if fact not in self._facts:
+            readers: dict[str, set[str]] = {}
+            found = self.class_of(key)
+            if found is not None:
+                unit, cls = found
+                spans = sorted(
+                    (m.line, m.end_line, m) for m in cls.methods.values() if not _observation_purpose(m.name)
+                )
+                starts = [first for first, _, _ in spans]
+                for attr, lines in unit.names_matching(_SELF_ATTRIBUTE).items():
+                    for line in lines:
+                        i = bisect_right(starts, line) - 1
+                        if i < 0 or line > spans[i][1]:
+                            continue
+                        method = spans[i][2]
+                        if method.name in readers.get(attr, ()):
+                            continue
+                        if _reads(unit.text(line, line), attr):
+                            readers.setdefault(attr, set()).add(method.name)
+            self._facts[fact] = readers
+        return self._facts[fact]  # type: ignore[return-value]
+
+
+def _reads(text: str, attr: str) -> bool:
+    needle = f"self.{attr}"
+    start = text.find(needle)
+    while start >= 0:
+        end = start + len(needle)
+        before_ok = start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_.")
+        after_ok = end >= len(text) or not (text[end].isalnum() or text[end] == "_")
+        if before_ok and after_ok and not _WRITE_AFTER.match(text, end):
+            return True
+        start = text.find(needle, end)
+    return False
+
+
+def _observation_purpose(name: str) -> bool:
+    """Methods whose job is to report (``log``, ``log_metrics``, ``_print_samples``): reading an
+    attribute there is observing it."""
+    if name in ("log", "log_metrics", "save_metrics", "create_model_card", "__repr__", "__str__"):
+        return True
+    return K.hint_kind(name) in (K.TRACKER, K.PRINT)

@@ -1,0 +1,153 @@
+"""What ``lint``, ``fix`` and ``upgrade`` share: their command-line options, how a run's settings
+are built from ``[tool.trainwright]``, the options and the resolved targets, and how warnings and
+errors are printed. One module, so that the commands never import each other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from trainwright_lint.config import ConfigError, LintConfig, known_codes, load_config
+from trainwright_lint.discovery import config_start, discovery_warnings, find_project_root, iter_python_files
+from trainwright_lint.settings import printable, resolve_config_targets, target_warnings
+
+Progress = Callable[[int, int], None]
+
+
+def codes(text: str) -> tuple[str, ...]:
+    """``--select``/``--ignore``: comma-separated codes or prefixes, each matching a known code."""
+    found = tuple(c.strip().upper() for c in text.replace(" ", ",").split(",") if c.strip())
+    known = known_codes()
+    for code in found:
+        if not any(k.startswith(code) for k in known):
+            raise argparse.ArgumentTypeError(f"{code!r} matches no rule (known: {', '.join(known)})")
+    return found
+
+
+def names(text: str) -> tuple[str, ...]:
+    return tuple(n.strip() for n in text.split(",") if n.strip())
+
+
+def add_common_options(parser: argparse.ArgumentParser, *, paths_help: str = "files or directories") -> None:
+    """The options every linting command takes."""
+    parser.add_argument("paths", nargs="*", default=["."], help=f"{paths_help} (default: .)")
+    parser.add_argument(
+        "--select", type=codes, help="comma-separated code prefixes to report (e.g. TW1,TW301)"
+    )
+    parser.add_argument("--ignore", type=codes, help="comma-separated code prefixes to drop")
+    parser.add_argument(
+        "--transformers-version",
+        metavar="VERSION",
+        help="target release or range, e.g. 4.45.2 or '>=4.44,<4.46' (default: [tool.trainwright], else "
+        "the project's requirement, else installed, else newest catalogued)",
+    )
+    parser.add_argument(
+        "--trl-version",
+        metavar="VERSION",
+        help="target TRL release or range for TRL trainer subclasses (default: as for transformers)",
+    )
+    parser.add_argument(
+        "--trainer-bases",
+        type=names,
+        metavar="NAMES",
+        help="extra classes to treat as Trainer subclasses (comma-separated)",
+    )
+    parser.add_argument(
+        "--exclude", type=names, metavar="PATTERNS", help="extra gitignore-style exclude patterns"
+    )
+    parser.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply excludes to files named on the command line too (pre-commit names every changed file)",
+    )
+    parser.add_argument(
+        "-j", "--jobs", type=int, default=None, help="worker processes (default: one per core)"
+    )
+    parser.add_argument(
+        "--file-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="skip a file (reported as TW000) after this many seconds (default: 20; 0: no limit)",
+    )
+
+
+def build_config(args: argparse.Namespace) -> LintConfig:
+    """``[tool.trainwright]`` of the linted project, the command-line overrides, and the resolved targets
+    (raises ``ConfigError``/``TargetError``, both ``ValueError``: exit status 2)."""
+    start = config_start(getattr(args, "paths", None) or ["."])
+    config = load_config(start)
+    config = config.with_overrides(
+        select=args.select,
+        ignore=args.ignore,
+        file_timeout=getattr(args, "file_timeout", None),
+        trainer_bases=(config.trainer_bases + args.trainer_bases) if args.trainer_bases else None,
+        exclude=(config.exclude + args.exclude) if args.exclude else None,
+    )
+    marked = find_project_root(start)
+    root = marked or _no_marker_root(start)
+    if marked is None and config.root != root:
+        config = config.with_overrides(root=root)
+    return resolve_config_targets(
+        config,
+        root,
+        transformers_option=args.transformers_version,
+        trl_option=getattr(args, "trl_version", None),
+    )
+
+
+def _no_marker_root(start: Path) -> Path:
+    """Without a pyproject.toml, setup.cfg, setup.py or .git, the working directory when the linted
+    paths are inside it (paths then read as they were typed), else where they are."""
+    cwd = Path.cwd().resolve()
+    start = start.resolve()
+    return cwd if start == cwd or cwd in start.parents else start
+
+
+def report_warnings(command: str, warnings: list[str]) -> None:
+    """``trainwright <command>: warning: ...`` on stderr, one line each."""
+    for warning in warnings:
+        print(printable(f"trainwright {command}: warning: {warning}", sys.stderr), file=sys.stderr)
+
+
+def report_error(command: str, text: str) -> None:
+    print(printable(f"trainwright {command}: error: {text}", sys.stderr), file=sys.stderr)
+
+
+def prepare_run(args: argparse.Namespace, command: str) -> tuple[LintConfig, list[str], list[str]] | None:
+    """Settings, the files to lint and those named explicitly, with the warnings printed; ``None``
+    after printing the error when the run cannot start (exit status 2)."""
+    try:
+        config = build_config(args)
+        files = [
+            str(p) for p in iter_python_files(args.paths, config.root, config.exclude, args.force_exclude)
+        ]
+    except (ConfigError, FileNotFoundError, ValueError) as exc:
+        report_error(command, str(exc))
+        return None
+    found = discovery_warnings(args.paths, files, config.root, config.exclude, args.force_exclude)
+    report_warnings(command, [*target_warnings(config), *found])
+    named = {str(Path(p)) for p in args.paths if Path(p).is_file()}
+    return config, files, [f for f in files if f in named]
+
+
+def progress_line(total: int) -> Progress | None:
+    """``linting 1234/3000 files...`` on a terminal for runs of more than 50 files, updated in place
+    and cleared at the end (called with ``done=-1``); None (no output) otherwise."""
+    if total <= 50 or not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        if done < 0:
+            sys.stderr.write("\r\033[K")
+        else:
+            sys.stderr.write(f"\rlinting {done}/{total} files...")
+        sys.stderr.flush()
+
+    return show
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"

@@ -1,0 +1,146 @@
+"""The lint-then-fix loop, above both the engine and the fixer.
+
+``lint_files`` lints the project; each finding already carries its fix (an edit the rule checked to be
+valid on every release of the target range). ``fix_findings`` applies them file by file: read a
+snapshot, apply the edits with libcst (``fixes``), re-lint the new text against the same project model
+between passes, and write only if the file is still as it was read (``fixes.fileio``). Only files that
+have findings are touched, and findings exist only for the files that were given, so a base class in
+another file is never rewritten.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from trainwright_lint import noqa
+from trainwright_lint.analysis.workspace import Workspace
+from trainwright_lint.config import LintConfig
+from trainwright_lint.engine import lint_source
+from trainwright_lint.finding import Finding
+from trainwright_lint.fixes import FixError, fix_bytes, has_fixable
+from trainwright_lint.fixes.fileio import WriteError, read_bytes, read_snapshot, write_fixed
+from trainwright_lint.project.model import ProjectModel
+from trainwright_lint.runner import LintResult
+from trainwright_lint.suggest import SUGGESTED_CODES, module_name, suggest
+
+Linter = Callable[[str], list[Finding]]
+
+
+@dataclass
+class FixReport:
+    changed: list[str] = field(default_factory=list)  # files changed (or that would change with --diff)
+    applied: int = 0
+    remaining: list[Finding] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # files that could not be read, fixed or written
+
+
+def relinter(path: str, config: LintConfig, workspace: Workspace) -> Linter:
+    """``lint(code)`` for ``path`` as ``trainwright lint`` would report it: against the run's project
+    model, ``# noqa`` honoured, each finding with its fix."""
+
+    def lint(code: str) -> list[Finding]:
+        lines = code.splitlines()
+        if noqa.file_is_skipped(lines, code):
+            return []
+        return noqa.filter_noqa(lint_source(code, path, config, workspace=workspace), lines)
+
+    return lint
+
+
+def workspace_of(result: LintResult | None, config: LintConfig) -> Workspace:
+    """The run's parsed files and model when the run kept them, else a fresh model over the project."""
+    if result is not None and result.workspace is not None:
+        return result.workspace
+    model = result.model if result is not None and result.model is not None else None
+    return Workspace(model or ProjectModel(str(config.root), extra_bases=config.trainer_bases))
+
+
+def fix_findings(
+    findings: Sequence[Finding],
+    config: LintConfig,
+    *,
+    result: LintResult | None = None,
+    unsafe: bool = False,
+    diff: bool = False,
+    out: TextIO | None = None,
+    shown_path: Callable[[str], str] = str,
+) -> FixReport:
+    """Fix every file that has a fixable finding; ``findings`` come from a project-wide lint (``result``).
+
+    A file that cannot be read, fixed or written is reported in ``errors`` (its path, what went wrong
+    and what to do) with its findings left as they were, and the run goes on with the next file: one
+    read-only folder or full disk must not stop the rest. The file is read once into a snapshot and
+    written only if it is still in that state (``fixes.fileio``)."""
+    out = out or sys.stdout
+    report = FixReport()
+    workspace = workspace_of(result, config)
+    by_path: dict[str, list[Finding]] = defaultdict(list)
+    for f in findings:
+        by_path[f.path].append(f)
+    for path in sorted(by_path):
+        known = by_path[path]
+        if not has_fixable(known, unsafe):
+            report.remaining += known
+            continue
+        try:
+            snapshot = read_snapshot(path)
+            outcome = fix_bytes(
+                snapshot.data, path, relinter(path, config, workspace), unsafe=unsafe, first=known
+            )
+        except FixError as exc:
+            report.errors.append(f"{path}: {exc}")
+            report.remaining += known
+            continue
+        except OSError as exc:
+            report.errors.append(f"{path}: cannot read: {exc.strerror or exc}; not fixed")
+            report.remaining += known
+            continue
+        if outcome.changed and not diff:
+            try:
+                write_fixed(snapshot, outcome.fixed)
+            except WriteError as exc:
+                report.errors.append(str(exc))
+                report.remaining += known
+                continue
+        report.applied += len(outcome.applied)
+        report.remaining += outcome.remaining
+        if not outcome.changed:
+            continue
+        report.changed.append(path)
+        if diff:
+            out.write(unified_diff(shown_path(path), outcome.original, outcome.fixed))
+    report.remaining.sort(key=Finding.sort_key)
+    return report
+
+
+def unified_diff(path: str, before: bytes, after: bytes) -> str:
+    old = before.decode("utf-8", errors="replace").splitlines(keepends=True)
+    new = after.decode("utf-8", errors="replace").splitlines(keepends=True)
+    return "".join(difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}"))
+
+
+def print_suggestions(
+    findings: Sequence[Finding], out: TextIO, shown_path: Callable[[str], str] = str
+) -> int:
+    """A ready ``TrainerCallback`` per TW2xx finding (one per distinct suggestion), never written."""
+    shown: dict[str, list[Finding]] = {}  # suggestion text -> the findings it answers
+    for f in findings:
+        if f.code not in SUGGESTED_CODES:
+            continue
+        try:
+            source = read_bytes(f.path).decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        text = suggest(source, f, module_name(shown_path(f.path)))
+        if text is not None:
+            shown.setdefault(text, []).append(f)
+    for text, answered in shown.items():
+        for f in answered:
+            out.write(f"# {shown_path(f.path)}:{f.line}: {f.code} {f.message}\n")
+        out.write(f"{text}\n")
+    return len(shown)

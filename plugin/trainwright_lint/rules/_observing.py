@@ -1,0 +1,301 @@
+"""The callback-worthy part of an override, computed once per method for TW201, TW202 and TW203.
+
+From the method's effects (``analysis.effects``) this picks what a ``TrainerCallback`` could do
+instead, at statement granularity:
+
+- a **wrapper**: the method delegates to ``super()`` with its own arguments, returns the result
+  unchanged, and everything else only observes (or a profiling decorator/context wraps it) — TW202;
+- inside a method that also computes, the **observing statements** that belong to a moment of the
+  loop — TW201: statements gated on the step, the epoch, the accumulation boundary, the clock or a
+  metric; clock reads that bracket the ``super()`` call (timing); tracker, print, file, gc and sample
+  output around the ``super()`` call; per-step schedule updates of a hyper-parameter;
+- **control flags** set in the subclass — TW203.
+
+Statements copied from transformers' or TRL's own methods (``analysis.upstream``) are upstream's
+behaviour, not the user's: none of them is reported.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from trainwright_lint.analysis import kinds as K
+from trainwright_lint.analysis.effects import MethodEffects
+from trainwright_lint.analysis.upstream import copied_statements
+from trainwright_lint.project.summary import MethodSummary
+from trainwright_lint.rules.base import ClassContext
+from trainwright_lint.syntax import FunctionNode, dotted_name
+
+# Words without which a method body cannot hold callback-worthy code: a cheap text test that spares
+# the analysis of most large methods.
+_PROGRESS_WORDS = re.compile(
+    r"global_step|epoch|_step\b|steps\b|accumulation|sync_gradients|time|perf_counter|monotonic|metric|best_"
+)
+_OUTPUT_WORDS = re.compile(
+    r"print|wandb|mlflow|tensorboard|writer|logger|logging|\.log|save|open\(|dump|write|gc\.|empty_cache|"
+    r"synchronize|profil|timer|generat|sample|table|plot|flush|report|evaluate"
+)
+
+
+def _may_observe(method: MethodSummary, body_text: str) -> bool:
+    """Whether the override's text leaves room for callback-worthy code (a cheap test that spares
+    the analysis of most large methods): a progress or clock word (gates, timing, schedules), or a
+    ``super()`` call together with output words (wrappers, output around the delegation), or a
+    profiling decorator."""
+    if any(K.is_profiling_name(d) for d in method.decorators):
+        return True
+    if _PROGRESS_WORDS.search(body_text):
+        return True
+    return "super(" in body_text and _OUTPUT_WORDS.search(body_text) is not None
+
+
+# Overrides that replace the training loop wholesale are copies of upstream's loop (from whichever
+# release, catalogued or not): the gates and flags in them are the Trainer's, not the user's choices.
+LOOP_REPLACEMENTS = frozenset({"train", "_inner_training_loop", "_run_epoch"})
+
+
+@dataclass
+class Observation:
+    """The callback-worthy statements of one method."""
+
+    wrapper: bool = False  # TW202: the whole override only observes
+    wrapper_kinds: set[str] = field(default_factory=set)
+    wrapper_parts: list[int] = field(default_factory=list)  # TW202: the observing statements around it
+    parts: list[int] = field(default_factory=list)  # TW201: outermost statement indices, in order
+    reasons: set[str] = field(default_factory=set)  # "timing", "gated", "output", "schedule"
+    kinds: set[str] = field(default_factory=set)
+    kinds_by_reason: dict[str, set[str]] = field(default_factory=dict)
+    gates: frozenset[str] = frozenset()
+    controls: list[ast.stmt] = field(default_factory=list)  # TW203
+    effects: MethodEffects | None = None
+
+
+def observe(ctx: ClassContext, method: MethodSummary, fn: FunctionNode) -> Observation:
+    """What of ``method`` a callback could do (memoised per method)."""
+    return ctx.unit.memo(("observe", ctx.cls.qualname, method.line), lambda: _observe(ctx, method, fn))  # type: ignore[return-value]
+
+
+def _observe(ctx: ClassContext, method: MethodSummary, fn: FunctionNode) -> Observation:
+    obs = Observation()
+    body_text = ctx.unit.text(method.line + 1, method.end_line) if method.end_line > method.line else ""
+    override = ctx.upstream_method(method.name) and not method.name.startswith("__")
+    if not ((override and _may_observe(method, body_text)) or "control.should_" in body_text):
+        return obs
+    if method.name in LOOP_REPLACEMENTS and not re.search(rf"super\(.*?\)\.{method.name}\b", body_text):
+        return obs  # a replaced training loop: a copy of upstream's, whatever release it came from
+    effects = ctx.effects(method, fn)
+    obs.effects = effects
+    copied = copied_statements(fn, effects, ctx.upstream_owners(method.name))
+    statements = effects.statements
+
+    for i, s in enumerate(statements):
+        if K.CONTROL in s.kinds and i not in copied and not _driven_by_arguments(effects, i):
+            obs.controls.append(s.node)
+    if not override:
+        return obs
+
+    observing = [i for i in effects.observing() if i not in copied]
+    gated = any(effects.gated_on_progress(j) for i in observing for j in effects.under(i))
+    movable = [i for i in observing if not _reads_private_arguments(effects, i)]
+    if (
+        not gated and len(movable) == len(observing) and _is_wrapper(effects, observing)
+    ):  # gated logic is reported, more precisely, by TW201
+        obs.wrapper = True
+        obs.wrapper_parts = [i for i in observing if effects.kinds_under(i) & K.OBSERVING_KINDS]
+        for i in observing:
+            obs.wrapper_kinds |= effects.kinds_under(i) & K.OBSERVING_KINDS
+        if effects.profiling_decorator or any(K.PROFILE in statements[i].kinds for i in effects.data):
+            obs.wrapper_kinds.add(K.PROFILE)
+        obs.wrapper_kinds.discard(K.CONTROL)
+        if obs.wrapper_kinds:
+            return obs
+        obs.wrapper = False
+
+    chosen: dict[int, str] = {}
+    delegation_line = statements[effects.delegation].line if effects.delegation is not None else None
+    computed = _computed_locals(effects)
+    clocks = _clock_locals(effects)
+    timing = delegation_line is not None and _brackets(effects, observing, delegation_line)
+    for i in observing:
+        kinds = effects.kinds_under(i)
+        if kinds <= {K.CONTROL, K.NOOP, K.LOCAL}:
+            continue  # control flags are TW203's
+        if _trainer_cadence(effects, i):
+            continue
+        if effects.gated_on_progress(i) and kinds & (K.OBSERVING_KINDS | {K.RECORD}):
+            chosen[i] = "gated"  # output or metrics at a moment of the loop (a reset alone is bookkeeping)
+        elif timing and (K.CLOCK in kinds or statements[i].uses & clocks):
+            chosen[i] = "timing"
+        elif (
+            delegation_line is not None
+            and kinds & K.LOUD_KINDS
+            and _movable_output(effects, i, computed | _hidden_result(method.name, effects))
+        ):
+            chosen[i] = "output"
+    for i, s in enumerate(statements):
+        if K.SCHEDULE in s.kinds and i not in copied and i not in chosen:
+            chosen[i] = "schedule"
+    for i in sorted(chosen):
+        obs.parts.append(i)
+        obs.reasons.add(chosen[i])
+        kinds = effects.kinds_under(i) - {K.NOOP, K.LOCAL, K.CONTROL}
+        obs.kinds |= kinds
+        obs.kinds_by_reason.setdefault(chosen[i], set()).update(kinds)
+        obs.gates |= effects.statements[i].gates
+    return obs
+
+
+def _is_wrapper(effects: MethodEffects, observing: list[int]) -> bool:
+    """Delegates once with its own arguments, returns that result, and nothing else computes."""
+    if effects.delegations != 1 or not effects.delegation_passthrough or effects.delegation is None:
+        return False
+    statements = effects.statements
+    d = effects.delegation
+    allowed = {d}
+    parent = statements[d].parent
+    while parent != -1:
+        node = statements[parent].node
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            if K.PROFILE not in statements[parent].kinds:
+                return False  # autocast, no_grad, ...: changes how it is computed
+        elif not (isinstance(node, ast.Try) and not node.handlers):
+            return False  # the delegation is conditional
+        allowed.add(parent)
+        parent = statements[parent].parent
+    result = _result_name(statements[d].node)
+    for i in effects.data - allowed:
+        s = statements[i]
+        if isinstance(s.node, ast.Return) and (
+            s.node.value is None or (isinstance(s.node.value, ast.Name) and s.node.value.id == result)
+        ):
+            continue
+        return False
+    return True
+
+
+def _result_name(stmt: ast.stmt) -> str | None:
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id
+    return None
+
+
+def _clock_locals(effects: MethodEffects) -> set[str]:
+    found: set[str] = set()
+    for s in effects.statements:
+        found |= {v for v in s.clock_vars if not v.startswith("self.")}
+    return found
+
+
+def _brackets(effects: MethodEffects, observing: list[int], line: int) -> bool:
+    """Clock reads before and after the ``super()`` call: the method times it."""
+    before = after = False
+    for i in observing:
+        for j in effects.under(i):
+            s = effects.statements[j]
+            if K.CLOCK in s.kinds or s.clock_vars:
+                before |= s.line < line
+                after |= s.line > line
+    return before and after
+
+
+# Arguments no callback event receives: observing them needs the override (``print(inputs[...])``).
+_PRIVATE_ARGUMENTS = frozenset(
+    {"inputs", "batch", "generation_batch", "features", "epoch_iterator", "outputs"}
+)
+
+
+def _reads_private_arguments(effects: MethodEffects, index: int) -> bool:
+    return any(effects.statements[j].uses & _PRIVATE_ARGUMENTS for j in effects.under(index))
+
+
+def _computed_locals(effects: MethodEffects) -> set[str]:
+    """Locals the method computes itself (defined by a data statement other than the ``super()``
+    call): values no callback event receives."""
+    out: set[str] = set()
+    for i in effects.data:
+        if i != effects.delegation:
+            out |= {d for d in effects.statements[i].defines if not d.startswith("self.")}
+    return out
+
+
+# Overrides whose ``super()`` result a callback event receives too (``logs`` in ``on_log``, ``metrics`` in
+# ``on_evaluate``/``on_predict``, the loss in the logged ``loss``): output about that result can move.
+_RESULT_VISIBLE = frozenset(
+    {
+        "log",
+        "evaluate",
+        "evaluation_loop",
+        "predict",
+        "training_step",
+        "train",
+        "_save_checkpoint",
+        "save_model",
+    }
+)
+
+
+def _hidden_result(method: str, effects: MethodEffects) -> set[str]:
+    """The locals holding the ``super()`` result when no event sees it (``prediction_step``'s logits)."""
+    if method in _RESULT_VISIBLE or effects.delegation is None:
+        return set()
+    return {d for d in effects.statements[effects.delegation].defines if not d.startswith("self.")}
+
+
+def _movable_output(effects: MethodEffects, index: int, computed: set[str]) -> bool:
+    """Output around the ``super()`` call that a callback event could produce as well: it reads
+    neither the method's private arguments (``inputs``) nor values the method computes itself, and it
+    is not on an early-return path that replaces the delegation."""
+    under = effects.under(index)
+    if any(effects.statements[j].uses & (computed | _PRIVATE_ARGUMENTS) for j in under):
+        return False
+    parent = effects.statements[index].parent
+    while parent != -1:
+        if any(K.RETURN in effects.statements[j].kinds for j in effects.under(parent)):
+            return False
+        parent = effects.statements[parent].parent
+    return True
+
+
+def _trainer_cadence(effects: MethodEffects, index: int) -> bool:
+    """Gated by ``args.torch_empty_cache_steps``: the Trainer's own cache clearing, kept by overrides
+    that copy ``training_step``; not a moment the user chose."""
+    i = index
+    while i != -1:
+        node = effects.statements[i].node
+        if isinstance(node, (ast.If, ast.While)) and "torch_empty_cache_steps" in ast.unparse(node.test):
+            return True
+        i = effects.statements[i].parent
+    return False
+
+
+def _driven_by_arguments(effects: MethodEffects, index: int) -> bool:
+    """A flag set under ``if self.args.<x>_strategy ...``: the Trainer's own bookkeeping, copied."""
+    parent = effects.statements[index].parent
+    while parent != -1:
+        node = effects.statements[parent].node
+        if isinstance(node, ast.If):
+            for n in ast.walk(node.test):
+                name = dotted_name(n) if isinstance(n, ast.Attribute) else None
+                if name and name.startswith("self.args.") and name.endswith("_strategy"):
+                    return True
+        parent = effects.statements[parent].parent
+    return False
+
+
+def spans(effects: MethodEffects, parts: list[int]) -> tuple[tuple[int, int], ...]:
+    """The (first, last) lines of the statements ``parts`` names, in source order."""
+    return tuple(sorted((effects.statements[i].line, effects.statements[i].end_line) for i in parts))
+
+
+def line_list(effects: MethodEffects, parts: list[int]) -> str:
+    """``1511, 1514–1518``: the lines the parts span."""
+    spans = sorted((effects.statements[i].line, effects.statements[i].end_line) for i in parts)
+    merged: list[list[int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in merged)

@@ -1,0 +1,121 @@
+"""A rule's documentation page, rendered from the rule class itself (ruff's page layout).
+
+What it does / Why is this bad? / Example / Use instead / Fix safety / Options / References. The
+docstring's first paragraph says what the rule flags and the rest why; the examples are the ones the
+test-suite runs; an INVALID example's ``fixed`` code (the fix's real output, checked by the tests) or
+the rule's ``USE_INSTEAD`` is the "Use instead". Duck-typed over the rule class so that it imports
+nothing of the rules.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+DOCS_URL = "https://github.com/trainwright/trainwright/blob/main/docs/rules/{code}.md"
+
+_GLOBAL_OPTIONS = (
+    ("select / ignore / per-file-ignores", "turn the rule on or off, for the project or for some files"),
+    ("trainer-bases", "extra classes to treat as Trainer subclasses (a base the linter cannot resolve)"),
+)
+_VERSION_OPTIONS = (
+    (
+        "transformers-version / trl-version",
+        (
+            "the release or range to check against (default: the project's declared requirement, "
+            "else the installed release, else the newest catalogued one)"
+        ),
+    ),
+)
+
+
+def rule_url(code: str) -> str:
+    return DOCS_URL.format(code=code)
+
+
+def _paragraphs(rule: Any) -> tuple[str, str]:
+    doc = inspect.cleandoc(rule.__doc__ or "")
+    first, _, rest = doc.partition("\n\n")
+    return first.strip(), rest.strip()
+
+
+def summary_line(rule: Any) -> str:
+    """The first sentence of what the rule does (SARIF ``shortDescription``)."""
+    first, _ = _paragraphs(rule)
+    return " ".join(first.split())
+
+
+def fix_safety_text(rule: Any) -> str:
+    applicability = getattr(rule, "fix_applicability", None)
+    if applicability == "safe":
+        return (
+            "The fix is **safe**: `trainwright fix` (or `trainwright lint --fix`) applies it, and only "
+            "when the fixed code is valid on every release of the project's target range; otherwise "
+            "the finding says why no fix is offered. `--diff` previews it."
+        )
+    if applicability == "unsafe":
+        return (
+            "The fix is **unsafe**: it changes when the code runs, so it is applied only with "
+            "`--unsafe-fixes`, only when it is unambiguous, and never when it would create a duplicate "
+            "definition. Review the diff (`--diff`)."
+        )
+    if str(getattr(rule, "code", "")).startswith("TW2"):
+        return (
+            "No automatic fix: the logic has to move. `trainwright fix --suggest` prints a ready "
+            "`TrainerCallback` carrying it (never written); read it, then register it with "
+            "`Trainer(callbacks=[...])`."
+        )
+    return "No automatic fix."
+
+
+def _code_block(code: str, version: str | None = None) -> list[str]:
+    out = []
+    if version:
+        out += [f"Target transformers version: {version}", ""]
+    return out + ["```python", inspect.cleandoc(code), "```"]
+
+
+def render_rule_page(rule: Any) -> str:
+    what, why = _paragraphs(rule)
+    invalid = tuple(rule.INVALID)
+    valid = tuple(rule.VALID)
+    parts = [f"# {rule.code} {rule.name}", ""]
+    applicability = getattr(rule, "fix_applicability", None)
+    fixable = {"safe": "Fix is always available when valid on the whole target range (safe).",
+               "unsafe": "Fix is available with `--unsafe-fixes`."}.get(applicability or "")  # fmt: skip
+    if fixable:
+        parts += [f"*{fixable}*", ""]
+    parts += ["## What it does", "", what]
+    if why:
+        parts += ["", "## Why is this bad?", "", why]
+    if invalid:
+        parts += ["", "## Example", ""] + _code_block(invalid[0].code, invalid[0].version)
+    use_instead = next((ex.fixed for ex in invalid if ex.fixed), None) or getattr(rule, "USE_INSTEAD", "")
+    if use_instead:
+        parts += ["", "## Use instead", ""] + _code_block(
+            use_instead, invalid[0].version if invalid else None
+        )
+    parts += ["", "## Message", "", "```text", f"{rule.code} {rule.message}", "```"]
+    if len(invalid) > 1:
+        parts += ["", "## Flagged"]
+        for ex in invalid[1:4]:
+            parts += [""] + _code_block(ex.code, ex.version)
+    if valid:
+        parts += ["", "## Not flagged"]
+        for ex in valid[:3]:
+            parts += [""] + _code_block(ex.code, ex.version)
+    parts += ["", "## Fix safety", "", fix_safety_text(rule)]
+    fix = inspect.cleandoc(getattr(rule, "FIX", "") or "")
+    if fix:
+        parts += ["", "By hand: " + fix]
+    options = list(_GLOBAL_OPTIONS)
+    if getattr(rule, "version_dependent", True):
+        options = list(_VERSION_OPTIONS) + options
+    options += [(o, "") for o in getattr(rule, "OPTIONS", ())]
+    parts += ["", "## Options", ""] + [
+        f"- `{name}`" + (f": {text}" if text else "") for name, text in options
+    ]
+    evidence = getattr(rule, "EVIDENCE", ())
+    if evidence:
+        parts += ["", "## References", ""] + [f"- <{url}>" for url in evidence]
+    return "\n".join(parts).rstrip() + "\n"

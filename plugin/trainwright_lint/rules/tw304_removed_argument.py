@@ -1,0 +1,373 @@
+"""TW304: a keyword argument the target release no longer accepts, where a Trainer, a TRL trainer,
+``TrainingArguments`` or a TRL config is constructed."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from trainwright.catalog import Catalog, VersionView
+from trainwright.catalog.model import Rename
+from trainwright.catalog.versions import version_key
+from trainwright_lint.analysis.unit import nodes_on_lines
+from trainwright_lint.edits import Edit, RenameKeyword
+from trainwright_lint.finding import Finding
+from trainwright_lint.prefilter import CONSTRUCTED_WORDS, construction_offsets
+from trainwright_lint.project import library
+from trainwright_lint.project.model import LIBRARY_CLASS, MIXIN, PROJECT_CLASS, split_key
+from trainwright_lint.project.summary import ALIAS, CLASS, IMPORT_FROM, Binding
+from trainwright_lint.rules.base import SAFE, Example, ModuleContext, Rule
+from trainwright_lint.syntax import dotted_name, super_method
+
+_TRANSFORMERS_CLASSES = {
+    library.TRAINER: "Trainer",
+    library.SEQ2SEQ: "Seq2SeqTrainer",
+    "transformers.TrainingArguments": "TrainingArguments",
+    "transformers.Seq2SeqTrainingArguments": "Seq2SeqTrainingArguments",
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    """The library class a call constructs: ``library`` is "transformers" or "trl"."""
+
+    library: str
+    cls: str  # short name: "Trainer", "TrainingArguments", "GRPOTrainer", "DPOConfig"
+    consumed: frozenset[str] = frozenset()  # keywords a project __init__ in between takes itself
+
+    @property
+    def arguments_class(self) -> bool:
+        return self.cls.endswith(("Arguments", "Config"))
+
+
+class RemovedArgument(Rule):
+    """A call passes a keyword argument that the target release of the constructed class does not
+    accept: `Trainer(model=m, tokenizer=tok)` and `TrainingArguments(evaluation_strategy="steps")` are
+    plain `TypeError`s on transformers 5.x, `DPOTrainer(..., beta=0.1)` is one on TRL 1.x (the knob
+    moved to `DPOConfig`). Checked where `Trainer`, `Seq2SeqTrainer`, a TRL trainer,
+    `TrainingArguments`, `Seq2SeqTrainingArguments` or a TRL config — or a project subclass of one —
+    is constructed, and in `super().__init__(...)` calls that reach one.
+
+    A deprecated name is accepted for as long as the release still takes it under the old name (the
+    catalogue records both the fields and the deprecation windows), so a project pinned to
+    `transformers>=4.44,<4.46` is not told about 5.0. Keywords a project's own `__init__` takes before
+    passing the rest on are not checked against the library.
+    """
+
+    FIX = (
+        "Pass the argument under its new name (`processing_class=`, `eval_strategy=`), or, when it moved, "
+        "set it where the message says (a TRL trainer's knobs live in its config)."
+    )
+    EVIDENCE = (
+        "https://github.com/huggingface/transformers/pull/32385",
+        "https://github.com/huggingface/transformers/pull/30190",
+    )
+
+    code = "TW304"
+    name = "removed-argument"
+    scope = "module"
+    fix_applicability = SAFE
+    message = "`{keyword}=` is not accepted by `{owner}` in {library} {version}{when}; {instead}"
+
+    INVALID = (
+        Example(
+            """
+            from transformers import Trainer, TrainingArguments
+
+            args = TrainingArguments(output_dir="out", evaluation_strategy="steps")
+            trainer = Trainer(model=None, args=args, tokenizer=None)
+            """,
+            line=3,
+            fixed="""
+            from transformers import Trainer, TrainingArguments
+
+            args = TrainingArguments(output_dir="out", eval_strategy="steps")
+            trainer = Trainer(model=None, args=args, processing_class=None)
+            """,
+        ),
+        Example(
+            """
+            from transformers import Trainer
+
+            class MyTrainer(Trainer):
+                def __init__(self, *args, tok=None, **kwargs):
+                    super().__init__(*args, tokenizer=tok, **kwargs)
+            """,
+            line=5,
+        ),
+    )
+    VALID = (
+        Example(
+            """
+            from transformers import Trainer, TrainingArguments
+
+            args = TrainingArguments(output_dir="out", evaluation_strategy="steps")
+            trainer = Trainer(model=None, args=args, tokenizer=None)
+            """,
+            version="4.45.2",
+        ),
+        Example(
+            """
+            from transformers import Trainer
+
+            class MyTrainer(Trainer):
+                def __init__(self, *args, tokenizer=None, **kwargs):
+                    super().__init__(*args, **kwargs)
+                    self.tokenizer = tokenizer
+
+            trainer = MyTrainer(model=None, tokenizer=None)
+            """
+        ),
+    )
+
+    def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
+        for call, target, class_name, method in _constructions(ctx):
+            present = {k.arg for k in call.keywords if k.arg is not None}
+            for kw in call.keywords:
+                if kw.arg is None or kw.arg in target.consumed:
+                    continue
+                if _accepted(ctx, target, kw.arg):
+                    continue
+                yield self._finding(ctx, call, kw, target, present, class_name, method)
+
+    def _finding(self, ctx, call, kw, target, present, class_name, method):  # type: ignore[no-untyped-def]
+        catalog = _catalog(ctx, target)
+        cls = _qualified(target)
+        history = _history(catalog, target, kw.arg)
+        own = catalog.renamed_argument(kw.arg, cls=target.cls)
+        rename = own or _inherited_rename(ctx, target, kw.arg)
+        # The old name may outlive its parameter through a deprecation shim (`tokenizer=` left the
+        # signature in 4.46 and kept working until 5.0): the last release that takes it is what counts.
+        until = own.old_until if own is not None and own.old_until else (history[1] if history else None)
+        when = f" (accepted until {until})" if until else ""
+        fix = None
+        if rename is not None and rename.exact:
+            instead = f"pass `{rename.new}=` instead"
+            if rename.new not in present:
+                fix = RenameKeyword(line=call.lineno, old=kw.arg, new=rename.new)
+        elif rename is not None:
+            instead = f"use `{rename.new}` (not the same value: see the release notes of {rename.new_since})"
+        else:
+            instead = _moved(ctx, target, kw.arg) or "remove it"
+        version = ctx.view.version if target.library == "transformers" else ctx.library_view.version
+        message = self.message.format(
+            keyword=kw.arg, owner=cls, library=target.library, version=version, when=when, instead=instead
+        )
+        return self.report(ctx, kw, message, method=method, fix=fix, class_name=class_name)
+
+    def fix_is_valid(self, ctx, edit: Edit) -> bool:  # type: ignore[no-untyped-def]
+        """The new name must be accepted by every call the edit touches at this release."""
+        if not isinstance(edit, RenameKeyword) or not isinstance(ctx, ModuleContext):
+            return False
+        for call, target, _cls, _method in _constructions(ctx):
+            if call.lineno == edit.line and any(k.arg == edit.old for k in call.keywords):
+                if not _accepted(ctx, target, edit.new):
+                    return False
+        return True
+
+
+def _constructions(ctx: ModuleContext) -> list[tuple[ast.Call, Target, str | None, str | None]]:
+    """Every call of the file that constructs a catalogued library class (or a project subclass of
+    one), with the enclosing class and method (memoised per file)."""
+
+    def compute() -> list[tuple[ast.Call, Target, str | None, str | None]]:
+        unit = ctx.unit
+        lines = {unit.line_of(at) for at in construction_offsets(unit.source)}
+        aliases = _aliased_classes(ctx)
+        if aliases:
+            lines |= set(
+                unit.match_lines(re.compile(r"\b(?:" + "|".join(map(re.escape, aliases)) + r")\s*\("))
+            )
+        calls = nodes_on_lines(unit.tree, lines, lambda n: isinstance(n, ast.Call))
+        owners = _owners(unit)
+        out = []
+        for call in sorted(calls, key=lambda n: (n.lineno, n.col_offset)):  # type: ignore[attr-defined]
+            assert isinstance(call, ast.Call)
+            if not call.keywords:
+                continue
+            class_name, method, class_key = owners(call.lineno)
+            target = _super_init_target(ctx, call, class_key) if super_method(call) == "__init__" else None
+            if target is None and super_method(call) is None:
+                dotted = dotted_name(call.func)
+                target = _target_of(ctx, dotted) if dotted else None
+            if target is not None:
+                out.append((call, target, class_name, method))
+        return out
+
+    return ctx.unit.memo(("constructions",), compute)  # type: ignore[return-value]
+
+
+def _inherited_rename(ctx: ModuleContext, target: Target, keyword: str) -> Rename | None:
+    """A TRL trainer or config inherits transformers' renames (``tokenizer`` -> ``processing_class``)
+    when the TRL class takes the new name: TRL's own catalogue starts after those renames happened."""
+    if target.library != "trl" or ctx.catalog is None:
+        return None
+    base = "TrainingArguments" if target.arguments_class else "Trainer"
+    rename = ctx.catalog.renamed_argument(keyword, cls=base)
+    return rename if rename is not None and _accepted(ctx, target, rename.new) else None
+
+
+def _aliased_classes(ctx: ModuleContext) -> list[str]:
+    """Module-level names bound to a class TW304 checks whose name the text scan misses: an alias
+    (``Q = P``), a renamed import (``from a import PTrainer as P``) or a class of this file
+    (``class P(Trainer)``). A same-name import of such a class (``from a import P``) is not followed:
+    resolving every capitalised import of every file would read modules no other rule needs."""
+    found = []
+    for name, bindings in ctx.unit.summary.bindings.items():
+        if any(word in name for word in CONSTRUCTED_WORDS):
+            continue  # the text scan finds its calls already
+        if any(_may_name_a_class(name, b) for b in bindings) and _target_of(ctx, name):
+            found.append(name)
+    return sorted(found)
+
+
+def _may_name_a_class(name: str, binding: Binding) -> bool:
+    if binding.kind in (ALIAS, CLASS):
+        return True
+    return binding.kind == IMPORT_FROM and binding.name != name
+
+
+def _owners(unit):  # type: ignore[no-untyped-def]
+    """line -> (class name, method name, class key) of the innermost class and method around it."""
+    spans = []
+    for qualname, cls in unit.summary.classes.items():
+        for m in cls.methods.values():
+            spans.append((m.line, m.end_line, cls.name, m.name, f"{unit.path}::{qualname}"))
+        spans.append((cls.line, cls.end_line, cls.name, None, f"{unit.path}::{qualname}"))
+
+    def find(line: int) -> tuple[str | None, str | None, str | None]:
+        best = None
+        for first, last, cls, method, key in spans:
+            if first <= line <= last and (best is None or first >= best[0]):
+                best = (first, cls, method, key)
+        return (best[1], best[2], best[3]) if best else (None, None, None)
+
+    return find
+
+
+def _target_of(ctx: ModuleContext, dotted: str) -> Target | None:
+    resolved = ctx.workspace.model.resolve(ctx.unit.path, dotted)
+    if resolved.kind == LIBRARY_CLASS:
+        return _library_target(resolved.key)
+    if resolved.kind == PROJECT_CLASS:
+        return _through_project(ctx, resolved.key)
+    if resolved.kind == "external":
+        return _library_target(resolved.key)
+    return None
+
+
+def _library_target(key: str) -> Target | None:
+    """``transformers.Trainer``/``...TrainingArguments``/``trl.DPOTrainer``/``trl.DPOConfig``."""
+    short = key.rsplit(".", 1)[-1]
+    root = key.split(".", 1)[0]
+    if key in _TRANSFORMERS_CLASSES or (root == "transformers" and short in _TRANSFORMERS_CLASSES.values()):
+        return Target("transformers", _TRANSFORMERS_CLASSES.get(key, short))
+    if root == "trl" and (short.endswith(("Trainer", "Config"))):
+        return Target("trl", short)
+    return None
+
+
+def _through_project(ctx: ModuleContext, key: str) -> Target | None:
+    """A project class: the first library class of its MRO, when every project ``__init__`` before it
+    passes unknown keywords on (``**kwargs``); the keywords they name are theirs."""
+    consumed: set[str] = set()
+    model = ctx.workspace.model
+    for k in model.info(key).mro_keys:
+        if split_key(k) is None:
+            target = _library_target(k)
+            return Target(target.library, target.cls, frozenset(consumed)) if target else None
+        found = model.class_summary(k)
+        if found is None:
+            return None
+        init = found[1].methods.get("__init__")
+        if init is None:
+            continue
+        params = init.signature.call_params
+        if not any(p.kind == "VAR_KEYWORD" for p in params):
+            return None  # the project's own signature decides: not a library argument
+        consumed |= {p.name for p in params if p.kind in ("POSITIONAL_OR_KEYWORD", "KEYWORD_ONLY")}
+        consumed |= init.kwargs_keys  # `kwargs.pop("forget_loss")`: taken before the base sees them
+    return None
+
+
+def _super_init_target(ctx: ModuleContext, call: ast.Call, class_key: str | None) -> Target | None:
+    """``super().__init__(...)`` in a project class: the next class of the MRO (a mixin's: of the
+    classes it is combined with) when it is a library class."""
+    if class_key is None:
+        return None
+    model = ctx.workspace.model
+    # Only a mixin (whose own MRO reaches no library class) needs the classes it is combined with;
+    # finding those reads every module of the project, which flake8 mode cannot afford per file.
+    own_mro = model.info(class_key).mro_keys
+    if any(split_key(k) is None for k in own_mro):
+        concrete: tuple[str, ...] = (class_key,)
+    else:
+        concrete = model.mixin_users().get(class_key, ()) if model.role(class_key) == MIXIN else ()
+    for key in concrete:
+        mro = model.info(key).mro_keys
+        if class_key not in mro:
+            continue
+        for k in mro[mro.index(class_key) + 1 :]:
+            if split_key(k) is None:
+                return _library_target(k)
+            found = model.class_summary(k)
+            if found is not None and "__init__" in found[1].methods:
+                return None  # a project __init__ in between takes the call
+    return None
+
+
+def _catalog(ctx: ModuleContext, target: Target) -> Catalog:
+    return ctx.catalog if target.library == "transformers" else ctx.library_catalog
+
+
+def _qualified(target: Target) -> str:
+    return f"{target.library}.{target.cls}" if target.library == "trl" else target.cls
+
+
+def _accepted(ctx: ModuleContext, target: Target, keyword: str) -> bool:
+    """``keyword`` binds at this release point: a parameter or field, or a deprecated name still taken."""
+    view: VersionView = ctx.view if target.library == "transformers" else ctx.library_view
+    if target.arguments_class:
+        if target.library == "trl":  # a TRL config inherits TrainingArguments at the transformers release
+            fields = view.argument_fields(target.cls, base_version=ctx.view.version)
+        else:
+            fields = view.argument_fields(target.cls)
+        if not fields:
+            return True  # a class the catalogue does not know at this release: nothing to say
+        if keyword in fields and fields[keyword].init:
+            return True
+    else:
+        if target.cls not in view.classes and target.library == "trl":
+            return True
+        info = view.method("__init__", cls=target.cls)
+        if info is None:
+            return True
+        params = info.signature.call_params
+        if any(p.kind == "VAR_KEYWORD" for p in params):
+            return True
+        if any(p.name == keyword and p.kind in ("POSITIONAL_OR_KEYWORD", "KEYWORD_ONLY") for p in params):
+            return True
+    rename = _catalog(ctx, target).renamed_argument(keyword, cls=target.cls, exact_only=False)
+    if rename is not None and rename.old_until is not None:
+        return version_key(view.version) <= version_key(rename.old_until)
+    return False
+
+
+def _history(catalog: Catalog, target: Target, keyword: str) -> tuple[str, str | None] | None:
+    try:
+        return catalog.argument_history(keyword, cls=target.cls)
+    except (KeyError, ValueError):
+        return None
+
+
+def _moved(ctx: ModuleContext, target: Target, keyword: str) -> str:
+    """``it is a `DPOConfig` field now`` when a TRL trainer's knob moved to its config."""
+    if target.library != "trl" or target.arguments_class:
+        return ""
+    config = target.cls.replace("Trainer", "Config")
+    fields = ctx.library_view.argument_fields(config, base_version=ctx.view.version)
+    if keyword in fields:
+        return f"set it on the config instead: `{config}({keyword}=...)`"
+    return ""
