@@ -31,6 +31,15 @@ _ACCUMULATION_ATTRS = frozenset({"gradient_accumulation_steps", "current_gradien
 _STEP_NAMES = frozenset({"global_step", "step", "steps", "total_steps", "completed_steps", "max_steps"})
 
 
+def _is_metric_attribute(attr: str) -> bool:
+    """``self.best_metric``, ``state.eval_metrics``: a metric value. ``self.compute_metrics`` is the
+    function that computes them, so ``if self.compute_metrics is not None`` is configuration, not a
+    moment of the loop (the transformers examples' QA trainers gate their ``self.log`` on it)."""
+    if attr.startswith("compute_"):
+        return False
+    return attr in _METRIC_WORDS or attr.startswith("best_") or attr.endswith(("metric", "metrics"))
+
+
 def is_clock_call(node: ast.AST) -> bool:
     if not isinstance(node, ast.Call):
         return False
@@ -56,7 +65,7 @@ def gate_kinds(test: ast.AST, clocks: Collection[str] = (), counters: Collection
                 found.add(ACCUMULATION)
             elif attr in _MAIN:
                 found.add(MAIN_PROCESS)
-            elif attr in _METRIC_WORDS or attr.startswith("best_") or attr.endswith(("metric", "metrics")):
+            elif _is_metric_attribute(attr):
                 found.add(METRIC)
             owner = dotted_name(node)
             if owner is not None:
