@@ -10,6 +10,7 @@ another file is never rewritten.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import sys
 from collections import defaultdict
@@ -17,18 +18,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from trainwright_lint import noqa
-from trainwright_lint.analysis.workspace import Workspace
+from trainwright_lint import noqa, prefilter
+from trainwright_lint.analysis.workspace import Workspace, parse_source
 from trainwright_lint.config import LintConfig
-from trainwright_lint.engine import lint_source
+from trainwright_lint.engine import lint_tree
 from trainwright_lint.finding import Finding
-from trainwright_lint.fixes import FixError, fix_bytes, has_fixable
+from trainwright_lint.fixes import FixError, Linter, fix_bytes, has_fixable
 from trainwright_lint.fixes.fileio import WriteError, read_bytes, read_snapshot, write_fixed
 from trainwright_lint.project.model import ProjectModel
 from trainwright_lint.runner import LintResult
 from trainwright_lint.suggest import SUGGESTED_CODES, module_name, suggest
-
-Linter = Callable[[str], list[Finding]]
 
 
 @dataclass
@@ -40,14 +39,17 @@ class FixReport:
 
 
 def relinter(path: str, config: LintConfig, workspace: Workspace) -> Linter:
-    """``lint(code)`` for ``path`` as ``trainwright lint`` would report it: against the run's project
-    model, ``# noqa`` honoured, each finding with its fix."""
+    """``lint(code, tree)`` for ``path`` as ``trainwright lint`` would report it: against the run's
+    project model, ``# noqa`` honoured, each finding with its fix."""
+    words = prefilter.gate_words(config.trainer_bases)
 
-    def lint(code: str) -> list[Finding]:
+    def lint(code: str, tree: ast.Module | None = None) -> list[Finding]:
+        """Raises ``SyntaxError`` when ``code`` does not parse (and no ``tree`` is given)."""
         lines = code.splitlines()
-        if noqa.file_is_skipped(lines, code):
+        if noqa.file_is_skipped(lines, code) or not prefilter.worth_linting(code, words):
             return []
-        return noqa.filter_noqa(lint_source(code, path, config, workspace=workspace), lines)
+        tree = tree if tree is not None else parse_source(code, path)
+        return noqa.filter_noqa(lint_tree(tree, code, path, config, workspace=workspace), lines)
 
     return lint
 

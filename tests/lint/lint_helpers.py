@@ -63,7 +63,7 @@ def dedent(code: str) -> str:
 
 
 def file_linter(path: str, version: str = TARGET):  # type: ignore[no-untyped-def]
-    """``lint(code)`` for one file, as ``trainwright fix`` re-lints it between passes."""
+    """``lint(code[, tree])`` for one file, as ``trainwright fix`` re-lints it between passes."""
     cfg = config(version)
     return relinter(path, cfg, single_file_workspace(path, cfg))
 

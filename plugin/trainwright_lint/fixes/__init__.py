@@ -46,7 +46,9 @@ FIXERS: dict[type, Callable[[Sequence], cst.CSTTransformer]] = {
 }
 MAX_PASSES = 10
 
-Linter = Callable[[str], list[Finding]]
+#: ``lint(text, tree)``: the findings of a source text, given its ``ast`` tree (already parsed by the fixer,
+#: which must check that every fixed text parses anyway: the linter does not parse it a second time).
+Linter = Callable[[str, ast.Module], list[Finding]]
 
 
 class FixError(Exception):
@@ -96,53 +98,46 @@ def fix_bytes(
     unsafe: bool = False,
     first: Sequence[Finding] | None = None,
 ) -> FixOutcome:
-    """Fix ``data`` (a whole file) to a fixpoint. ``lint(code)`` returns the findings of a source
+    """Fix ``data`` (a whole file) to a fixpoint. ``lint(code, tree)`` returns the findings of a source
     text (with their edits); ``first`` are the findings already known for ``data`` (skips one lint).
     Raises ``FixError`` when the file or a fixed version of it does not parse.
 
     Cost stays proportional to what is edited: libcst only sees the statements holding the edits
-    (``segment``), and each pass checks the whole new text with ``ast.parse`` (whose tree then locates
-    the next pass's segments) instead of parsing it again with libcst."""
+    (``segment``). Each fixed text is parsed once with ``ast``: that parse proves it valid, is the tree
+    the next lint runs on, and locates the next pass's segments. One whole-file tree is alive at a time
+    (memory stays that of one lint)."""
     try:
         source = segment.decode(data)
         text = source.text
-        findings = list(first) if first is not None else _lint_parsable(lint, text, path)
+        tree: ast.Module | None = None  # the tree of ``text``, once parsed
+        if first is not None:
+            findings = list(first)
+        else:
+            tree = segment.parse_tree(text, path)
+            findings = lint(text, tree)
         applied: list[Finding] = []
-        verified = False  # ``text`` known to parse
         for _ in range(MAX_PASSES):
             todo = wanted(findings, unsafe)
             if not todo:
                 break
             kind = next(k for k in FIXERS if any(isinstance(f.fix, k) for f in todo))
             group = [f for f in todo if isinstance(f.fix, kind)]
-            # The tree only locates segments; it is dropped before the next lint builds its own, so
-            # no two whole-file trees are alive at once (memory stays that of one lint).
-            tree = segment.parse_tree(text, path)
+            if tree is None:
+                tree = segment.parse_tree(text, path)
             new = segment.rewrite(text, tree, [f.fix for f in group], apply_edits, source.newline)
-            del tree
-            verified = True
             if new == text:
                 break
-            segment.parse_tree(new, path)  # a fix must never produce a file that does not parse
+            tree = None  # dropped before the new text's tree is built
+            tree = segment.parse_tree(new, path)  # a fix must never produce a file that does not parse
             applied += group
             text = new
-            findings = lint(text)
-        if not verified:
+            findings = lint(text, tree)
+        if tree is None:
             segment.parse_tree(text, path)  # an unparsable file is reported even with nothing to fix
         fixed = data if text == source.text else source.encode(text)
     except segment.SegmentError as exc:
         raise FixError(f"{exc}; left untouched") from None
     return FixOutcome(path=path, original=data, fixed=fixed, applied=applied, remaining=findings)
-
-
-def _lint_parsable(lint: Linter, text: str, path: str) -> list[Finding]:
-    """``lint(text)``; a parse failure inside it becomes ``SegmentError`` (a file the fixer leaves
-    alone), any other exception is a bug and propagates."""
-    try:
-        return lint(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        segment.parse_tree(text, path)  # raises SegmentError when the text is what failed
-        raise
 
 
 def has_fixable(findings: Sequence[Finding], unsafe: bool) -> bool:

@@ -26,7 +26,7 @@ from trainwright_lint.analysis.effects import MethodEffects
 from trainwright_lint.analysis.upstream import copied_statements
 from trainwright_lint.project.summary import MethodSummary
 from trainwright_lint.rules.base import ClassContext
-from trainwright_lint.syntax import FunctionNode, dotted_name
+from trainwright_lint.syntax import FunctionNode, dotted_name, walk_expression
 
 # Words without which a method body cannot hold callback-worthy code: a cheap text test that spares
 # the analysis of most large methods.
@@ -118,11 +118,12 @@ def _observe(ctx: ClassContext, method: MethodSummary, fn: FunctionNode) -> Obse
     computed = _computed_locals(effects)
     clocks = _clock_locals(effects)
     timing = delegation_line is not None and _brackets(effects, observing, delegation_line)
+    cadence_possible = "torch_empty_cache_steps" in body_text  # once: the body may be long
     for i in observing:
         kinds = effects.kinds_under(i)
         if kinds <= {K.CONTROL, K.NOOP, K.LOCAL}:
             continue  # control flags are TW203's
-        if _trainer_cadence(effects, i):
+        if cadence_possible and _trainer_cadence(effects, i):
             continue
         if effects.gated_on_progress(i) and kinds & (K.OBSERVING_KINDS | {K.RECORD}):
             chosen[i] = "gated"  # output or metrics at a moment of the loop (a reset alone is bookkeeping)
@@ -264,7 +265,11 @@ def _trainer_cadence(effects: MethodEffects, index: int) -> bool:
     i = index
     while i != -1:
         node = effects.statements[i].node
-        if isinstance(node, (ast.If, ast.While)) and "torch_empty_cache_steps" in ast.unparse(node.test):
+        if isinstance(node, (ast.If, ast.While)) and any(
+            (isinstance(n, ast.Attribute) and n.attr == "torch_empty_cache_steps")
+            or (isinstance(n, ast.Name) and n.id == "torch_empty_cache_steps")
+            for n in walk_expression(node.test)
+        ):
             return True
         i = effects.statements[i].parent
     return False
