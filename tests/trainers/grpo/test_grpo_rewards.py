@@ -12,25 +12,11 @@ import pytest
 import torch
 from datasets import Dataset
 
-from trainwright import GRPOConfig, GRPOTrainer
+from trainwright import GRPOTrainer
 from trainwright.trainers.grpo import NoRewardSignalWarning
 from trainwright.trainers.grpo_rewards import RewardError, RewardScorer
 
-
-def _config(tmp_path, **overrides):
-    base = dict(
-        output_dir=str(tmp_path),
-        per_device_train_batch_size=4,
-        num_generations=4,
-        max_completion_length=3,
-        report_to=[],
-        save_strategy="no",
-        use_cpu=True,
-        logging_steps=1,
-        learning_rate=1e-3,
-    )
-    base.update(overrides)
-    return GRPOConfig(**base)
+from .grpo_settings import small_config
 
 
 def _dataset(n: int = 8) -> Dataset:
@@ -69,7 +55,7 @@ def test_grpo_trainer_state_log_metric_and_log_extra(tmp_path, tokenizer, tiny_m
         log_extra("answer_copy", [f"<{a}>" for a in answer])
         return [float(len(c)) for c in completions]
 
-    args = _config(tmp_path, max_steps=2, log_completions=True, per_device_eval_batch_size=2)
+    args = small_config(tmp_path, max_steps=2, log_completions=True, per_device_eval_batch_size=2)
     trainer = GRPOTrainer(
         tiny_model,
         scored,
@@ -104,7 +90,7 @@ def test_grpo_log_extra_with_the_wrong_length_names_the_function(tmp_path, token
     trainer = GRPOTrainer(
         tiny_model,
         chatty,
-        args=_config(tmp_path, max_steps=1),
+        args=small_config(tmp_path, max_steps=1),
         train_dataset=_dataset(),
         processing_class=tokenizer,
     )
@@ -193,7 +179,7 @@ def test_grpo_round_without_reward_signal_warns_once_and_is_counted(tmp_path, to
     trainer = GRPOTrainer(
         tiny_model,
         never_applies,
-        args=_config(tmp_path, max_steps=2),
+        args=small_config(tmp_path, max_steps=2),
         train_dataset=_dataset(),
         processing_class=tokenizer,
     )
@@ -215,7 +201,7 @@ def test_grpo_partly_unscorable_round_is_counted(tmp_path, tokenizer, tiny_model
     trainer = GRPOTrainer(
         tiny_model,
         half,
-        args=_config(tmp_path, max_steps=1),
+        args=small_config(tmp_path, max_steps=1),
         train_dataset=_dataset(),
         processing_class=tokenizer,
     )
@@ -230,7 +216,7 @@ def test_grpo_fully_scored_round_does_not_warn(tmp_path, tokenizer, tiny_model, 
     trainer = GRPOTrainer(
         tiny_model,
         reward_a,
-        args=_config(tmp_path, max_steps=1),
+        args=small_config(tmp_path, max_steps=1),
         train_dataset=_dataset(),
         processing_class=tokenizer,
     )
@@ -251,7 +237,7 @@ def test_grpo_reward_model_from_a_folder(tmp_path, tokenizer, tiny_model) -> Non
     trainer = GRPOTrainer(
         tiny_model,
         str(folder),  # loaded as AutoModelForSequenceClassification(num_labels=1), tokenizer from the folder
-        args=_config(tmp_path, max_steps=1),
+        args=small_config(tmp_path, max_steps=1),
         train_dataset=_dataset(),
         processing_class=tokenizer,
     )

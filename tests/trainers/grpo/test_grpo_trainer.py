@@ -10,24 +10,10 @@ import pytest
 import torch
 from datasets import Dataset
 
-from trainwright import GRPOConfig, GRPOTrainer
+from trainwright import GRPOTrainer
 from trainwright.trainers.grpo_rewards import RewardError
 
-
-def _config(tmp_path, **overrides):
-    base = dict(
-        output_dir=str(tmp_path),
-        per_device_train_batch_size=4,
-        num_generations=4,
-        max_completion_length=3,
-        report_to=[],
-        save_strategy="no",
-        use_cpu=True,
-        logging_steps=1,
-        learning_rate=1e-3,
-    )
-    base.update(overrides)
-    return GRPOConfig(**base)
+from .grpo_settings import small_config
 
 
 class CountingBackend:
@@ -49,7 +35,7 @@ class CountingBackend:
 def test_grpo_generate_calls_follow_the_formula(
     tmp_path, tokenizer, tiny_model, prompts_dataset, reward_a, ga, spg, mu, steps
 ):
-    args = _config(
+    args = small_config(
         tmp_path,
         gradient_accumulation_steps=ga,
         steps_per_generation=spg,
@@ -76,7 +62,7 @@ def test_grpo_old_logps_only_when_the_ratio_can_differ(
     on_policy = GRPOTrainer(
         tiny_model,
         reward_a,
-        args=_config(tmp_path, gradient_accumulation_steps=2, steps_per_generation=2),
+        args=small_config(tmp_path, gradient_accumulation_steps=2, steps_per_generation=2),
         train_dataset=prompts_dataset,
         processing_class=tokenizer,
     )
@@ -84,7 +70,7 @@ def test_grpo_old_logps_only_when_the_ratio_can_differ(
     off_policy = GRPOTrainer(
         tiny_model,
         lambda completion_ids, **kwargs: [float(sum(ids) % 7) for ids in completion_ids],  # dense: a gradient
-        args=_config(tmp_path, steps_per_generation=2, max_steps=2),
+        args=small_config(tmp_path, steps_per_generation=2, max_steps=2),
         train_dataset=prompts_dataset,
         processing_class=tokenizer,
     )
@@ -116,7 +102,7 @@ def test_grpo_shared_prompt_forward_equals_plain(
     trainer = GRPOTrainer(
         tiny_model,
         reward_a,
-        args=_config(tmp_path, max_steps=1, gradient_accumulation_steps=2, steps_per_generation=2),
+        args=small_config(tmp_path, max_steps=1, gradient_accumulation_steps=2, steps_per_generation=2),
         train_dataset=prompts_dataset,
         processing_class=tokenizer,
     )
@@ -154,7 +140,7 @@ def test_grpo_training_changes_the_policy_and_logs_trl_metrics(
         return [float(len(ids) + ids[0] % 5) for ids in completion_ids]
 
     before = [p.detach().clone() for p in tiny_model.parameters()]
-    args = _config(tmp_path, max_steps=2, beta=0.1, loss_type="grpo", max_completion_length=4)
+    args = small_config(tmp_path, max_steps=2, beta=0.1, loss_type="grpo", max_completion_length=4)
     trainer = GRPOTrainer(
         tiny_model, length_reward, args=args, train_dataset=prompts_dataset, processing_class=tokenizer
     )
@@ -192,7 +178,7 @@ def test_grpo_reward_functions_receive_trl_arguments_and_weights(
     def sometimes_none(prompts, **kwargs):
         return [None if i % 2 else 2.0 for i in range(len(prompts))]
 
-    args = _config(tmp_path, max_steps=1, reward_weights=[1.0, 0.5])
+    args = small_config(tmp_path, max_steps=1, reward_weights=[1.0, 0.5])
     trainer = GRPOTrainer(
         tiny_model,
         [check_args, sometimes_none],
@@ -223,7 +209,7 @@ def test_grpo_conversational_prompts_use_the_chat_template(tmp_path, tokenizer, 
     trainer = GRPOTrainer(
         tiny_model,
         reward,
-        args=_config(tmp_path, max_steps=1),
+        args=small_config(tmp_path, max_steps=1),
         train_dataset=dataset,
         processing_class=tokenizer,
     )
@@ -252,7 +238,7 @@ def test_grpo_reward_model_scores_prompt_plus_completion(tmp_path, tokenizer, ti
     trainer = GRPOTrainer(
         tiny_model,
         reward_model,
-        args=_config(tmp_path, max_steps=1),
+        args=small_config(tmp_path, max_steps=1),
         train_dataset=prompts_dataset,
         processing_class=tokenizer,
         reward_processing_classes=tokenizer,
@@ -281,7 +267,7 @@ def test_grpo_dynamic_sampling_refills_flat_groups(tmp_path, tokenizer, tiny_mod
     for dynamic in (False, True):
         calls.clear()
         out = tmp_path / str(dynamic)
-        args = _config(
+        args = small_config(
             out,
             max_steps=3,
             dynamic_sampling=dynamic,
@@ -319,7 +305,7 @@ def test_grpo_dynamic_sampling_refills_flat_groups(tmp_path, tokenizer, tiny_mod
 def test_grpo_evaluation_generates_and_returns_a_loss(
     tmp_path, tokenizer, tiny_model, prompts_dataset, reward_a
 ):
-    args = _config(tmp_path, per_device_eval_batch_size=2)
+    args = small_config(tmp_path, per_device_eval_batch_size=2)
     trainer = GRPOTrainer(
         tiny_model,
         reward_a,
@@ -342,7 +328,7 @@ def test_grpo_peft_policy_uses_its_base_as_reference(
     trainer = GRPOTrainer(
         model,
         reward_a,
-        args=_config(tmp_path, max_steps=2, beta=0.5),
+        args=small_config(tmp_path, max_steps=2, beta=0.5),
         train_dataset=prompts_dataset,
         processing_class=tokenizer,
     )
@@ -372,17 +358,17 @@ def test_grpo_peft_policy_uses_its_base_as_reference(
 )
 def test_grpo_config_rejects_bad_combinations(tmp_path, overrides, message):
     with pytest.raises(ValueError, match=message):
-        _config(tmp_path, **overrides)
+        small_config(tmp_path, **overrides)
 
 
 def test_grpo_config_maps_boolean_scale_rewards(tmp_path):
-    assert _config(tmp_path, scale_rewards=False).scale_rewards == "none"
-    assert _config(tmp_path, gradient_accumulation_steps=3).steps_per_generation == 3
+    assert small_config(tmp_path, scale_rewards=False).scale_rewards == "none"
+    assert small_config(tmp_path, gradient_accumulation_steps=3).steps_per_generation == 3
 
 
 def test_grpo_too_few_prompts_for_a_round(tmp_path, tokenizer, tiny_model, reward_a):
     dataset = Dataset.from_dict({"prompt": ["a", "b"]})
-    args = _config(tmp_path, steps_per_generation=4, max_steps=1)  # 4 x 4 / 4 = 4 prompts per round
+    args = small_config(tmp_path, steps_per_generation=4, max_steps=1)  # 4 x 4 / 4 = 4 prompts per round
     trainer = GRPOTrainer(tiny_model, reward_a, args=args, train_dataset=dataset, processing_class=tokenizer)
     with pytest.raises(ValueError, match="has 2 prompts but one generation round needs 4"):
         trainer.train()
@@ -393,7 +379,7 @@ def test_grpo_dataset_without_prompt_column(tmp_path, tokenizer, tiny_model, rew
         GRPOTrainer(
             tiny_model,
             reward_a,
-            args=_config(tmp_path),
+            args=small_config(tmp_path),
             train_dataset=Dataset.from_dict({"text": ["x"]}),
             processing_class=tokenizer,
         )
@@ -407,7 +393,7 @@ def test_grpo_reward_weights_length_mismatch(tmp_path, tokenizer, tiny_model, pr
         GRPOTrainer(
             tiny_model,
             reward_a,
-            args=_config(tmp_path, reward_weights=[1.0, 2.0]),
+            args=small_config(tmp_path, reward_weights=[1.0, 2.0]),
             train_dataset=prompts_dataset,
             processing_class=tokenizer,
         )
@@ -447,7 +433,7 @@ def test_grpo_bad_reward_function_names_itself(
     trainer = GRPOTrainer(
         tiny_model,
         func,
-        args=_config(tmp_path, max_steps=1),
+        args=small_config(tmp_path, max_steps=1),
         train_dataset=prompts_dataset,
         processing_class=tokenizer,
     )
@@ -459,13 +445,13 @@ def test_grpo_missing_tokenizer_and_reward_model_tokenizer(
     tmp_path, tokenizer, tiny_model, prompts_dataset, reward_a
 ):
     with pytest.raises(ValueError, match="needs processing_class"):
-        GRPOTrainer(tiny_model, reward_a, args=_config(tmp_path), train_dataset=prompts_dataset)
+        GRPOTrainer(tiny_model, reward_a, args=small_config(tmp_path), train_dataset=prompts_dataset)
     reward_model = torch.nn.Linear(2, 1)
     with pytest.raises(ValueError, match="reward model 'Linear' needs a tokenizer"):
         GRPOTrainer(
             tiny_model,
             reward_model,
-            args=_config(tmp_path),
+            args=small_config(tmp_path),
             train_dataset=prompts_dataset,
             processing_class=tokenizer,
         )

@@ -15,21 +15,7 @@ from trainwright import GRPOConfig, GRPOTrainer
 from trainwright.toy import build_tiny_causal_lm, save_tiny_model
 from trainwright.trainers.owned_callbacks import ReferenceSyncCallback
 
-
-def _config(tmp_path, **overrides):
-    base = dict(
-        output_dir=str(tmp_path),
-        per_device_train_batch_size=4,
-        num_generations=4,
-        max_completion_length=3,
-        report_to=[],
-        save_strategy="no",
-        use_cpu=True,
-        logging_steps=1,
-        learning_rate=1e-3,
-    )
-    base.update(overrides)
-    return GRPOConfig(**base)
+from .grpo_settings import small_config
 
 
 def _dense(completion_ids, **kwargs):
@@ -83,7 +69,7 @@ def test_grpo_generation_batch_size_is_resolved_and_validated_like_trl(tmp_path)
 )
 def test_grpo_generation_batch_size_errors_name_the_numbers(tmp_path, overrides, message) -> None:
     with pytest.raises(ValueError, match=message):
-        _config(tmp_path, **overrides)
+        small_config(tmp_path, **overrides)
 
 
 def test_grpo_generation_batch_size_sets_the_generate_call_size(
@@ -92,7 +78,7 @@ def test_grpo_generation_batch_size_sets_the_generate_call_size(
     trainer = GRPOTrainer(
         tiny_model,
         _dense,
-        args=_config(tmp_path, generation_batch_size=12, max_steps=3),
+        args=small_config(tmp_path, generation_batch_size=12, max_steps=3),
         train_dataset=prompts_dataset,
         processing_class=tokenizer,
     )
@@ -136,7 +122,7 @@ def test_grpo_disable_dropout(tmp_path, tokenizer, prompts_dataset, disable) -> 
     trainer = GRPOTrainer(
         _model_with_dropout(tokenizer),
         _dense,
-        args=_config(tmp_path, beta=0.1, disable_dropout=disable),
+        args=small_config(tmp_path, beta=0.1, disable_dropout=disable),
         train_dataset=prompts_dataset,
         processing_class=tokenizer,
     )
@@ -153,7 +139,7 @@ def test_grpo_num_completions_to_print(tmp_path, tokenizer, tiny_model, prompts_
     trainer = GRPOTrainer(
         tiny_model,
         with_note,
-        args=_config(tmp_path, max_steps=1, log_completions=True, num_completions_to_print=2),
+        args=small_config(tmp_path, max_steps=1, log_completions=True, num_completions_to_print=2),
         train_dataset=prompts_dataset,
         processing_class=tokenizer,
     )
@@ -167,7 +153,7 @@ def test_grpo_num_generations_eval(tmp_path, tokenizer, tiny_model, prompts_data
     trainer = GRPOTrainer(
         tiny_model,
         _dense,
-        args=_config(tmp_path, num_generations_eval=2, per_device_eval_batch_size=3),
+        args=small_config(tmp_path, num_generations_eval=2, per_device_eval_batch_size=3),
         train_dataset=prompts_dataset,
         eval_dataset=prompts_dataset.select(range(3)),
         processing_class=tokenizer,
@@ -187,7 +173,7 @@ def test_grpo_cache_implementation_reaches_the_generation_config(
     trainer = GRPOTrainer(
         tiny_model,
         _dense,
-        args=_config(tmp_path, cache_implementation="dynamic", generation_kwargs={"top_k": 3}),
+        args=small_config(tmp_path, cache_implementation="dynamic", generation_kwargs={"top_k": 3}),
         train_dataset=prompts_dataset,
         processing_class=tokenizer,
     )
@@ -203,7 +189,7 @@ def test_grpo_model_and_tokenizer_from_a_folder(tmp_path, prompts_dataset) -> No
     trainer = GRPOTrainer(
         str(folder),
         _dense,
-        args=_config(tmp_path, max_steps=1, beta=0.1, model_init_kwargs={"dtype": "bfloat16"}),
+        args=small_config(tmp_path, max_steps=1, beta=0.1, model_init_kwargs={"dtype": "bfloat16"}),
         train_dataset=prompts_dataset,
     )
     assert trainer.processing_class.name_or_path == str(folder)
@@ -217,7 +203,7 @@ def test_grpo_peft_config_wraps_the_policy(tmp_path, tokenizer, tiny_model, prom
     trainer = GRPOTrainer(
         tiny_model,
         _dense,
-        args=_config(tmp_path, max_steps=1, beta=0.5),
+        args=small_config(tmp_path, max_steps=1, beta=0.5),
         train_dataset=prompts_dataset,
         processing_class=tokenizer,
         peft_config=peft.LoraConfig(r=2, target_modules=["q_proj", "v_proj"]),
@@ -234,7 +220,7 @@ def test_grpo_sync_ref_model(tmp_path, tokenizer, prompts_dataset) -> None:
     trainer = GRPOTrainer(
         model,
         _dense,
-        args=_config(
+        args=small_config(
             tmp_path,
             max_steps=2,
             beta=0.1,
@@ -259,7 +245,7 @@ def test_grpo_sync_ref_model(tmp_path, tokenizer, prompts_dataset) -> None:
 
 def test_grpo_sync_ref_model_needs_beta(tmp_path) -> None:
     with pytest.raises(ValueError, match="sync_ref_model .* beta=0 uses no reference"):
-        _config(tmp_path, sync_ref_model=True)
+        small_config(tmp_path, sync_ref_model=True)
 
 
 # ---- prompts are checked at construction -----------------------------------------------------------------------------
@@ -278,7 +264,7 @@ def test_grpo_bad_prompts_name_the_row(tmp_path, tokenizer, tiny_model, prompts,
         GRPOTrainer(
             tiny_model,
             _dense,
-            args=_config(tmp_path),
+            args=small_config(tmp_path),
             train_dataset=Dataset.from_dict({"prompt": prompts}),
             processing_class=tokenizer,
         )
