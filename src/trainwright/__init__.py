@@ -8,8 +8,7 @@ missing extra produces one clear ``ImportError`` instead of a traceback from dee
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from trainwright._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -23,9 +22,4 @@ _LAZY_EXPORTS: dict[str, str] = {
 
 __all__ = ["DPOConfig", "DPOTrainer", "GRPOConfig", "GRPOTrainer", "__version__"]
 
-
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY_EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'trainwright' has no attribute {name!r}")
-    return getattr(importlib.import_module(module_name), name)
+__getattr__ = lazy_exports(__name__, _LAZY_EXPORTS)

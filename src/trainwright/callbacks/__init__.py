@@ -6,10 +6,8 @@ values to the logs should be registered with :func:`attach` so that the reportin
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from trainwright._extras import require_train_extra
+from trainwright._lazy import lazy_exports
 
 require_train_extra("trainwright.callbacks")
 
@@ -30,10 +28,11 @@ from trainwright.callbacks.sample_generation import SampleGenerationCallback
 from trainwright.callbacks.step_timer import StepTimerCallback
 from trainwright.callbacks.wall_clock_budget import WallClockBudgetCallback
 
-# Written by other helpers; imported on first access so that this package works without them.
-_LAZY_EXPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "ReferenceSyncCallback": ("trainwright.callbacks.reference_sync", ("ReferenceSyncCallback",)),
-    "CompletionsLogCallback": ("trainwright.callbacks.completions_log", ("CompletionsLogCallback",)),
+# Defined with the trainers that own them (``trainwright.trainers.owned_callbacks``, which imports this
+# package): imported on first access, so that neither package needs the other to finish loading first.
+_LAZY_EXPORTS: dict[str, str] = {
+    "ReferenceSyncCallback": "trainwright.callbacks.reference_sync",
+    "CompletionsLogCallback": "trainwright.callbacks.completions_log",
 }
 
 __all__ = [
@@ -57,14 +56,4 @@ __all__ = [
     "newest_complete_checkpoint",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    entry = _LAZY_EXPORTS.get(name)
-    if entry is None:
-        raise AttributeError(f"module 'trainwright.callbacks' has no attribute {name!r}")
-    module_name, candidates = entry
-    module = importlib.import_module(module_name)
-    for candidate in candidates:
-        if hasattr(module, candidate):
-            return getattr(module, candidate)
-    raise AttributeError(f"{module_name} defines none of {', '.join(candidates)}")
+__getattr__ = lazy_exports(__name__, _LAZY_EXPORTS)

@@ -7,10 +7,8 @@ They are imported on first access, so ``import trainwright.trainers.grpo_loss`` 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from trainwright._extras import require_train_extra
+from trainwright._lazy import lazy_exports
 
 require_train_extra("trainwright.trainers")
 
@@ -24,9 +22,4 @@ _LAZY_EXPORTS: dict[str, str] = {
 
 __all__ = ["DPOConfig", "DPOTrainer", "GRPOConfig", "GRPOTrainer", "RewardError"]
 
-
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY_EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'trainwright.trainers' has no attribute {name!r}")
-    return getattr(importlib.import_module(module_name), name)
+__getattr__ = lazy_exports(__name__, _LAZY_EXPORTS)

@@ -61,3 +61,27 @@ def make_config(tmp_path: Path, **overrides: Any):
     }
     defaults.update(overrides)
     return DPOConfig(**defaults)
+
+
+def trl_dpo_trainer(policy, reference, dataset, tokenizer, output_dir: Path | str, **config: Any):
+    """TRL's DPOTrainer on copies of ``policy`` and ``reference``, CPU and float32 like ``make_config``:
+    the independent side of the parity tests."""
+    import copy
+
+    import trl
+
+    args = trl.DPOConfig(
+        output_dir=str(output_dir),
+        bf16=False,
+        gradient_checkpointing=False,
+        report_to="none",
+        use_cpu=True,
+        **config,
+    )
+    return trl.DPOTrainer(
+        model=copy.deepcopy(policy),
+        ref_model=copy.deepcopy(reference),
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+    )

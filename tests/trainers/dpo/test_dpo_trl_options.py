@@ -9,7 +9,7 @@ import os
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import make_config, text_pairs
+from conftest import make_config, text_pairs, trl_dpo_trainer
 from datasets import Dataset
 
 from trainwright import DPOConfig, DPOTrainer
@@ -139,7 +139,7 @@ def test_dpo_wpo_loss_equals_the_formula_by_hand(make_model, tokenizer, tmp_path
 
 @pytest.fixture(scope="module")
 def trl_weighted(tokenizer, tmp_path_factory):
-    trl = pytest.importorskip("trl")
+    pytest.importorskip("trl")
     from trainwright.toy import build_tiny_causal_lm
 
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
@@ -149,23 +149,16 @@ def trl_weighted(tokenizer, tmp_path_factory):
     with torch.no_grad():
         for p in policy.parameters():
             p.add_(0.05 * torch.randn(p.shape, generator=generator))
-    args = trl.DPOConfig(
-        output_dir=str(tmp_path_factory.mktemp("trl-wpo")),
+    trainer = trl_dpo_trainer(
+        policy,
+        reference,
+        text_pairs(6),
+        tokenizer,
+        tmp_path_factory.mktemp("trl-wpo"),
         beta=BETA,
         label_smoothing=0.1,
         use_weighting=True,
         max_length=64,
-        bf16=False,
-        gradient_checkpointing=False,
-        report_to="none",
-        use_cpu=True,
-    )
-    trainer = trl.DPOTrainer(
-        model=copy.deepcopy(policy),
-        ref_model=copy.deepcopy(reference),
-        args=args,
-        train_dataset=text_pairs(6),
-        processing_class=tokenizer,
     )
     return trainer, policy, reference
 

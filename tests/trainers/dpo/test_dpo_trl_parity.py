@@ -11,7 +11,7 @@ import os
 
 import pytest
 import torch
-from conftest import make_config
+from conftest import make_config, trl_dpo_trainer
 from datasets import Dataset
 
 trl = pytest.importorskip("trl")
@@ -75,23 +75,16 @@ def models(tokenizer):
 def trl_side(models, tokenizer, tmp_path_factory):
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     policy, reference = models
-    args = trl.DPOConfig(
-        output_dir=str(tmp_path_factory.mktemp("trl")),
+    trainer = trl_dpo_trainer(
+        policy,
+        reference,
+        parity_pairs(),
+        tokenizer,
+        tmp_path_factory.mktemp("trl"),
         per_device_train_batch_size=N_PAIRS,
         beta=BETA,
         label_smoothing=EPS,
         max_length=64,
-        bf16=False,
-        gradient_checkpointing=False,
-        report_to="none",
-        use_cpu=True,
-    )
-    trainer = trl.DPOTrainer(
-        model=copy.deepcopy(policy),
-        ref_model=copy.deepcopy(reference),
-        args=args,
-        train_dataset=parity_pairs(),
-        processing_class=tokenizer,
     )
     batch = trainer.data_collator([trainer.train_dataset[i] for i in range(N_PAIRS)])
     return trainer, batch
@@ -225,18 +218,13 @@ def test_dpo_conversational_tokenisation_matches_trl(tokenizer, models, tmp_path
         ]
     )
     policy, reference = models
-    kwargs = {"ref_model": copy.deepcopy(reference), "train_dataset": data, "processing_class": tokenizer}
-    theirs = trl.DPOTrainer(
-        model=copy.deepcopy(policy),
-        args=trl.DPOConfig(
-            output_dir=str(tmp_path / "trl"),
-            bf16=False,
-            gradient_checkpointing=False,
-            report_to="none",
-            use_cpu=True,
-        ),
-        **kwargs,
+    theirs = trl_dpo_trainer(policy, reference, data, tokenizer, tmp_path / "trl")
+    ours = DPOTrainer(
+        copy.deepcopy(policy),
+        ref_model=copy.deepcopy(reference),
+        args=make_config(tmp_path),
+        train_dataset=data,
+        processing_class=tokenizer,
     )
-    ours = DPOTrainer(copy.deepcopy(policy), args=make_config(tmp_path), **kwargs)
     for column in ("prompt_ids", "chosen_ids", "rejected_ids"):
         assert ours.train_dataset[column] == theirs.train_dataset[column], column
