@@ -62,6 +62,9 @@ KNOWN_KEYS = frozenset(
 
 @dataclass(frozen=True)
 class LintConfig:
+    """Every setting of one run, from ``[tool.trainwright]`` and the command line, resolved once:
+    frozen, because the worker processes and the fixer must all see the same settings."""
+
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()

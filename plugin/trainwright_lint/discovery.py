@@ -40,6 +40,8 @@ ALWAYS_SKIPPED = frozenset(
 
 @dataclass(frozen=True)
 class Pattern:
+    """One gitignore / exclude line, compiled once: discovery tests every path against every pattern."""
+
     regex: re.Pattern[str]
     negate: bool
     dir_only: bool

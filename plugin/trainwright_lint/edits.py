@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class NewParam:
+    """A parameter an ``AddParams`` fix adds to an override's signature."""
+
     name: str
     default: str  # source text of the default value
     keyword_only: bool = False

@@ -82,7 +82,7 @@ def lint_unit(
     module_rules = [r for r in rules if r.scope == "module"]
     # A linted file is scanned for every candidate call, `super().__init__(...)` of a
     # `class T(transformers.Trainer)` included (the narrower gate decides which scripts are read at all).
-    if module_rules and prefilter.construction_offsets(unit.source):
+    if module_rules and unit.construction_offsets:
         findings += _lint_module(unit, workspace, releases, module_rules, timings)
     rules = [r for r in rules if r.scope == "class"]
     for key in model.target_classes(unit.path):

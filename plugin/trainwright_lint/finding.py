@@ -14,6 +14,9 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Finding:
+    """One reported problem, with everything every output format and the fixer need (its fix
+    included), so that nothing is recomputed after the rules ran."""
+
     code: str
     name: str
     message: str

@@ -12,14 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from trainwright_lint.textscan import class_statements
+
 KEYWORDS: tuple[str, ...] = ("Trainer", "Callback")
 
-# A line starts after "\n" or a lone "\r" (old Mac files, which Python accepts); indentation may hold "\f".
-_CLASS_WITH_BASES = re.compile(r"(?:^|\r)[ \t\f]*class[ \t]+\w+[ \t]*\(", re.MULTILINE)
-
-
 def has_class_with_bases(text: str) -> bool:
-    return "class" in text and _CLASS_WITH_BASES.search(text) is not None
+    return next(class_statements(text, with_bases=True), None) is not None
 
 
 def mentions(text: str, names: Iterable[str]) -> bool:

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from trainwright_lint import noqa, prefilter
+from trainwright_lint import noqa, prefilter, supervisor
 from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.analysis.workspace import Workspace, parse_source, read_source
 from trainwright_lint.config import LintConfig
@@ -32,7 +33,10 @@ from trainwright_lint.engine import enabled_rules, lint_unit, target_releases
 from trainwright_lint.finding import NOT_LINTED, Finding, not_linted
 from trainwright_lint.project.model import ProjectModel, split_key
 from trainwright_lint.project.summary import TRACKED_ATTRIBUTES, ModuleSummary, instance_stores, summarise
-from trainwright_lint.workers import Pool
+from trainwright_lint.supervisor import Beat
+
+if TYPE_CHECKING:
+    from trainwright_lint.workers import Pool
 
 Progress = Callable[[int, int], None]  # (files done, files in total)
 
@@ -42,6 +46,8 @@ _PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
 
 @dataclass
 class ClassRecord:
+    """A class the rules looked at (or could not resolve), for ``--statistics``."""
+
     path: str
     line: int
     name: str
@@ -50,6 +56,9 @@ class ClassRecord:
 
 @dataclass
 class LintResult:
+    """What a project-wide lint returns to the commands: the findings, the counts the summary line
+    prints, and (in-process) the parsed files for a fix pass to reuse."""
+
     findings: list[Finding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # warnings for the user (stderr)
     files_seen: int = 0
@@ -68,6 +77,8 @@ class LintResult:
 
 @dataclass
 class _State:
+    """What one process keeps between tasks: the settings and the files it has parsed."""
+
     config: LintConfig
     workspace: Workspace
     words: tuple[str, ...]
@@ -146,15 +157,39 @@ def _lint(state: _State, path: str) -> tuple[list[Finding], dict[str, float]]:
 # The parent
 
 
-class _Runner:
-    """Runs tasks in worker processes (with the per-file time limit) or in this process."""
+def _parallel(jobs: int, n_files: int) -> bool:
+    return jobs > 1 and n_files >= PARALLEL_MIN_FILES
 
-    def __init__(self, config: LintConfig, jobs: int, n_files: int) -> None:
+
+def _timeout_problem(timeout: float) -> str:
+    return f"skipped: took longer than {timeout:g}s (file-timeout)"
+
+
+class _Runner:
+    """Runs tasks in worker processes (with the per-file time limit) or in this process.
+
+    In this process, ``beat`` (from ``supervisor.run``) announces each task to the parent that holds
+    the time limit, and the tasks in ``skipped`` (killed or crashed in an earlier child) are reported
+    instead of run."""
+
+    def __init__(
+        self,
+        config: LintConfig,
+        jobs: int,
+        n_files: int,
+        beat: Beat | None = None,
+        skipped: Mapping[str, str] | None = None,
+    ) -> None:
         self.config = config
         self.timeout = config.file_timeout
-        parallel = jobs > 1 and n_files >= PARALLEL_MIN_FILES
+        self.beat = beat
+        self.skipped = skipped or {}
+        parallel = _parallel(jobs, n_files)
         self.pool: Pool | None = None
-        if parallel or self.timeout > 0:
+        if parallel or (self.timeout > 0 and beat is None):
+            # Imported only here: multiprocessing costs a tenth of a one-job run's start-up.
+            from trainwright_lint.workers import Pool
+
             self.pool = Pool(jobs if parallel else 1, _handle, self.timeout)
             self.pool.broadcast(("setup", config))
         else:
@@ -179,10 +214,18 @@ class _Runner:
         if self.pool is None:
             out = []
             for p in paths:
+                key = f"{kind}:{p}"
+                if key in self.skipped:
+                    out.append((p, None, self.skipped[key]))
+                    continue
+                if self.beat is not None:
+                    self.beat(key)
                 try:
                     out.append((p, _handle((kind, p)), ""))
                 except Exception as exc:  # noqa: BLE001 - reported on the file
                     out.append((p, None, f"internal error ({exc.__class__.__name__}: {exc})"))
+            if self.beat is not None:
+                self.beat(None)  # the parent's steps between the passes have no time limit
             return out
         results = self.pool.run(
             [(kind, p) for p in paths],
@@ -195,7 +238,7 @@ class _Runner:
             if kind == "parse" and not r.timed_out and not r.crashed:
                 self.owner[path] = r.worker
             if r.timed_out:
-                out.append((path, None, f"skipped: took longer than {self.timeout:g}s (file-timeout)"))
+                out.append((path, None, _timeout_problem(self.timeout)))
             elif r.crashed:
                 out.append((path, None, f"internal error ({r.crashed})"))
             else:
@@ -234,36 +277,63 @@ def lint_files(
     jobs: int | None = None,
     explicit: Sequence[str] = (),
     progress: Progress | None = None,
+    keep_model: bool = False,
 ) -> LintResult:
     """Lint ``files`` (already discovered) as one project.
 
     ``explicit``: files named on the command line (pre-commit passes only changed files). Those are
     parsed even when their text never names a Trainer, so ``class Child(MyBase)`` is checked against
     bases read on demand from the rest of the project.
+
+    With one job and a ``file_timeout``, one forked child runs everything in-process while this
+    process holds the time limit (``supervisor``); ``keep_model`` asks it to send the project model
+    back too (a fix pass re-lints against it). Several jobs use the worker pool.
     """
-    gc_enabled = gc.isenabled()
-    # The kept trees are millions of objects without cycles: every collection would traverse them all
-    # for nothing (a third of the run's CPU on TRL's source). Collection resumes when we return.
+    jobs = default_jobs() if jobs is None else max(1, jobs)
+    shown: dict[str, str] = {}  # real path -> the path as given
+    for f in files:
+        shown.setdefault(os.path.realpath(f), f)
+    if config.file_timeout > 0 and not _parallel(jobs, len(shown)) and supervisor.available():
+
+        def in_child(beat: Beat, skipped: Mapping[str, str]) -> LintResult:
+            with _collection_paused():
+                result = _lint_files(shown, config, 1, explicit, progress, beat, skipped)
+            result.workspace = None  # the trees stay in the child
+            if keep_model and result.model is not None:
+                result.model.loader = None  # a bound method of the child's workspace
+            else:
+                result.model = None
+            return result
+
+        return supervisor.run(in_child, config.file_timeout, _timeout_problem)  # type: ignore[no-any-return]
+    with _collection_paused():
+        return _lint_files(shown, config, jobs, explicit, progress, None, None)
+
+
+@contextmanager
+def _collection_paused() -> Iterator[None]:
+    """The kept trees are millions of objects without cycles: every collection would traverse them
+    all for nothing (a third of the run's CPU on TRL's source). Collection resumes afterwards."""
+    enabled = gc.isenabled()
     gc.disable()
     try:
-        return _lint_files(files, config, jobs, explicit, progress)
+        yield
     finally:
-        if gc_enabled:
+        if enabled:
             gc.enable()
 
 
 def _lint_files(
-    files: Sequence[str],
+    shown: dict[str, str],
     config: LintConfig,
-    jobs: int | None,
+    jobs: int,
     explicit: Sequence[str],
     progress: Progress | None,
+    beat: Beat | None,
+    skipped: Mapping[str, str] | None,
 ) -> LintResult:
-    jobs = default_jobs() if jobs is None else max(1, jobs)
+    """``shown``: each file's real path -> the path as given."""
     result = LintResult()
-    shown: dict[str, str] = {}  # real path -> the path as given
-    for f in files:
-        shown.setdefault(os.path.realpath(f), f)
     result.files_seen = len(shown)
     words = prefilter.gate_words(config.trainer_bases)
     report_tw000 = config.code_enabled(NOT_LINTED)  # select/ignore apply, as for flake8's E999
@@ -273,7 +343,7 @@ def _lint_files(
     explicit_real = {os.path.realpath(p) for p in explicit}
     # The workers start before this process reads anything: a fork copies the pages it later writes,
     # and every file's text read here would be such a page (0.2 s of a 1 s run on TRL's source).
-    runner = _Runner(config, jobs, len(shown))
+    runner = _Runner(config, jobs, len(shown), beat, skipped)
     try:
         for done, path in enumerate(shown, 1):
             if progress is not None and (done % 50 == 0 or done == len(shown)):
@@ -359,7 +429,11 @@ def _lint_files(
 def for_display(findings: Sequence[Finding], config: LintConfig) -> list[Finding]:
     """The findings with paths relative to the project root, as every output format shows them (the
     runner and the fixer work with real paths)."""
-    out = [replace(f, path=display_path(f.path, config)) for f in findings]
+    shown: dict[str, str] = {}  # one realpath per file, not per finding
+    for f in findings:
+        if f.path not in shown:
+            shown[f.path] = display_path(f.path, config)
+    out = [replace(f, path=shown[f.path]) for f in findings]
     out.sort(key=Finding.sort_key)
     return out
 

@@ -213,3 +213,25 @@ def test_trl_code_copied_from_transformers_is_recognised_as_transformers(upstrea
     assert len(owned) >= 10 and len(fps) > len(owned)  # the rest is TRL's own code
     match = upstream.best_release("Trainer", "training_step", fps)
     assert match is not None and match.matching >= 10 and match.total == len(fps)
+
+
+def test_lazy_fingerprints_equal_the_full_walk_on_installed_trl() -> None:
+    """``LazyFingerprints.of`` (one statement at a time, for the TW2xx rules) gives exactly what
+    ``statement_fingerprints`` gives, on every function of the installed TRL: nested blocks, handlers,
+    ``else`` branches, nested defs and docstrings included."""
+    from trainwright.catalog.fingerprint import LazyFingerprints
+
+    checked = 0
+    for path in sorted(_source_dir("trl").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            lazy = LazyFingerprints(fn)
+            full = statement_fingerprints(fn)
+            assert [lazy.of(stmt) for _, stmt in reversed(full)] == [fp for fp, _ in reversed(full)]
+            checked += len(full)
+    assert checked > 10_000
+    docstring_only = ast.parse('def f():\n    """doc"""\n    return 1\n').body[0]
+    assert isinstance(docstring_only, ast.FunctionDef)
+    assert LazyFingerprints(docstring_only).of(docstring_only.body[0]) is None  # never fingerprinted

@@ -161,7 +161,9 @@ def test_pyproject_configuration(
     assert status == 0 and out == ""
 
 
-def test_parallel_run_matches_serial(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_parallel_supervised_and_in_process_runs_agree(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The three ways a run executes give the same findings: the worker pool (several jobs), one
+    supervised child (one job with a time limit) and this process (``file_timeout=0``)."""
     from trainwright_lint import runner
 
     files = [str(p) for p in sorted(project.rglob("*.py"))] * 1
@@ -171,11 +173,19 @@ def test_parallel_run_matches_serial(project: Path, capsys: pytest.CaptureFixtur
         from trainwright_lint.config import LintConfig
 
         config = LintConfig(transformers_version="5.24.0", root=project)
-        serial = runner.lint_files(files, config, jobs=1).findings
+        supervised = runner.lint_files(files, config, jobs=1)
         parallel = runner.lint_files(files, config, jobs=2).findings
+        in_process = runner.lint_files(files, config.with_overrides(file_timeout=0), jobs=1)
     finally:
         runner.PARALLEL_MIN_FILES = old
-    assert serial and [f.as_dict() for f in serial] == [f.as_dict() for f in parallel]
+    assert supervised.findings and supervised.workspace is None and in_process.workspace is not None
+    expected = [f.as_dict() for f in supervised.findings]
+    assert expected == [f.as_dict() for f in parallel] == [f.as_dict() for f in in_process.findings]
+    assert (supervised.files_seen, supervised.files_parsed, supervised.files_linted) == (
+        in_process.files_seen,
+        in_process.files_parsed,
+        in_process.files_linted,
+    )
 
 
 def test_console_script_entry_point(project: Path) -> None:

@@ -44,6 +44,9 @@ _PROGRESS_READS = frozenset({"global_step", "epoch", "max_steps", "num_train_epo
 
 @dataclass(slots=True)
 class Statement:
+    """What one statement of a method does (its effect kinds), under which conditions, and which
+    locals and attributes it defines and reads: the unit the TW2xx rules report on."""
+
     node: ast.stmt
     parent: int  # index of the enclosing compound statement, -1 at the top
     depth: int
@@ -66,6 +69,9 @@ class Statement:
 
 @dataclass
 class MethodEffects:
+    """The effect analysis of one method, computed once and shared by every rule: its statements
+    in order (a parent before its children), those the returned value depends on, and its delegation."""
+
     statements: list[Statement]
     data: set[int]
     delegation: int | None  # index of the statement holding ``super().<same>(...)``

@@ -21,7 +21,7 @@ from trainwright_lint.analysis.effects import MethodEffects
 from trainwright_lint.syntax import FunctionNode
 
 from trainwright.catalog import Catalog
-from trainwright.catalog.fingerprint import statement_fingerprints
+from trainwright.catalog.fingerprint import LazyFingerprints, statement_fingerprints
 
 
 def _fingerprints(fn: FunctionNode) -> list[tuple[str, object]]:
@@ -34,24 +34,38 @@ def _fingerprints(fn: FunctionNode) -> list[tuple[str, object]]:
     return found
 
 
-def copied_statements(
-    fn: FunctionNode, effects: MethodEffects, owners: Sequence[tuple[Catalog, str]]
-) -> set[int]:
-    """Indices (into ``effects.statements``) of the statements of ``fn`` copied from upstream code of
-    ``owners`` (``(catalog, class)`` pairs: the library classes of the MRO that define the method)."""
-    if not owners:
-        return set()
-    fingerprints = {id(stmt): fp for fp, stmt in _fingerprints(fn)}
-    copied: set[int] = set()
-    for catalog, _cls in owners:
-        upstream = catalog.upstream_fingerprints()
-        for i, s in enumerate(effects.statements):
-            fp = fingerprints.get(id(s.node))
-            if fp is None or fp not in upstream:
-                continue
-            if s.depth > 0 or any(o.method == fn.name for o in upstream.owners(fp)):
-                copied.add(i)
-    return copied
+class CopiedStatements:
+    """Which statements of ``fn`` (indices into ``effects.statements``) were copied from upstream
+    code of ``owners`` (``(catalog, class)`` pairs: the library classes of the MRO that define the
+    method). Answered per statement (``i in copied``): the rules ask only about the few statements
+    they would report, and fingerprinting all of a long override costs more than its analysis."""
+
+    def __init__(self, fn: FunctionNode, effects: MethodEffects, owners: Sequence[tuple[Catalog, str]]) -> None:
+        self._fn = fn
+        self._effects = effects
+        self._upstreams = [catalog.upstream_fingerprints() for catalog, _cls in owners]
+        self._fingerprints: LazyFingerprints | None = None
+        self._answers: dict[int, bool] = {}
+
+    def __contains__(self, index: int) -> bool:
+        found = self._answers.get(index)
+        if found is None:
+            found = self._answers[index] = self._copied(index)
+        return found
+
+    def _copied(self, index: int) -> bool:
+        if not self._upstreams:
+            return False
+        if self._fingerprints is None:
+            self._fingerprints = LazyFingerprints(self._fn)
+        s = self._effects.statements[index]
+        fp = self._fingerprints.of(s.node)
+        if fp is None:
+            return False
+        for upstream in self._upstreams:
+            if fp in upstream and (s.depth > 0 or any(o.method == self._fn.name for o in upstream.owners(fp))):
+                return True
+        return False
 
 
 @dataclass(frozen=True)
@@ -70,13 +84,17 @@ def copy_of(fn: FunctionNode, owners: Sequence[tuple[Catalog, str]], threshold: 
     fingerprints = [fp for fp, _ in _fingerprints(fn)]
     if len(fingerprints) < 5:
         return None
+    distinct = set(fingerprints)
     best: Copy | None = None
     best_matching = 0
     for catalog, cls in owners:
-        match = catalog.upstream_fingerprints().best_release(cls, fn.name, fingerprints)
+        upstream = catalog.upstream_fingerprints()
+        if sum(fp in upstream for fp in distinct) < threshold * len(distinct):
+            continue  # fewer statements of any upstream release than a copy needs: not a copy
+        match = upstream.best_release(cls, fn.name, fingerprints)
         if (
             match is None
-            or match.matching < threshold * len(set(fingerprints))
+            or match.matching < threshold * len(distinct)
             or match.matching <= best_matching
         ):
             continue

@@ -21,6 +21,7 @@ from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.project.model import ProjectModel, split_key
 from trainwright_lint.project.summary import ClassSummary, MethodSummary, ModuleSummary, summarise
 from trainwright_lint.syntax import FunctionNode
+from trainwright_lint.textscan import LiteralScan
 
 # Attributes the Trainer itself reads on every step: writing them from an override is never only
 # observing.
@@ -37,7 +38,6 @@ _CLOCK_ATTR = re.compile(
     r"(?:datetime\.)?datetime\.(?:now|utcnow)|timeit\.default_timer)\s*\("
 )
 _COUNTER = re.compile(r"self\.(\w+)\s*\+=\s*1\b")
-_SELF_ATTRIBUTE = re.compile(r"self\.(\w+)")
 # What follows ``self.x`` when the mention only writes it: an assignment, or a subscripted or
 # attribute-chained container being appended to / cleared (``self._metrics[mode]["x"].append(v)``).
 _WRITE_AFTER = re.compile(
@@ -47,6 +47,9 @@ _WRITE_AFTER = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class MethodRef:
+    """A method of a project class with the file that holds it, for rules that read another class's
+    method (its node or text) without looking the file up again."""
+
     unit: FileUnit
     cls: ClassSummary
     method: MethodSummary
@@ -70,8 +73,10 @@ def read_source(path: str) -> str | None:
             data = fh.read()
     except OSError:
         return None
+    if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark (the "utf-8-sig" codec is slower)
+        data = data[3:]
     try:
-        return data.decode("utf-8-sig")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         return data.decode("latin-1")
 
@@ -170,21 +175,28 @@ class Workspace:
     def clock_attributes(self, key: str) -> frozenset[str]:
         """``self.x`` attributes some class of the hierarchy assigns from the clock (``self.t0 =
         time.time()``): a condition on them is a condition on time."""
-        fact = ("clocks", key)
-        if fact not in self._facts:
-            found: set[str] = set()
-            for k in self.hierarchy(key):
-                found.update(_CLOCK_ATTR.findall(self._class_text(k)))
-            self._facts[fact] = frozenset(found)
-        return self._facts[fact]  # type: ignore[return-value]
+        return self._in_hierarchy("clocks", key, _CLOCK_ATTR, ("time", "perf_counter", "monotonic"))
 
     def counters(self, key: str) -> frozenset[str]:
         """``self.x += 1`` attributes of the hierarchy: hand-made step counters."""
-        fact = ("counters", key)
+        return self._in_hierarchy("counters", key, _COUNTER, ("+=",))
+
+    def _in_hierarchy(
+        self, name: str, key: str, pattern: re.Pattern[str], needed: tuple[str, ...]
+    ) -> frozenset[str]:
+        """``group(1)`` of every match of ``pattern`` in the classes of ``key``'s hierarchy. Each
+        class's text is searched once however many subclasses share it, and only when it holds one of
+        the ``needed`` words (a literal search is far cheaper than the pattern)."""
+        fact = (name, key)
         if fact not in self._facts:
             found: set[str] = set()
             for k in self.hierarchy(key):
-                found.update(_COUNTER.findall(self._class_text(k)))
+                own = (name, "class", k)
+                if own not in self._facts:
+                    text = self._class_text(k)
+                    hit = any(word in text for word in needed)
+                    self._facts[own] = frozenset(pattern.findall(text)) if hit else frozenset()
+                found.update(self._facts[own])  # type: ignore[arg-type]
             self._facts[fact] = frozenset(found)
         return self._facts[fact]  # type: ignore[return-value]
 
@@ -194,26 +206,25 @@ class Workspace:
         only assigns it or appends to it does not count)."""
         if attr in TRAINER_STATE_ATTRIBUTES:
             return True
-        readers = self._attribute_readers(key).get(attr, ())
-        return any(r != writer for r in readers)
+        return any(r != writer for r in self._attribute_readers(key, attr))
 
-    def _attribute_readers(self, key: str) -> dict[str, frozenset[str]]:
-        """attr -> the methods of the hierarchy (logging ones left out) that read ``self.<attr>``."""
-        fact = ("readers", key)
+    def _attribute_readers(self, key: str, attr: str) -> frozenset[str]:
+        """The methods of the hierarchy (logging ones left out) that read ``self.<attr>``."""
+        fact = ("readers", key, attr)
         if fact not in self._facts:
-            merged: dict[str, set[str]] = {}
+            found: set[str] = set()
             for k in self.hierarchy(key):
-                for attr, methods in self._class_readers(k).items():
-                    merged.setdefault(attr, set()).update(methods)
-            self._facts[fact] = {a: frozenset(m) for a, m in merged.items()}
+                found |= self._class_readers(k, attr)
+            self._facts[fact] = frozenset(found)
         return self._facts[fact]  # type: ignore[return-value]
 
-    def _class_readers(self, key: str) -> dict[str, set[str]]:
-        """attr -> methods of one class that read ``self.<attr>`` (a mention that only assigns it or
-        appends to it does not count): one scan of the file's mentions, mapped to methods by line."""
-        fact = ("class-readers", key)
+    def _class_readers(self, key: str, attr: str) -> frozenset[str]:
+        """Methods of one class that read ``self.<attr>`` (a mention that only assigns it or appends
+        to it does not count). Asked per attribute: the attributes a method writes are few, while
+        the mentions of every ``self.x`` in a trainer file are thousands."""
+        fact = ("class-readers", key, attr)
         if fact not in self._facts:
-            readers: dict[str, set[str]] = {}
+            readers: set[str] = set()
             found = self.class_of(key)
             if found is not None:
                 unit, cls = found
@@ -221,17 +232,15 @@ class Workspace:
                     (m.line, m.end_line, m) for m in cls.methods.values() if not _observation_purpose(m.name)
                 )
                 starts = [first for first, _, _ in spans]
-                for attr, lines in unit.names_matching(_SELF_ATTRIBUTE).items():
-                    for line in lines:
-                        i = bisect_right(starts, line) - 1
-                        if i < 0 or line > spans[i][1]:
-                            continue
-                        method = spans[i][2]
-                        if method.name in readers.get(attr, ()):
-                            continue
-                        if _reads(unit.text(line, line), attr):
-                            readers.setdefault(attr, set()).add(method.name)
-            self._facts[fact] = readers
+                mention = LiteralScan(f"self.{attr}", r"\b")
+                for line in sorted(unit.lines_matching(cls.line, cls.end_line, mention)):
+                    i = bisect_right(starts, line) - 1
+                    if i < 0 or line > spans[i][1]:
+                        continue
+                    method = spans[i][2]
+                    if method.name not in readers and _reads(unit.text(line, line), attr):
+                        readers.add(method.name)
+            self._facts[fact] = frozenset(readers)
         return self._facts[fact]  # type: ignore[return-value]
 
 

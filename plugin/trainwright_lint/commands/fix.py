@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if prepared is None:
         return 2
     config, files, explicit = prepared
-    result = lint_files(files, config, jobs=args.jobs, explicit=explicit)
+    result = lint_files(files, config, jobs=args.jobs, explicit=explicit, keep_model=True)
     if args.suggest:
         shown = print_suggestions(result.findings, sys.stdout, lambda p: display_path(p, config))
         print(f"{plural(shown, 'callback suggestion')} (nothing written)", file=sys.stderr)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import traceback
 from collections import Counter
 from typing import TextIO
 
@@ -92,7 +91,9 @@ def run(args: argparse.Namespace) -> int:
     write_errors = False
     try:
         progress = progress_line(len(files))
-        result = lint_files(files, config, jobs=args.jobs, explicit=explicit, progress=progress)
+        result = lint_files(
+            files, config, jobs=args.jobs, explicit=explicit, progress=progress, keep_model=args.fix
+        )
         if args.fix:
             # Imported here, not at the top: the fixer brings libcst, whose import costs about half of
             # a plain lint's CPU time on a mid-size project (a pre-commit hook pays it on every commit).
@@ -111,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
         if progress is not None:
             progress(-1, len(files))
     except Exception:  # noqa: BLE001 - report, never a bare traceback as "findings"
+        import traceback  # only on this path: its import is a tenth of the start-up it would cost
+
         print("trainwright lint: internal error, please report it:", file=sys.stderr)
         traceback.print_exc()
         return 2

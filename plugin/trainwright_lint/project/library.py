@@ -41,6 +41,8 @@ _TRANSFORMERS = {
 
 @dataclass(frozen=True, slots=True)
 class LibraryClass:
+    """A catalogued transformers or TRL class as the project model sees it: its MRO at the target."""
+
     key: str  # canonical dotted name
     mro_keys: tuple[str, ...]  # keys, the class itself first (``object`` left out)
     library: str  # top-level package

@@ -71,6 +71,9 @@ class Resolved:
 
 @dataclass(frozen=True, slots=True)
 class ClassInfo:
+    """A resolved class: its MRO across project and library classes and the role it plays, computed
+    once per run and shared by every rule."""
+
     key: str
     path: str | None  # project classes only
     qualname: str | None

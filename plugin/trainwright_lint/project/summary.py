@@ -24,6 +24,7 @@ from trainwright_lint.syntax import (
     method_kind,
     signature_of,
 )
+from trainwright_lint.textscan import LiteralScan, class_statements
 
 # Where a binding came from: candidates of a name are kept in source order with this context, so
 # that ``try: from trl import X / except ImportError: from .compat import X`` keeps both.
@@ -39,6 +40,9 @@ ALIAS = "alias"  # c = a.b.C
 
 @dataclass(frozen=True, slots=True)
 class Binding:
+    """How a module-level name gets its value (an import, an alias, a class), for resolving bases
+    the way Python's import rules would."""
+
     kind: str
     module: str  # IMPORT_*: the dotted module ("" for ``from . import x``); ALIAS: the dotted value
     name: str  # IMPORT_FROM: the imported name; CLASS: the qualname; else ""
@@ -49,6 +53,9 @@ class Binding:
 
 @dataclass(frozen=True, slots=True)
 class MethodSummary:
+    """A method's shape without its body: enough to decide overrides and signature checks across
+    files without keeping another file's tree."""
+
     name: str
     line: int  # the ``def`` line
     col: int
@@ -65,6 +72,8 @@ class MethodSummary:
 
 @dataclass(frozen=True, slots=True)
 class ClassSummary:
+    """A class's bases (as written) and method table: what the project model resolves MROs from."""
+
     qualname: str
     name: str
     line: int
@@ -82,6 +91,9 @@ class ClassSummary:
 
 @dataclass
 class ModuleSummary:
+    """What other files need to know about one module (names, star imports, classes): small enough
+    to send between processes, so the project model never needs another file's tree."""
+
     path: str
     bindings: dict[str, tuple[Binding, ...]]
     stars: tuple[tuple[str, int, int], ...]  # (module, level, line) of ``from m import *``
@@ -97,10 +109,9 @@ class ModuleSummary:
         return found if found is not None and found.importable else None
 
 
-_CLASS_LINE = re.compile(r"^[ \t\f]*class[ \t]+(\w+)", re.MULTILINE)
 # Attributes whose assignment on an instance the rules need to know about (TW303: ``tokenizer``).
 TRACKED_ATTRIBUTES = ("tokenizer",)
-_INSTANCE_STORE = re.compile(r"\.(" + "|".join(TRACKED_ATTRIBUTES) + r")\s*=(?!=)")
+_INSTANCE_STORES = tuple((a, LiteralScan(f".{a}", r"\s*=(?!=)")) for a in TRACKED_ATTRIBUTES)
 _RECEIVER = re.compile(r"(\w+)$")
 
 
@@ -348,7 +359,7 @@ def summarise(tree: ast.Module, path: str, source: str, words: tuple[str, ...] =
     s = _Summariser(path)
     s.module_block(tree.body, PLAIN)
     found = {c.line for c in s.classes.values()}
-    starts = [m.start() for m in _CLASS_LINE.finditer(source)]
+    starts = list(class_statements(source))
     wanted = set(lines_of_offsets(source, starts)) - found if len(starts) > len(found) else set()
     if wanted:
         s.local_classes(tree, wanted)
@@ -361,9 +372,9 @@ def instance_stores(source: str) -> tuple[tuple[str, str, str], ...]:
     if not any(a in source for a in TRACKED_ATTRIBUTES):
         return ()
     out = []
-    for m in _INSTANCE_STORE.finditer(source):
-        attr = m.group(1)
-        before = _RECEIVER.search(source, max(0, m.start() - 80), m.start())
+    stores = sorted((at, attr) for attr, scan in _INSTANCE_STORES for at, _ in scan.finditer(source))
+    for at, attr in stores:
+        before = _RECEIVER.search(source, max(0, at - 80), at)
         receiver = before.group(1) if before else ""
         if receiver in ("", "self"):
             continue

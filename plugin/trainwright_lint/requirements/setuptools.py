@@ -10,7 +10,6 @@ computed (read from a file, built in a loop) is not seen, and the next source in
 from __future__ import annotations
 
 import ast
-import configparser
 from pathlib import Path
 
 from trainwright_lint.requirements.model import Declared, declared_in
@@ -18,6 +17,8 @@ from trainwright_lint.requirements.reqfiles import read_requirements_file
 
 
 def read_setup_cfg(path: Path, library: str, root: Path, problems: list[str]) -> list[Declared]:
+    import configparser  # only for a project that has a setup.cfg: most lint runs never need it
+
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read(path, encoding="utf-8")

@@ -9,7 +9,6 @@ returns ``None`` rather than guess.
 from __future__ import annotations
 
 import ast
-import difflib
 from collections.abc import Mapping, Sequence
 
 from trainwright.catalog import CallSite, Param, Signature
@@ -121,6 +120,8 @@ def unambiguous_event(name: str, events: Sequence[str], near_misses: Mapping[str
     picked = near_misses.get(name)
     if picked is not None:
         return picked if picked in events else None
+    import difflib  # only for a misspelt event: not worth its import on every run
+
     scored = sorted(((difflib.SequenceMatcher(None, name, e).ratio(), e) for e in events), reverse=True)
     if not scored or scored[0][0] < 0.85:
         return None

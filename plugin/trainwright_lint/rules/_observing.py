@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from trainwright_lint.analysis import kinds as K
 from trainwright_lint.analysis.effects import MethodEffects
-from trainwright_lint.analysis.upstream import copied_statements
+from trainwright_lint.analysis.upstream import CopiedStatements
 from trainwright_lint.project.summary import MethodSummary
 from trainwright_lint.rules.base import ClassContext
 from trainwright_lint.syntax import FunctionNode, dotted_name, walk_expression
@@ -87,7 +87,7 @@ def _observe(ctx: ClassContext, method: MethodSummary, fn: FunctionNode) -> Obse
         return obs  # a replaced training loop: a copy of upstream's, whatever release it came from
     effects = ctx.effects(method, fn)
     obs.effects = effects
-    copied = copied_statements(fn, effects, ctx.upstream_owners(method.name))
+    copied = CopiedStatements(fn, effects, ctx.upstream_owners(method.name))
     statements = effects.statements
 
     for i, s in enumerate(statements):

@@ -26,6 +26,7 @@ from trainwright_lint.project.model import CALLBACK, MIXIN, TRAINER, ClassInfo
 from trainwright_lint.project.summary import ClassSummary, MethodSummary
 from trainwright_lint.rules.docs import render_rule_page
 from trainwright_lint.syntax import FUNCTION_TYPES, FunctionNode, super_method
+from trainwright_lint.textscan import LiteralScan
 
 if TYPE_CHECKING:
     from trainwright.catalog import Catalog, MethodInfo, VersionView
@@ -46,7 +47,7 @@ class Example:
     fixed: str | None = None
 
 
-_SUPER = re.compile(r"super\s*\(")
+_SUPER = LiteralScan("super", r"\s*\(")
 # The reference callbacks ship with the `train` extra, which needs transformers 5.x: advice naming one
 # on a target range with 4.x releases says so, or it would point a 4.x project at code it cannot import.
 CALLBACKS_NEED_MAJOR = 5
@@ -64,6 +65,9 @@ def _needs_newer(match: re.Match[str]) -> str:
 
 @dataclass
 class ClassContext:
+    """Everything a class rule may ask about one class, with the expensive facts (effects, super()
+    calls) computed on first use and shared by the rules that follow."""
+
     key: str
     info: ClassInfo
     role: str  # TRAINER, MIXIN or CALLBACK

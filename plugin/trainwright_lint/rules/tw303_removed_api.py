@@ -14,6 +14,7 @@ from trainwright_lint.project.model import CALLBACK, MIXIN, TRAINER
 from trainwright_lint.rules._fix_plans import plan_tokenizer_rename
 from trainwright_lint.rules.base import SAFE, ClassContext, Example, Rule
 from trainwright_lint.syntax import is_self
+from trainwright_lint.textscan import LiteralScan
 
 
 class RemovedApi(Rule):
@@ -171,7 +172,7 @@ class RemovedApi(Rule):
                 yield self.report(ctx, node, message, method=fn.name)
 
 
-_TOKENIZER_READ = re.compile(r"self\.tokenizer\b")
+_TOKENIZER_READ = LiteralScan("self.tokenizer", r"\b")
 _TOKENIZER_KEY = re.compile(r"[\"']tokenizer[\"']")
 _TOKENIZER_STORE = re.compile(
     r"\bself\.tokenizer\s*(?::[^=\n]+)?=(?!=)|setattr\(\s*self\s*,\s*[\"']tokenizer[\"']"

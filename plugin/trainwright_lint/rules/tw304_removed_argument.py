@@ -14,7 +14,7 @@ from trainwright.catalog.versions import version_key
 from trainwright_lint.analysis.unit import nodes_on_lines
 from trainwright_lint.edits import Edit, RenameKeyword
 from trainwright_lint.finding import Finding
-from trainwright_lint.prefilter import CONSTRUCTED_WORDS, construction_offsets
+from trainwright_lint.prefilter import CONSTRUCTED_WORDS
 from trainwright_lint.project import library
 from trainwright_lint.project.model import LIBRARY_CLASS, MIXIN, PROJECT_CLASS, split_key
 from trainwright_lint.project.summary import ALIAS, CLASS, IMPORT_FROM, Binding
@@ -174,7 +174,7 @@ def _constructions(ctx: ModuleContext) -> list[tuple[ast.Call, Target, str | Non
 
     def compute() -> list[tuple[ast.Call, Target, str | None, str | None]]:
         unit = ctx.unit
-        lines = {unit.line_of(at) for at in construction_offsets(unit.source)}
+        lines = {unit.line_of(at) for at in unit.construction_offsets if _may_construct(ctx, unit.source, at)}
         aliases = _aliased_classes(ctx)
         if aliases:
             lines |= set(
@@ -197,6 +197,33 @@ def _constructions(ctx: ModuleContext) -> list[tuple[ast.Call, Target, str | Non
         return out
 
     return ctx.unit.memo(("constructions",), compute)  # type: ignore[return-value]
+
+
+_IDENTIFIER_TAIL = re.compile(r"\w*")
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
+def _may_construct(ctx: ModuleContext, text: str, at: int) -> bool:
+    """Whether the candidate call at ``at`` (``prefilter.construction_offsets``) may construct a
+    class TW304 checks. A plain dotted callee (``GenerationConfig(``, ``trl.GRPOConfig(``) is
+    resolved from the text, as the tree would give it: most "...Config(" calls of a trainer file
+    build model or generation configs, and finding their nodes cost more than the rest of the rule.
+    Anything else (``super().__init__(``, a callee after a call or a subscript) is kept."""
+    if text.startswith(".", at):
+        return True  # ``.__init__(``: resolved from the tree (``super()``, a base class)
+    start = at
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "._"):
+        start -= 1
+    end = _IDENTIFIER_TAIL.match(text, at).end()
+    name = text[start:end]
+    if _DOTTED.fullmatch(name) is None:
+        return True
+    before = start
+    while before > 0 and text[before - 1] in " \t\\\r\n":
+        before -= 1
+    if before > 0 and text[before - 1] == ".":
+        return True  # the name goes on before a space (``trl . GRPOConfig(`` is legal too)
+    return _target_of(ctx, name) is not None
 
 
 def _inherited_rename(ctx: ModuleContext, target: Target, keyword: str) -> Rename | None:

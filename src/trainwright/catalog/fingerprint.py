@@ -192,6 +192,11 @@ def normalise(node: ast.AST) -> str:
 
 
 _TRY_STAR: type | None = getattr(ast, "TryStar", None)
+# Statements with a body of their own: their digest is the context of the statements inside.
+_COMPOUND: tuple[type, ...] = (
+    ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match,
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, *((_TRY_STAR,) if _TRY_STAR is not None else ()),
+)  # fmt: skip
 
 
 def _digest(context: bytes, text: str) -> bytes:
@@ -206,31 +211,72 @@ def _is_docstring(stmt: ast.stmt) -> bool:
     )
 
 
-def _walk(body: list[ast.stmt], context: bytes, skip_docstring: bool) -> Iterator[tuple[str, ast.stmt]]:
+def _contexts(
+    body: list[ast.stmt], context: bytes, skip_docstring: bool
+) -> Iterator[tuple[bytes, ast.stmt, bytes | None]]:
+    """``(context, statement, digest)`` for every statement of ``body`` at every depth, in source order.
+
+    A statement's fingerprint is ``_digest(context, normalise(statement))``. A compound statement's
+    digest is the context of its children, so it is computed here (``digest``); a simple statement's
+    is left to the caller (``None``): normalising the whole statement is the expensive part, and a
+    caller may need only a few of them (``LazyFingerprints``).
+    """
     start = 1 if skip_docstring and body and _is_docstring(body[0]) else 0
     for i in range(start, len(body)):
         stmt = body[i]
+        if not isinstance(stmt, _COMPOUND):
+            yield context, stmt, None
+            continue
         digest = _digest(context, normalise(stmt))
-        yield digest.hex(), stmt
+        yield context, stmt, digest
         if isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While)):
-            yield from _walk(stmt.body, digest, False)
+            yield from _contexts(stmt.body, digest, False)
             if stmt.orelse:
-                yield from _walk(stmt.orelse, _digest(digest, "else"), False)
+                yield from _contexts(stmt.orelse, _digest(digest, "else"), False)
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-            yield from _walk(stmt.body, digest, False)
+            yield from _contexts(stmt.body, digest, False)
         elif isinstance(stmt, ast.Try) or (_TRY_STAR is not None and isinstance(stmt, _TRY_STAR)):
-            yield from _walk(stmt.body, digest, False)  # type: ignore[attr-defined]
+            yield from _contexts(stmt.body, digest, False)  # type: ignore[attr-defined]
             for handler in stmt.handlers:  # type: ignore[attr-defined]
-                yield from _walk(handler.body, _digest(digest, normalise(handler)), False)
+                yield from _contexts(handler.body, _digest(digest, normalise(handler)), False)
             if stmt.orelse:  # type: ignore[attr-defined]
-                yield from _walk(stmt.orelse, _digest(digest, "else"), False)  # type: ignore[attr-defined]
+                yield from _contexts(stmt.orelse, _digest(digest, "else"), False)  # type: ignore[attr-defined]
             if stmt.finalbody:  # type: ignore[attr-defined]
-                yield from _walk(stmt.finalbody, _digest(digest, "finally"), False)  # type: ignore[attr-defined]
+                yield from _contexts(stmt.finalbody, _digest(digest, "finally"), False)  # type: ignore[attr-defined]
         elif isinstance(stmt, ast.Match):
             for case in stmt.cases:
-                yield from _walk(case.body, _digest(digest, normalise(case)), False)
-        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            yield from _walk(stmt.body, digest, True)
+                yield from _contexts(case.body, _digest(digest, normalise(case)), False)
+        else:  # a nested def or class
+            yield from _contexts(stmt.body, digest, True)  # type: ignore[attr-defined]
+
+
+def _walk(body: list[ast.stmt], context: bytes, skip_docstring: bool) -> Iterator[tuple[str, ast.stmt]]:
+    for ctx, stmt, digest in _contexts(body, context, skip_docstring):
+        yield (digest if digest is not None else _digest(ctx, normalise(stmt))).hex(), stmt
+
+
+class LazyFingerprints:
+    """The fingerprint of any statement of ``fn``, each computed when first asked for.
+
+    Why: the TW2xx rules ask whether a few statements of an override were copied from upstream, and
+    normalising every simple statement of a long override costs more than its effect analysis."""
+
+    def __init__(self, fn: FunctionNode) -> None:
+        self._pending = {id(stmt): (ctx, stmt, digest) for ctx, stmt, digest in _contexts(fn.body, _ROOT, True)}
+        self._done: dict[int, str] = {}
+
+    def of(self, stmt: ast.stmt) -> str | None:
+        """``stmt``'s fingerprint, as ``statement_fingerprints`` gives it; None for a statement that
+        ``fn``'s body does not hold (or its docstring)."""
+        key = id(stmt)
+        found = self._done.get(key)
+        if found is None:
+            entry = self._pending.get(key)
+            if entry is None:
+                return None
+            ctx, node, digest = entry
+            found = self._done[key] = (digest if digest is not None else _digest(ctx, normalise(node))).hex()
+        return found
 
 
 def fingerprint_statements(fn: FunctionNode) -> Iterator[tuple[str, ast.stmt]]:
@@ -250,6 +296,7 @@ def fingerprint_set(fn: FunctionNode) -> frozenset[str]:
 
 __all__ = [
     "NORMALISER_VERSION",
+    "LazyFingerprints",
     "fingerprint_set",
     "fingerprint_statements",
     "normalise",

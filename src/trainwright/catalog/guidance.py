@@ -23,6 +23,9 @@ from trainwright.catalog.model import VERDICTS, Guidance
 
 @dataclass(frozen=True)
 class GuidanceBook:
+    """The decision guide's data, loaded once: per method the verdict and what to use instead, and
+    per event when it fires."""
+
     guidance: dict[str, Guidance]
     purposes: dict[str, str]
     alternatives: dict[str, str]

@@ -46,6 +46,7 @@ class ModuleFacts:
         self._exports: dict[str, dict[str, list[list[Any]]]] = raw["exports"]
         self._classes: dict[str, list[list[Any]]] = raw["classes"]
         self._alias_cache: dict[int | None, dict[str, str]] = {}
+        self._short_names: dict[str, tuple[str, ...]] | None = None
         self._short_cache: dict[tuple[str, int], str | None] = {}
 
     # ------------------------------------------------------------------------------------------- exports
@@ -78,7 +79,17 @@ class ModuleFacts:
         return cached
 
     def canonical(self, dotted: str, index: int | None) -> str | None:
-        return self._aliases(index).get(dotted)
+        """What ``_aliases(index)`` maps ``dotted`` to, looked up directly: copy detection asks at
+        every release, and building each release's whole map cost more than the lint of a file."""
+        spans = self._classes.get(dotted)
+        if spans is not None and (index is None or self._catalog._find(spans, index) is not None):
+            return dotted
+        module, _, name = dotted.rpartition(".")
+        spans = self._exports.get(module, {}).get(name)
+        if not spans:
+            return None
+        span = spans[-1] if index is None else self._catalog._find(spans, index)
+        return span[2] if span is not None else None
 
     def aliases(self, canonical: str, index: int | None) -> tuple[str, ...]:
         return tuple(sorted(a for a, c in self._aliases(index).items() if c == canonical and a != canonical))
@@ -90,6 +101,16 @@ class ModuleFacts:
             c for c, spans in self._classes.items() if index is None or self._catalog._find(spans, index)
         )
 
+    def _by_short_name(self) -> dict[str, tuple[str, ...]]:
+        """``"GRPOTrainer"`` -> its canonical names, in catalogue order (built once: copy detection
+        resolves a class at every release)."""
+        if self._short_names is None:
+            found: dict[str, list[str]] = {}
+            for c in self._classes:
+                found.setdefault(c.rpartition(".")[2], []).append(c)
+            self._short_names = {k: tuple(v) for k, v in found.items()}
+        return self._short_names
+
     def bases(self, canonical: str, index: int) -> tuple[str, ...] | None:
         spans = self._classes.get(canonical)
         span = self._catalog._find(spans, index) if spans else None
@@ -99,9 +120,10 @@ class ModuleFacts:
         key = (name, index)
         if key in self._short_cache:
             return self._short_cache[key]
-        candidates = [c for c in self.class_names(index) if c.rpartition(".")[2] == name]
+        named = self._by_short_name().get(name, ())
+        candidates = [c for c in named if self._catalog._find(self._classes[c], index)]
         if not candidates:  # a class of an older or newer release
-            candidates = [c for c in self._classes if c.rpartition(".")[2] == name]
+            candidates = list(named)
         chosen: str | None = None
         if len(candidates) == 1:
             chosen = candidates[0]

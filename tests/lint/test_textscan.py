@@ -1,0 +1,78 @@
+"""``textscan``: literal-anchored searches must find exactly what the equivalent regular expression
+finds (the gate and the rules switched to them for speed, not for different answers)."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+from trainwright_lint.prefilter import has_class_with_bases
+from trainwright_lint.textscan import LiteralScan, class_statements
+
+# The regular expressions the scans replaced: the specification they must keep.
+CLASS_WITH_BASES = re.compile(r"(?:^|\r)[ \t\f]*class[ \t]+\w+[ \t]*\(", re.MULTILINE)
+CLASS_STATEMENT = re.compile(r"(?:^|\r)([ \t\f]*)class[ \t]+\w", re.MULTILINE)
+
+TRICKY = [
+    "class A(B):\n",
+    "  class A (B):\n",
+    "\fclass A(B): pass\n",
+    "x = 1\rclass A(B):\r",  # old Mac line endings
+    "a\r\nclass A(x): pass\r\n",
+    "x = 1  # class A(B)\n",
+    "subclass A(B)\n",
+    "class  A:\n",
+    "  \t class\tA\t(\n",
+    "classA(B)\n",
+    "s = 'class A(B)'\n",
+    "class\n",
+    "class",
+    "",
+    "def f():\n    class Inner(Base):\n        pass\n",
+    "x = '😀'\nclass A(B):\n",  # 2-byte text
+]
+
+
+def _random_text(rng: random.Random) -> str:
+    pieces = ["class", " ", "\t", "\f", "\n", "\r", "\r\n", "A", "_b", "(", ")", ":", "#", "'", "x.", "😀", "sub"]
+    return "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 40)))
+
+
+CASES = TRICKY + [_random_text(random.Random(seed)) for seed in range(2000)]
+
+
+@pytest.mark.parametrize("text", CASES[:40])
+def test_class_with_bases_agrees_with_the_regular_expression(text: str) -> None:
+    assert has_class_with_bases(text) == (CLASS_WITH_BASES.search(text) is not None)
+
+
+def test_class_with_bases_agrees_on_random_text() -> None:
+    for text in CASES:
+        assert has_class_with_bases(text) == (CLASS_WITH_BASES.search(text) is not None), repr(text)
+
+
+def test_class_statements_are_at_the_keyword_of_each_class_line() -> None:
+    for text in CASES:
+        expected = [m.end(1) for m in CLASS_STATEMENT.finditer(text)]
+        assert list(class_statements(text)) == expected, repr(text)
+
+
+@pytest.mark.parametrize(
+    ("literal", "rest"),
+    [("super", r"\s*\("), ("self.tokenizer", r"\b"), (".tokenizer", r"\s*=(?!=)"), ("self.", r"(\w+)")],
+)
+def test_literal_scan_finds_what_finditer_finds(literal: str, rest: str) -> None:
+    regex = re.compile(re.escape(literal) + rest)
+    scan = LiteralScan(literal, rest)
+    assert scan.pattern == regex.pattern
+    texts = [
+        "super().log(x)\nsuper ( ).a\nsuperb(\n",
+        "self.tokenizer = t\nself.tokenizer_x = 1\nx.tokenizer == y\nx.tokenizer= z\n",
+        "self.aself.b self.self.c myself.d(",
+        "😀 super(); self.tokenizer",
+    ] + [_random_text(random.Random(seed)).replace("class", literal) for seed in range(500)]
+    for text in texts:
+        expected = [(m.start(), m.group(0)[len(literal) :]) for m in regex.finditer(text)]
+        assert [(at, m.group(0)) for at, m in scan.finditer(text)] == expected, repr(text)
+        assert scan.search(text) == (regex.search(text) is not None)
