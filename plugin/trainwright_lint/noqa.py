@@ -20,11 +20,20 @@ _FILE = re.compile(r"\s*# flake8[:=]\s*noqa\s*$", re.IGNORECASE)
 
 def file_is_skipped(lines: Sequence[str], source: str | None = None) -> bool:
     """``# flake8: noqa`` alone on a line. The comment has "8:" or "8=" in it whatever its case, so
-    ``source`` (the same text) without either is answered by two searches instead of a test per line
-    (lower-casing a whole file cost more than the rest of this check)."""
-    if source is not None and "8:" not in source and "8=" not in source:
-        return False
-    return any(("8:" in line or "8=" in line) and _FILE.match(line) for line in lines)
+    with ``source`` (the same text) only the lines holding one of those are tested: lower-casing or
+    testing every line of a large file cost more than the rest of this check."""
+    if source is None:
+        return any(("8:" in line or "8=" in line) and _FILE.match(line) for line in lines)
+    for marker in ("8:", "8="):
+        at = source.find(marker)
+        while at != -1:
+            start = max(source.rfind("\n", 0, at), source.rfind("\r", 0, at)) + 1
+            ends = [e for e in (source.find("\n", at), source.find("\r", at)) if e != -1]
+            end = min(ends) if ends else len(source)
+            if _FILE.match(source, start, end):
+                return True
+            at = source.find(marker, end)
+    return False
 
 
 def _silences(line: str, code: str) -> bool:

@@ -21,7 +21,6 @@ import select
 import signal
 import sys
 import time
-import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -84,6 +83,8 @@ def _child(work: Work, fd: int, skipped: Mapping[str, str]) -> None:  # pragma: 
     except KeyboardInterrupt:
         code = 130
     except BaseException:  # noqa: BLE001 - the parent raises it as WorkerError
+        import traceback  # only on this path: its import costs more than a small lint
+
         code = 1
         try:
             _flush()

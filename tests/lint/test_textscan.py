@@ -76,3 +76,18 @@ def test_literal_scan_finds_what_finditer_finds(literal: str, rest: str) -> None
         expected = [(m.start(), m.group(0)[len(literal) :]) for m in regex.finditer(text)]
         assert [(at, m.group(0)) for at, m in scan.finditer(text)] == expected, repr(text)
         assert scan.search(text) == (regex.search(text) is not None)
+
+
+def test_file_noqa_is_found_exactly_where_the_line_test_finds_it() -> None:
+    """``# flake8: noqa`` alone on a line (any case, "\\r" or "\\r\\n" endings) is found by the
+    search over the text exactly as by testing each line, and nowhere else."""
+    from trainwright_lint import noqa
+
+    rng = random.Random(7)
+    pieces = ["# ", "flake8", ":", "=", "noqa", " ", "\n", "\r", "\r\n", "8:", "x", "FLAKE8", "NoQa", "\t"]
+    texts = ["# flake8: noqa\n", "x = a[8:]\n  # FLAKE8= NOQA  \r\n", "x[8:]  # flake8: noqa\n", ""]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randrange(0, 30))) for _ in range(3000)]
+    for text in texts:
+        lines = re.split(r"\r\n|\r|\n", text)
+        expected = any(noqa._FILE.match(line) for line in lines)
+        assert noqa.file_is_skipped(lines, text) == expected == noqa.file_is_skipped(lines), repr(text)
