@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -366,7 +367,7 @@ def project_calls(ctx: ClassContext, name: str) -> list[ProjectCall]:
         for other in cls.methods.values():
             if key == ctx.key and other.name == name:
                 continue
-            lines = {n for n in everywhere if other.line <= n <= other.end_line}
+            lines = everywhere[bisect_left(everywhere, other.line) : bisect_right(everywhere, other.end_line)]
             if not lines or not _caller_runs(ctx, key, other.name):
                 continue
             for line, site in _call_sites(unit, cls, other, name, lines):
