@@ -88,7 +88,13 @@ class TrainwrightChecker:
         if config is None:
             return []
         source = "".join(self.lines)
-        findings = lint_tree(self.tree, source, self.filename, config, workspace=self._workspace(config))
+        collecting = gc.isenabled()
+        gc.disable()  # the facts built here hold no cycles: collections during the lint find nothing
+        try:
+            findings = lint_tree(self.tree, source, self.filename, config, workspace=self._workspace(config))
+        finally:
+            if collecting:
+                gc.enable()
         # The workspace keeps every linted file's tree for the files after it (bases, callers): millions
         # of long-lived objects without cycles, which each of flake8's garbage collections would walk
         # again. Moving what exists now to the permanent generation took the plugin's share of a flake8

@@ -145,6 +145,29 @@ def body_without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
     return body[1:] if body and is_docstring(body[0]) else body
 
 
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """``ast.iter_child_nodes(node)`` as a list, in the same order, without the ``ctx`` marker
+    (``Load``/``Store``) that every name, attribute and subscript carries: the narrowing walks visit
+    each node's children, and a third of those children were markers."""
+    kind = type(node)
+    fields = _CHILD_FIELDS.get(kind)
+    if fields is None:
+        fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f != "ctx")  # type: ignore[attr-defined]
+    out: list[ast.AST] = []
+    for name in fields:
+        child = getattr(node, name, None)
+        if child is None:
+            continue
+        if isinstance(child, ast.AST):
+            out.append(child)
+        elif type(child) is list:
+            out.extend(item for item in child if isinstance(item, ast.AST))
+    return out
+
+
 def walk_expression(node: ast.AST):  # type: ignore[no-untyped-def]
     """Every node under ``node`` (itself included) without entering lambdas, comprehensions' own
     scopes are entered (their names are read in this scope's flow), nested defs and classes."""
@@ -153,7 +176,7 @@ def walk_expression(node: ast.AST):  # type: ignore[no-untyped-def]
     while stack:
         current = pop()
         yield current
-        for child in ast.iter_child_nodes(current):
+        for child in child_nodes(current):
             if not isinstance(child, _NOT_WALKED):
                 push(child)
 

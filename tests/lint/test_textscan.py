@@ -1,5 +1,7 @@
-"""``textscan``: literal-anchored searches must find exactly what the equivalent regular expression
-finds (the gate and the rules switched to them for speed, not for different answers)."""
+"""The fast scans must find exactly what the slower originals find: ``textscan``'s literal-anchored
+searches against the equivalent regular expressions, the file-level ``# flake8: noqa`` search against
+the line-by-line test, and ``child_nodes`` against ``ast.iter_child_nodes`` (the gate and the rules
+switched to them for speed, not for different answers)."""
 
 from __future__ import annotations
 
@@ -91,3 +93,24 @@ def test_file_noqa_is_found_exactly_where_the_line_test_finds_it() -> None:
         lines = re.split(r"\r\n|\r|\n", text)
         expected = any(noqa._FILE.match(line) for line in lines)
         assert noqa.file_is_skipped(lines, text) == expected == noqa.file_is_skipped(lines), repr(text)
+
+
+def test_child_nodes_is_iter_child_nodes_without_context_markers() -> None:
+    """``syntax.child_nodes`` (the narrowing walks' step) yields what ``ast.iter_child_nodes`` yields,
+    in the same order, less the ``Load``/``Store``/``Del`` markers."""
+    import ast
+    import importlib.util
+    from pathlib import Path
+
+    from trainwright_lint.syntax import child_nodes
+
+    spec = importlib.util.find_spec("trl")
+    assert spec is not None and spec.submodule_search_locations
+    root = Path(next(iter(spec.submodule_search_locations)))
+    checked = 0
+    for path in sorted(root.rglob("*.py"))[:80]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            expected = [c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.expr_context)]
+            assert child_nodes(node) == expected
+            checked += 1
+    assert checked > 50_000

@@ -19,7 +19,7 @@ from operator import add
 
 from trainwright_lint import prefilter
 from trainwright_lint.project.summary import ClassSummary, MethodSummary, ModuleSummary
-from trainwright_lint.syntax import FUNCTION_TYPES, FunctionNode, char_column
+from trainwright_lint.syntax import FUNCTION_TYPES, FunctionNode, char_column, child_nodes
 from trainwright_lint.textscan import LiteralScan
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -152,7 +152,7 @@ def nodes_on_lines(fn: ast.AST, lines: set[int], want: Callable[[ast.AST], bool]
     body = getattr(fn, "body", [])
     for line in sorted(lines):
         for stmt in _statements_at(body, line):
-            for child in ast.iter_child_nodes(stmt):
+            for child in child_nodes(stmt):
                 if isinstance(child, (ast.stmt, ast.excepthandler)):
                     continue
                 stack = [child]
@@ -163,6 +163,6 @@ def nodes_on_lines(fn: ast.AST, lines: set[int], want: Callable[[ast.AST], bool]
                         continue  # nothing below a node starts on a line outside the node
                     if first == line and want(node):
                         found.append(node)
-                    stack.extend(ast.iter_child_nodes(node))
+                    stack.extend(child_nodes(node))
     unique: dict[int, ast.AST] = {id(n): n for n in found}
     return list(unique.values())
