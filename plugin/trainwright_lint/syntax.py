@@ -7,6 +7,7 @@ project model, the analyses, the rules and the fixers all read syntax the same w
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 
 from trainwright.catalog import Param, Signature
 
@@ -145,19 +146,22 @@ def body_without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
     return body[1:] if body and is_docstring(body[0]) else body
 
 
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_CONTEXT_MARKER = frozenset({"ctx"})
+
+
+@lru_cache(maxsize=None)
+def node_fields(kind: type, skipped: frozenset[str] = _CONTEXT_MARKER) -> tuple[str, ...]:
+    """The fields of an ``ast`` node type, in order, less ``skipped``: computed once per type for the
+    walks that step through every node's children."""
+    return tuple(f for f in kind._fields if f not in skipped)  # type: ignore[attr-defined]
 
 
 def child_nodes(node: ast.AST) -> list[ast.AST]:
     """``ast.iter_child_nodes(node)`` as a list, in the same order, without the ``ctx`` marker
     (``Load``/``Store``) that every name, attribute and subscript carries: the narrowing walks visit
     each node's children, and a third of those children were markers."""
-    kind = type(node)
-    fields = _CHILD_FIELDS.get(kind)
-    if fields is None:
-        fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f != "ctx")  # type: ignore[attr-defined]
     out: list[ast.AST] = []
-    for name in fields:
+    for name in node_fields(type(node)):
         child = getattr(node, name, None)
         if child is None:
             continue

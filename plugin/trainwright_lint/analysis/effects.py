@@ -32,6 +32,7 @@ from trainwright_lint.syntax import (
     dotted_name,
     is_docstring,
     is_self,
+    node_fields,
     param_names,
     super_method,
 )
@@ -422,7 +423,7 @@ class _Collector:
             elif kind is ast.Lambda:
                 push(current.body)  # type: ignore[attr-defined]
                 continue
-            for field_name in _child_fields(kind):
+            for field_name in node_fields(kind, _SKIPPED_FIELDS):
                 child = getattr(current, field_name, None)
                 if child is None:
                     continue
@@ -439,14 +440,6 @@ class _Collector:
 _PLAIN_VALUES = (ast.Name, ast.Attribute, ast.Constant, ast.Subscript)
 _NOT_ENTERED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _child_fields(kind: type) -> tuple[str, ...]:
-    fields = _FIELDS.get(kind)
-    if fields is None:
-        fields = _FIELDS[kind] = tuple(f for f in kind._fields if f not in _SKIPPED_FIELDS)  # type: ignore[attr-defined]
-    return fields
 
 
 @lru_cache(maxsize=8192)

@@ -66,21 +66,20 @@ class ModuleFacts:
         """``dotted alias -> canonical`` at a release index (``None``: the newest release that has it)."""
         cached = self._alias_cache.get(index)
         if cached is None:
+            names = [*self._classes, *(f"{m}.{n}" for m, exported in self._exports.items() for n in exported)]
             cached = {}
-            for cls, spans in self._classes.items():
-                if index is None or self._catalog._find(spans, index) is not None:
-                    cached[cls] = cls
-            for module, names in self._exports.items():
-                for name, spans in names.items():
-                    span = spans[-1] if index is None else self._catalog._find(spans, index)
-                    if span is not None:
-                        cached.setdefault(f"{module}.{name}", span[2])
+            for dotted in names:
+                found = self.canonical(dotted, index)
+                if found is not None:
+                    cached.setdefault(dotted, found)
             self._alias_cache[index] = cached
         return cached
 
     def canonical(self, dotted: str, index: int | None) -> str | None:
-        """What ``_aliases(index)`` maps ``dotted`` to, looked up directly: copy detection asks at
-        every release, and building each release's whole map cost more than the lint of a file."""
+        """The canonical class ``dotted`` names at a release index (``None``: the newest release that
+        has it): a catalogued class itself, else what a module exports under that name. Looked up
+        directly, not through ``_aliases``: copy detection asks at every release, and building each
+        release's whole map cost more than the lint of a file."""
         spans = self._classes.get(dotted)
         if spans is not None and (index is None or self._catalog._find(spans, index) is not None):
             return dotted
