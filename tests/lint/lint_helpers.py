@@ -125,3 +125,20 @@ def pathological_files() -> dict[str, bytes]:
         .replace("\n", "\r")
         .encode(),
     }
+
+
+# A trainer whose findings depend on the transformers release: fine on 4.45 (its Trainer passes no
+# num_items_in_batch, and self.tokenizer exists); TW301 (compute_loss) and TW303 (self.tokenizer) on 5.x;
+# the private override is TW101 on every release. The target-selection tests lint it under each pin.
+VERSION_SENSITIVE_TRAINER = """\
+from transformers import Trainer
+
+
+class T(Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False):
+        pad = self.tokenizer.pad_token_id
+        return super().compute_loss(model, inputs, return_outputs)
+
+    def _save_checkpoint(self, *args, **kwargs):
+        pass
+"""

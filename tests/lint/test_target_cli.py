@@ -10,24 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from lint_helpers import VERSION_SENSITIVE_TRAINER as TRAINER
 from trainwright_lint.cli import main
 
 import trainwright.catalog
 
-# Fine on 4.45 (its Trainer passes no num_items_in_batch, and self.tokenizer exists), TW301 and TW303 on
-# 5.x; the private override is TW101 on every release.
-TRAINER = """\
-from transformers import Trainer
-
-
-class T(Trainer):
-    def compute_loss(self, model, inputs, return_outputs=False):
-        pad = self.tokenizer.pad_token_id
-        return super().compute_loss(model, inputs, return_outputs)
-
-    def _save_checkpoint(self, *args, **kwargs):
-        pass
-"""
 FINDING = re.compile(r"^\S+:\d+:\d+: TW\d{3}\b")
 
 

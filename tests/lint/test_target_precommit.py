@@ -18,25 +18,12 @@ from pathlib import Path
 
 import pytest
 from lint_helpers import GIT, snapshot_hook_repo
+from lint_helpers import VERSION_SENSITIVE_TRAINER as TRAINER
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 FINDING = re.compile(r"^(\S+:\d+:\d+: TW\d{3})\b", re.MULTILINE)
-# compute_loss without num_items_in_batch is fine on 4.45 and TW301 on 5.x; self.tokenizer is TW303 on
-# 5.x only; the private override is TW101 on every release.
-TRAINER = """\
-from transformers import Trainer
-
-
-class T(Trainer):
-    def compute_loss(self, model, inputs, return_outputs=False):
-        pad = self.tokenizer.pad_token_id
-        return super().compute_loss(model, inputs, return_outputs)
-
-    def _save_checkpoint(self, *args, **kwargs):
-        pass
-"""
 PINS = {
     "pyproject.toml": (
         '[project]\nname = "user"\nversion = "0"\ndependencies = ["transformers>=4.44,<4.46"]\n',
