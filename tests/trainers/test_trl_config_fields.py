@@ -95,9 +95,9 @@ def test_config_accepts_or_refuses_as_the_table_says(tmp_path, config_name, name
 
 def test_unsupported_options_are_all_named_at_once(tmp_path) -> None:
     with pytest.raises(
-        TypeError, match=r"got use_vllm, entropy_coef: .*use_vllm: vLLM is not built in.*entropy_coef"
+        TypeError, match=r"got use_vllm, log_multimodal: .*use_vllm: vLLM is not built in.*log_multimodal"
     ):
-        trainwright.GRPOConfig(output_dir=str(tmp_path), use_vllm=True, entropy_coef=0.1)
+        trainwright.GRPOConfig(output_dir=str(tmp_path), use_vllm=True, log_multimodal=False)
     with pytest.raises(TypeError, match=r"f_divergence_type: f-DPO divergences are not implemented"):
         trainwright.DPOConfig(output_dir=str(tmp_path), f_divergence_type="js_divergence")
     with pytest.raises(

@@ -217,12 +217,22 @@ def attach_owned_callbacks(trainer: Trainer, ref_model: nn.Module | None) -> Com
     completions = None
     if getattr(args, "log_completions", False):
         completions = CompletionsLogCallback(
-            getattr(args, "completions_jsonl", None), num_to_print=getattr(args, "num_completions_to_print", None)
+            getattr(args, "completions_jsonl", None),
+            num_to_print=getattr(args, "num_completions_to_print", None),
         )
         trainer.add_callback(completions)
     # Last, so that it marks a checkpoint complete after every other callback has written into it.
     trainer.add_callback(trainer.pop_callback(CheckpointGuardCallback) or CheckpointGuardCallback())
     return completions
+
+
+def tag_model(model: nn.Module, *tags: str) -> None:
+    """Add ``tags`` to ``model.model_tags`` (as TRL tags ``trl`` + the trainer's name), which
+    ``Trainer.create_model_card`` and ``push_to_hub`` write into the model card; a model that keeps no
+    tags (not a ``PreTrainedModel``) is left alone."""
+    add = getattr(model, "add_model_tags", None)
+    if callable(add):
+        add(list(tags))
 
 
 def resolve_resume(trainer: Trainer, resume_from_checkpoint: str | bool | None) -> str | bool | None:

@@ -233,7 +233,9 @@ def packed_sequence_logps(
     mask = (batch["completion_mask"][0, 1:].bool() & (owner_of[0, 1:] == owner)).to(logits.dtype)
     # chunks of about chunk_size sequences' worth of positions, as in the padded path
     chunk = chunk_size * max(1, logits.shape[0] // num_rows)
-    token_logps = selective_log_softmax(logits.unsqueeze(1), targets.unsqueeze(1), chunk_size=chunk).squeeze(1)
+    token_logps = selective_log_softmax(logits.unsqueeze(1), targets.unsqueeze(1), chunk_size=chunk).squeeze(
+        1
+    )
 
     def per_sequence(values: torch.Tensor) -> torch.Tensor:
         return values.new_zeros(num_rows).index_add(0, owner, values)

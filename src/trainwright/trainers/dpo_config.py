@@ -75,7 +75,9 @@ class DPOConfig(TRLCompatibleConfig, TrainingArguments):
     )
     padding_free: bool = field(
         default=False,
-        metadata={"help": "Pack the batch into one sequence (restarting position_ids) instead of padding it."},
+        metadata={
+            "help": "Pack the batch into one sequence (restarting position_ids) instead of padding it."
+        },
     )
     dataset_num_proc: int | None = field(
         default=None, metadata={"help": "Worker processes for tokenisation."}

@@ -313,4 +313,3 @@ class PreferenceCollator:
             "sequence_index": torch.tensor([[i for i, row in enumerate(ids) for _ in row]], dtype=torch.long),
             "sequence_lengths": torch.tensor([len(row) for row in ids], dtype=torch.long),
         }
-

@@ -285,9 +285,7 @@ def needs_reference(loss_types: Sequence[str]) -> bool:
     return any(LOSSES[name].needs_reference for name in loss_types)
 
 
-def wpo_pair_weights(
-    logps: torch.Tensor, log_sum_sq: torch.Tensor, lengths: torch.Tensor
-) -> torch.Tensor:
+def wpo_pair_weights(logps: torch.Tensor, log_sum_sq: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """WPO's per-pair weight ``w(x, y_c) · w(x, y_r)``, without gradient; inputs are ``(2B,)``, chosen first.
 
     Zhou et al. 2024, "WPO: Enhancing RLHF with Weighted Preference Optimization", arXiv:2406.11827,

@@ -10,6 +10,7 @@ for the call (:func:`~trainwright.trainers.distributed.gathered_for_generation`)
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -104,3 +105,32 @@ class TransformersGenerateBackend:
                     break
             completions.append(cut)
         return completions
+
+
+def eos_token_ids(model: nn.Module, tokenizer: Any) -> list[int]:
+    """Every id that ends a completion: the tokenizer's EOS and every EOS the model's generation config
+    declares (an end-of-turn token, say), as TRL."""
+    config_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    declared: Iterable[int | None] = config_eos if isinstance(config_eos, list) else [config_eos]
+    return [i for i in dict.fromkeys([tokenizer.eos_token_id, *declared]) if i is not None]
+
+
+def backend_from_config(args: Any, model: nn.Module, tokenizer: Any) -> TransformersGenerateBackend:
+    """``model.generate`` with a ``GRPOConfig``'s sampling knobs, ``cache_implementation`` and
+    ``generation_kwargs`` (which override the rest)."""
+    extra: dict[str, Any] = {}
+    if args.cache_implementation is not None:
+        extra["cache_implementation"] = args.cache_implementation
+    extra.update(args.generation_kwargs or {})
+    settings = SamplingSettings(
+        max_completion_length=args.max_completion_length,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        top_k=args.top_k,
+        min_p=args.min_p,
+        repetition_penalty=args.repetition_penalty,
+        extra=extra,
+    )
+    return TransformersGenerateBackend(
+        settings, pad_token_id=tokenizer.pad_token_id, eos_token_ids=eos_token_ids(model, tokenizer)
+    )

@@ -2,100 +2,106 @@
 
 GRPO (Shao et al. 2024, arXiv:2402.03300) samples G completions per prompt, scores them with reward
 functions, and pushes up the completions that beat their group's mean reward (formulas in
-:mod:`trainwright.trainers.grpo_loss`).
+:mod:`trainwright.trainers.grpo_advantages` and :mod:`trainwright.trainers.grpo_loss`).
 
 How it fits the Trainer without private overrides (TRL overrides ``_prepare_inputs`` and
 ``_get_train_sampler``):
 
-* ``get_train_dataloader`` returns a loader over a
-  :class:`~trainwright.trainers.grpo_sampler.GroupedRoundSampler`.
-  Each batch is only *indices* plus the round and micro-step (slot) it belongs to, and each round's
-  batch is repeated once per micro-step, so the Trainer's step, epoch and resume bookkeeping is right.
-* ``training_step`` turns that index batch into a real micro-batch: at slot 0 it runs one generation
-  round (:meth:`GRPOTrainer.generate_round`: one ``generate`` call covering ``steps_per_generation``
-  micro-batches, then rewards, advantages, and old/reference log-probs when needed) into a
-  :class:`~trainwright.trainers.grpo_buffer.RoundBuffer`;
-  at every slot it hands ``super().training_step`` the buffered micro-batch ``slot % steps_per_generation``.
-* ``compute_loss`` computes the policy log-probs (each distinct prompt of a micro-batch run once for its
-  completions when that pays off, :meth:`GRPOTrainer.completion_logps`) and the loss; ``log`` adds the
-  windowed metrics.
+* ``get_train_dataloader`` returns a loader of *round batches*
+  (:class:`~trainwright.trainers.grpo_sampler.RoundBatch`: a round's dataset rows tagged with the round
+  and micro-step, its *slot*), one per micro-step: over a
+  :class:`~trainwright.trainers.grpo_sampler.GroupedRoundSampler` for a map-style dataset, from a
+  :class:`~trainwright.trainers.grpo_stream.RoundStream` for a streamed one. Each round's batch is
+  repeated once per micro-step, so the Trainer's step, epoch and resume bookkeeping is right.
+* ``training_step`` turns that batch into a real micro-batch: at slot 0 it runs one generation round
+  (:meth:`~trainwright.trainers.grpo_rounds.GenerationRounds.generate_round`: one ``generate`` call
+  covering ``steps_per_generation`` micro-batches, then rewards, advantages, and old/reference
+  log-probs when needed) into a :class:`~trainwright.trainers.grpo_buffer.RoundBuffer`; at every slot
+  it hands ``super().training_step`` the buffered micro-batch ``slot % steps_per_generation``.
+* ``compute_loss`` computes the policy log-probs and token entropies (each distinct prompt of a
+  micro-batch run once for its completions when that pays off, :meth:`GRPOTrainer.completion_scores`)
+  and the loss; ``log`` adds the windowed metrics.
 * ``train`` loads the buffer saved in the checkpoint (a callback's ``on_save`` writes it), so a resume
-  in the middle of a round continues with the same completions; likewise the TR-DPO reference.
-
-The methods below are in the order a round happens.
+  in the middle of a round continues with the same completions; likewise the TR-DPO reference and the
+  adaptive entropy coefficient (their callbacks restore them).
 """
 
 from __future__ import annotations
 
-import contextlib
-import math
+import logging
 import warnings
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 from trainwright._extras import require_train_extra
 
 require_train_extra("trainwright.trainers.grpo")
 
-import torch  # noqa: E402
-from accelerate.utils import gather_object  # noqa: E402
-from torch import nn  # noqa: E402
-from torch.utils.data import DataLoader  # noqa: E402
-from transformers import Trainer  # noqa: E402
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+from transformers import Trainer
 
-from trainwright.trainers.construction import (  # noqa: E402
+from trainwright.trainers.construction import (
     attach_owned_callbacks,
     load_pretrained,
     prepare_parts,
     resolve_resume,
+    tag_model,
 )
-from trainwright.trainers.generation import (  # noqa: E402
-    GenerationBackend,
-    SamplingSettings,
-    TransformersGenerateBackend,
+from trainwright.trainers.generation import GenerationBackend, backend_from_config
+from trainwright.trainers.grpo_buffer import RoundBuffer, SaveRoundBufferCallback
+from trainwright.trainers.grpo_config import GRPOConfig, check_batching, loss_setting_notes
+from trainwright.trainers.grpo_entropy import (
+    EntropyControlCallback,
+    EntropyController,
+    high_entropy_mask,
 )
-from trainwright.trainers.grpo_buffer import RoundBuffer, SaveRoundBufferCallback  # noqa: E402
-from trainwright.trainers.grpo_config import GRPOConfig, check_batching  # noqa: E402
-from trainwright.trainers.grpo_loss import (  # noqa: E402
-    AdvantageResult,
-    combine_rewards,
-    compute_advantages,
-    grpo_loss,
-)
-from trainwright.trainers.grpo_rewards import RewardFunc, RewardLog, RewardScorer  # noqa: E402
-from trainwright.trainers.grpo_round import (  # noqa: E402
-    RoundSample,
-    check_prompt_dataset,
-    completion_rows,
-    is_conversational,
-    pad_round,
-    split_round,
-)
-from trainwright.trainers.grpo_sampler import (  # noqa: E402
+from trainwright.trainers.grpo_loss import LossOutput, LossSettings, grpo_loss, off_policy_mask
+from trainwright.trainers.grpo_metrics import StepTimeCallback
+from trainwright.trainers.grpo_model import cast_lm_head_to_fp32, router_aux_loss_coef
+from trainwright.trainers.grpo_rewards import RewardFunc, RewardScorer
+from trainwright.trainers.grpo_round import check_prompt_dataset
+from trainwright.trainers.grpo_rounds import GenerationRounds
+from trainwright.trainers.grpo_sampler import (
     GroupedRoundSampler,
-    RoundItemDataset,
-    collate_round_items,
+    RoundBatch,
+    RoundLayout,
+    RoundRows,
+    collate_round,
 )
-from trainwright.trainers.logprobs import (  # noqa: E402
+from trainwright.trainers.grpo_stream import (
+    NO_DISPATCH,
+    RoundStream,
+    configure_for_streaming,
+    is_streamed,
+)
+from trainwright.trainers.logprobs import (
     SharedPrefix,
-    distinct_rows,
     prefix_sharing_for,
     selective_log_softmax,
     shared_prefix_logits,
+    token_logps_and_entropy,
 )
-from trainwright.trainers.metrics import MetricsWindow  # noqa: E402
-from trainwright.trainers.reference import reference_forward  # noqa: E402
+from trainwright.trainers.metrics import MetricsWindow
+from trainwright.trainers.reference import reference_forward
 
-
-class NoRewardSignalWarning(UserWarning):
-    """A generation round in which some (or all) completions got no reward from any reward function."""
+logger = logging.getLogger(__name__)
 
 
 def _identity_collator(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-class GRPOTrainer(Trainer):
+class CompletionScores(NamedTuple):
+    """What one forward over a micro-batch's completions gives the loss."""
+
+    logps: torch.Tensor  # (B, C) log π(completion_t | prompt, completion_<t)
+    entropies: torch.Tensor | None  # (B, C) entropy of each position's next-token distribution
+    aux_loss: torch.Tensor | None  # the MoE load-balancing loss of the forward
+
+
+class GRPOTrainer(GenerationRounds, Trainer):
     """GRPO with generation batched across ``steps_per_generation`` micro-steps (see module docstring).
 
     The arguments are TRL's, in TRL's order; ``peft_config``, ``ref_model`` (an explicit reference for
@@ -110,7 +116,7 @@ class GRPOTrainer(Trainer):
     def __init__(
         self,
         model: nn.Module | str,
-        reward_funcs: RewardFunc | Sequence[RewardFunc],
+        reward_funcs: RewardFunc | Sequence[RewardFunc] | None = None,
         args: GRPOConfig | None = None,
         train_dataset: Any = None,
         eval_dataset: Any = None,
@@ -123,6 +129,14 @@ class GRPOTrainer(Trainer):
         ref_model: nn.Module | str | None = None,
         generation_backend: GenerationBackend | None = None,
     ) -> None:
+        if reward_funcs is None or (isinstance(reward_funcs, (list, tuple)) and not reward_funcs):
+            raise ValueError(
+                "No reward source provided: pass reward_funcs (reward functions, reward models or model ids)"
+            )
+        if train_dataset is None:
+            raise ValueError(
+                "`train_dataset` is required: GRPO generates its completions from the dataset's prompts"
+            )
         parts = prepare_parts(
             who="GRPOTrainer",
             args=args,
@@ -139,6 +153,14 @@ class GRPOTrainer(Trainer):
             tokenizer.pad_token = tokenizer.eos_token
         check_prompt_dataset(train_dataset, "train_dataset")
         check_prompt_dataset(eval_dataset, "eval_dataset")
+        configure_for_streaming(args, train_dataset, eval_dataset)
+        if args.dynamic_sampling and is_streamed(train_dataset):
+            raise ValueError(
+                "dynamic_sampling refills groups with prompts looked up by index, which a streamed "
+                "train_dataset does not have; turn dynamic_sampling off or pass a map-style Dataset"
+            )
+        for note in loss_setting_notes(args):
+            logger.warning(note)
         self.scorer = RewardScorer(
             reward_funcs,
             args.reward_weights,
@@ -146,6 +168,12 @@ class GRPOTrainer(Trainer):
             load=lambda model_id, auto_class: load_pretrained(model_id, auto_class, args, num_labels=1),
             chat_template_kwargs=args.chat_template_kwargs,
         )
+        if args.cast_lm_head_to_fp32:
+            for module in (model, parts.ref_model):
+                if module is not None:
+                    cast_lm_head_to_fp32(module)
+        #: weight of the MoE load-balancing loss; TRL's ``aux_loss_enabled`` says whether it is added
+        self.router_aux_loss_coef = router_aux_loss_coef(model, args.router_aux_loss_coef)
         self.ref_model = parts.ref_model
         super().__init__(
             model=model,
@@ -157,50 +185,71 @@ class GRPOTrainer(Trainer):
             callbacks=callbacks,
             optimizers=optimizers,
         )
+        tag_model(self.model, "trl", "grpo")
         for func in self.scorer.funcs:
             if isinstance(func, nn.Module):
                 func.to(self.args.device)
-        self.generation_backend = generation_backend or self._default_backend(model, tokenizer)
+        self.generation_backend = generation_backend or backend_from_config(self.args, model, tokenizer)
         self.eos_token_ids = (
             set(self.generation_backend.eos_token_ids)
             if hasattr(self.generation_backend, "eos_token_ids")
             else {tokenizer.eos_token_id}
         )
+        self.loss_settings = LossSettings.from_config(self.args)
         self.metrics = MetricsWindow()
         self.round_buffer = RoundBuffer()
         self.round_sampler: GroupedRoundSampler | None = None
+        self.entropy_controller = EntropyController(
+            self.args.entropy_coef,
+            adaptive=self.args.use_adaptive_entropy,
+            target=self.args.entropy_target,
+            delta=self.args.entropy_coef_delta,
+            coef_min=self.args.entropy_coef_min,
+            coef_max=self.args.entropy_coef_max,
+        )
         self.add_callback(SaveRoundBufferCallback(lambda: self.round_buffer, self.args.process_index))
+        self.add_callback(StepTimeCallback(self.metrics))
+        if self.args.entropy_bonus_enabled:
+            reduce_sum = lambda stats: self.accelerator.reduce(stats, reduction="sum")
+            self.add_callback(EntropyControlCallback(self.entropy_controller, self.metrics, reduce_sum))
         self.completions_logger = attach_owned_callbacks(self, self.ref_model)
 
-    def _default_backend(self, model: nn.Module, tokenizer: Any) -> TransformersGenerateBackend:
-        """``model.generate`` with the config's sampling knobs; a completion ends at any EOS the model declares."""
-        args = self.args
-        eos_ids = [tokenizer.eos_token_id]
-        config_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
-        eos_ids += (
-            config_eos if isinstance(config_eos, list) else [config_eos] if config_eos is not None else []
-        )
-        extra: dict[str, Any] = {}
-        if args.cache_implementation is not None:
-            extra["cache_implementation"] = args.cache_implementation
-        extra.update(args.generation_kwargs or {})
-        return TransformersGenerateBackend(
-            SamplingSettings(
-                max_completion_length=args.max_completion_length,
-                temperature=args.temperature,
-                top_p=args.top_p,
-                top_k=args.top_k,
-                min_p=args.min_p,
-                repetition_penalty=args.repetition_penalty,
-                extra=extra,
-            ),
-            pad_token_id=tokenizer.pad_token_id,
-            eos_token_ids=[i for i in eos_ids if i is not None],
-        )
+    # ------------------------------------------------------------------ TRL's public attributes
+    @property
+    def reward_funcs(self) -> list[Any]:
+        """The reward functions and (loaded) reward models, in order."""
+        return self.scorer.funcs
+
+    @property
+    def reward_func_names(self) -> list[str]:
+        return self.scorer.names
+
+    @property
+    def reward_processing_classes(self) -> list[Any]:
+        """One tokenizer per reward function (``None`` for plain functions)."""
+        return self.scorer.processing_classes
+
+    @property
+    def reward_weights(self) -> torch.Tensor:
+        return self.scorer.weights
+
+    @property
+    def aux_loss_enabled(self) -> bool:
+        """Whether the loss adds the MoE load-balancing loss (``router_aux_loss_coef != 0``)."""
+        return self.router_aux_loss_coef != 0.0
+
+    @property
+    def entropy_coef(self) -> float:
+        """The entropy-bonus coefficient now (moved once per optimizer step by adaptive control)."""
+        return self.entropy_controller.coef
+
+    @entropy_coef.setter
+    def entropy_coef(self, value: float) -> None:
+        self.entropy_controller.coef = float(value)
 
     # ------------------------------------------------------------------ data
     def get_train_dataloader(self) -> DataLoader:
-        """A loader of index batches, one per micro-step; see :mod:`trainwright.trainers.grpo_sampler`."""
+        """A loader of round batches, one per micro-step; see :mod:`trainwright.trainers.grpo_sampler`."""
         if self.train_dataset is None:
             raise ValueError("GRPOTrainer: training requires a train_dataset")
         args = self.args
@@ -220,27 +269,61 @@ class GRPOTrainer(Trainer):
                 f"({args.steps_per_generation}) = "
                 f"{per_device_round} must be divisible by num_generations ({args.num_generations})"
             )
-        self.round_sampler = GroupedRoundSampler(
-            len(self.train_dataset),
+        layout = RoundLayout(
             num_generations=args.num_generations,
             prompts_per_round=per_device_round * processes // args.num_generations,
             micro_steps_per_round=args.steps_per_generation * args.num_iterations,
             shuffle=args.shuffle_dataset,
             seed=args.seed,
         )
+        if is_streamed(self.train_dataset):
+            self.round_sampler = None
+            stream = RoundStream(self.train_dataset, layout)
+            loader = DataLoader(stream, batch_size=per_device_round, collate_fn=collate_round, num_workers=0)
+            return self.accelerator.prepare(loader)
+        self.round_sampler = GroupedRoundSampler(len(self.train_dataset), layout)
         loader = DataLoader(
-            RoundItemDataset(len(self.round_sampler)),
+            RoundRows(self.train_dataset, len(self.round_sampler)),
             sampler=self.round_sampler,
             batch_size=per_device_round,
-            collate_fn=collate_round_items,
-            num_workers=0,
+            collate_fn=collate_round,
+            **self._worker_settings(),
         )
         return self.accelerator.prepare(loader)
 
+    def _worker_settings(self) -> dict[str, Any]:
+        """The DataLoader worker options of ``TrainingArguments`` (the workers look rows up by index)."""
+        args = self.args
+        settings: dict[str, Any] = {
+            "num_workers": args.dataloader_num_workers,
+            "pin_memory": args.dataloader_pin_memory,
+        }
+        if args.dataloader_num_workers > 0:
+            settings["persistent_workers"] = args.dataloader_persistent_workers
+            settings["prefetch_factor"] = args.dataloader_prefetch_factor
+            settings["multiprocessing_context"] = args.dataloader_multiprocessing_context
+        return settings
+
+    def get_eval_dataloader(self, eval_dataset: Any = None) -> DataLoader:
+        """``Trainer.get_eval_dataloader``; a streamed evaluation set is read with ``dispatch_batches=False``
+        and by one worker (for this loader only: ``dataloader_num_workers`` is restored after)."""
+        dataset = self.eval_dataset[eval_dataset] if isinstance(eval_dataset, str) else eval_dataset
+        if not is_streamed(dataset if dataset is not None else self.eval_dataset):
+            return super().get_eval_dataloader(eval_dataset)
+        if self.args.accelerator_config.dispatch_batches:
+            raise ValueError(NO_DISPATCH)
+        self.accelerator.dataloader_config.dispatch_batches = False
+        workers = self.args.dataloader_num_workers
+        self.args.dataloader_num_workers = 0
+        try:
+            return super().get_eval_dataloader(eval_dataset)
+        finally:
+            self.args.dataloader_num_workers = workers
+
     # ------------------------------------------------------------------ training
     def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs: Any) -> Any:
-        """``Trainer.train`` that also restores the generation buffer and the TR-DPO reference saved in the
-        checkpoint (the Trainer restores the rest)."""
+        """``Trainer.train`` that also restores the generation buffer and the trainer-owned callbacks'
+        state saved in the checkpoint (the Trainer restores the rest)."""
         checkpoint = resolve_resume(self, resume_from_checkpoint)
         if isinstance(checkpoint, str):
             restored = RoundBuffer.load(checkpoint, self.args.process_index)
@@ -249,269 +332,20 @@ class GRPOTrainer(Trainer):
         return super().train(resume_from_checkpoint=checkpoint, **kwargs)
 
     def training_step(
-        self, model: nn.Module, inputs: dict[str, Any], num_items_in_batch: torch.Tensor | int | None = None
+        self, model: nn.Module, inputs: RoundBatch, num_items_in_batch: torch.Tensor | int | None = None
     ) -> torch.Tensor:
-        """Swap the index batch for its buffered micro-batch (generating at the round's first slot)."""
-        key = (int(inputs["epoch"]), int(inputs["round"]))
-        slot = int(inputs["slot"])
-        if not self.round_buffer.matches(key):
-            if slot != 0:
+        """Swap the round batch for its buffered micro-batch (generating at the round's first slot)."""
+        if not self.round_buffer.matches(inputs.key):
+            if inputs.slot != 0:
                 warnings.warn(
-                    f"no buffered generation round for epoch {key[0]} round {key[1]} at micro-step {slot} "
-                    f"(resumed from a checkpoint without grpo_buffer_rank*.pt?): regenerating this round",
+                    f"no buffered generation round for epoch {inputs.epoch} round {inputs.round} at micro-step "
+                    f"{inputs.slot} (resumed from a checkpoint without grpo_buffer_rank*.pt?): regenerating "
+                    f"this round",
                     stacklevel=2,
                 )
-            self.round_buffer = RoundBuffer(key, self.generate_round(key, inputs["prompt_index"].tolist()))
-        micro_batch = self.round_buffer.micro_batches[slot % self.args.steps_per_generation]
+            self.round_buffer = RoundBuffer(inputs.key, self.generate_round(inputs))
+        micro_batch = self.round_buffer.micro_batches[inputs.slot % self.args.steps_per_generation]
         return super().training_step(model, micro_batch, num_items_in_batch)
-
-    # ------------------------------------------------------------------ one generation round, in order
-    def generate_round(self, key: tuple[int, int], prompt_indices: list[int]) -> list[dict[str, Any]]:
-        """One generation round: generate, score, normalise, and split into micro-batches."""
-        args, accelerator, device = self.args, self.accelerator, self.args.device
-        rows = [self.train_dataset[i] for i in prompt_indices]
-        sample = self.sample_completions(rows, seed_key=key)
-        if args.dynamic_sampling:
-            self.refill_zero_variance_groups(sample, key)
-
-        # rewards from every process, so that groups split across processes and batch-level scaling
-        # are normalised on the whole round
-        all_rewards = accelerator.gather(sample.rewards_per_func.to(device)).cpu()
-        self.check_reward_signal(all_rewards, sample, key)
-        combined = combine_rewards(all_rewards, self.scorer.weights)
-        adv = compute_advantages(combined, args.num_generations, args.scale_rewards)
-        start = accelerator.process_index * len(sample)
-        advantages = adv.advantages[start : start + len(sample)]
-
-        batch = pad_round(
-            sample.prompt_ids,
-            sample.completion_ids,
-            pad_token_id=self.processing_class.pad_token_id,
-            eos_token_ids=self.eos_token_ids,
-            mask_truncated_completions=args.mask_truncated_completions,
-        )
-        batch["advantages"] = advantages
-        active_tokens = accelerator.gather(batch["completion_mask"].sum().reshape(1).to(device)).sum().float()
-        tokens_per_micro_step = active_tokens / (accelerator.num_processes * args.steps_per_generation)
-
-        self.log_round_metrics(all_rewards, combined, adv, batch, sample.reward_log)
-        micro_batches = split_round(
-            batch, args.per_device_train_batch_size, args.steps_per_generation, tokens_per_micro_step.cpu()
-        )
-        if self.needs_old_logps() or args.beta != 0.0:
-            self.add_reference_and_old_logps(micro_batches)
-        if self.completions_logger is not None:
-            self.completions_logger.add_rows(completion_rows(sample, self.scorer.names, advantages))
-        return micro_batches
-
-    def sample_completions(
-        self, rows: list[dict[str, Any]], seed_key: tuple[int, ...] | None = None
-    ) -> RoundSample:
-        """Generate one completion per row (rows already hold G copies of each prompt) and score it."""
-        prompts = [row["prompt"] for row in rows]
-        prompt_ids = self.tokenize_prompts(prompts)
-        unwrapped = self.accelerator.unwrap_model(self.model)
-        with self.generation_rng(seed_key), self._generation_grad_mode():
-            completion_ids = self.generation_backend.generate(unwrapped, prompt_ids)
-        texts = self.processing_class.batch_decode(completion_ids, skip_special_tokens=True)
-        completions: list[Any] = [
-            [{"role": "assistant", "content": text}] if is_conversational(prompt) else text
-            for prompt, text in zip(prompts, texts)
-        ]
-        columns = {key: [row[key] for row in rows] for key in rows[0] if key != "prompt"}
-        rewards, reward_log = self.scorer.score(
-            prompts, completions, completion_ids, columns, trainer_state=self.state
-        )
-        return RoundSample(rows, prompts, prompt_ids, completion_ids, completions, rewards, reward_log)
-
-    def _generation_grad_mode(self) -> contextlib.AbstractContextManager[Any]:
-        """``torch.inference_mode`` around the built-in backend (its ``generate`` is about 7 % faster on CPU
-        than under ``no_grad`` alone: no version counters or view tracking); a no-op otherwise.
-
-        Only there, because that backend returns plain lists, so no inference tensor leaves the call; a
-        custom backend may keep tensors (a weight copy, a cache) that later meet autograd. Not under FSDP
-        / DeepSpeed, whose gather of the sharded parameters for generation writes them back afterwards.
-        """
-        sharded = getattr(self, "is_fsdp_enabled", False) or getattr(self, "is_deepspeed_enabled", False)
-        if sharded or type(self.generation_backend) is not TransformersGenerateBackend:
-            return contextlib.nullcontext()
-        return torch.inference_mode()
-
-    def tokenize_prompts(self, prompts: list[Any]) -> list[list[int]]:
-        """Token ids of each prompt: the chat template (with the generation prompt) for conversations."""
-        tokenizer = self.processing_class
-        # Plain-text prompts in one batched call, each distinct prompt once (a round repeats every prompt G
-        # times); conversations go through the chat template one by one below.
-        texts = list(dict.fromkeys(p for p in prompts if isinstance(p, str)))
-        encoded_texts = dict(zip(texts, tokenizer(texts)["input_ids"])) if texts else {}
-        ids = []
-        for prompt in prompts:
-            if isinstance(prompt, str):
-                ids.append(list(encoded_texts[prompt]))
-            elif is_conversational(prompt):
-                encoded = tokenizer.apply_chat_template(
-                    prompt,
-                    add_generation_prompt=True,
-                    tokenize=True,
-                    **(self.args.chat_template_kwargs or {}),
-                )
-                if isinstance(encoded, dict) or hasattr(encoded, "keys"):
-                    encoded = encoded["input_ids"]
-                ids.append(list(encoded))
-            else:
-                raise ValueError(
-                    f"a prompt must be a string or a list of chat messages, "
-                    f"got {type(prompt).__name__}: {prompt!r:.80}"
-                )
-        return ids
-
-    @contextlib.contextmanager
-    def generation_rng(self, seed_key: tuple[int, ...] | None) -> Iterator[None]:
-        """Sample from an RNG seeded by ``(seed, process, *seed_key)``, leaving the global RNG untouched.
-
-        Why: every process starts from the same ``args.seed``, so sampling from the global RNG would give
-        all processes the *same* completions for a group split across them. A per-(process, round)
-        seed makes them differ, and makes a round's completions independent of everything that ran
-        before it, which is what lets a resumed run regenerate nothing and still match exactly.
-        """
-        if seed_key is None:
-            yield
-            return
-        devices = [self.args.device] if self.args.device.type == "cuda" else []
-        with torch.random.fork_rng(devices=devices):
-            seed = hash((self.args.seed, self.accelerator.process_index, *seed_key)) % (2**63)
-            torch.manual_seed(seed)
-            yield
-
-    def refill_zero_variance_groups(self, sample: RoundSample, key: tuple[int, int]) -> None:
-        """DAPO dynamic sampling (Yu et al. 2025, arXiv:2503.14476): groups whose rewards all agree have
-        zero advantage, hence no gradient; replace them (in place) with groups of the next prompts.
-
-        Each process refills its own groups (its share holds whole groups), with up to
-        ``max_dynamic_sampling_rounds`` extra ``generate`` calls; groups still flat after that are kept.
-        """
-        g = self.args.num_generations
-        refilled = 0
-        for _ in range(self.args.max_dynamic_sampling_rounds):
-            rewards = combine_rewards(sample.rewards_per_func, self.scorer.weights).view(-1, g)
-            flat = [i for i, group in enumerate(rewards) if _is_flat(group)]
-            if not flat:
-                break
-            world, rank = self.accelerator.num_processes, self.accelerator.process_index
-            positions = [(refilled + j) * world + rank for j in range(len(flat))]
-            refilled += len(flat)
-            indices = self.round_sampler.refill_prompts(key[0], key[1], positions)
-            new_rows = [self.train_dataset[i] for i in indices for _ in range(g)]
-            sample.replace_groups(flat, self.sample_completions(new_rows, seed_key=(*key, refilled)), g)
-        self.metrics.add("train", "dynamic_sampling/refilled_groups", float(refilled))
-
-    def check_reward_signal(
-        self, all_rewards: torch.Tensor, sample: RoundSample, key: tuple[int, int]
-    ) -> None:
-        """Log ``frac_reward_unscorable`` and warn once per round when completions got no reward at all.
-
-        A completion for which every reward function returned None (or NaN) is *unscorable*: its
-        advantage is 0 and it teaches nothing; a round of only those trains nothing. This is usually a
-        wrong column name or an answer format the reward functions do not parse (TRL warns about it too).
-        """
-        unscorable = torch.isnan(all_rewards).all(dim=1)
-        count, total = int(unscorable.sum()), unscorable.numel()
-        self.metrics.add("train", "frac_reward_unscorable", count / total)
-        if count == 0 or not self.accelerator.is_main_process:
-            return
-        local = torch.isnan(sample.rewards_per_func).all(dim=1).nonzero()
-        example = ""
-        if local.numel():
-            i = int(local[0])
-            example = (
-                f" First one: prompt={sample.prompts[i]!r:.80}, completion={sample.completions[i]!r:.80}."
-            )
-        what = (
-            f"no usable reward signal: every reward function returned None (or NaN) for all {total} completions, "
-            f"so every advantage is 0 and the round trains nothing"
-            if count == total
-            else f"{count} of {total} completions got no reward (every reward function returned None or NaN); "
-            f"their advantage is 0"
-        )
-        warnings.warn(
-            f"GRPO round {key[1]} of epoch {key[0]}: {what}.{example} Check the reward functions' arguments "
-            f"(dataset column names) and what they parse; 'frac_reward_unscorable' in the logs counts these.",
-            NoRewardSignalWarning,
-            stacklevel=3,
-        )
-
-    def needs_old_logps(self) -> bool:
-        """Whether π_old can differ from π_θ when a micro-batch is used.
-
-        It cannot when every round lies within one optimiser step (``steps_per_generation × μ`` divides
-        gradient accumulation): then the ratio is exactly 1 and ``per_token_logps.detach()`` serves.
-        """
-        per_round = self.args.steps_per_generation * self.args.num_iterations
-        return self.args.gradient_accumulation_steps % per_round != 0
-
-    def add_reference_and_old_logps(self, micro_batches: list[dict[str, Any]]) -> None:
-        """π_old (when the ratio can differ from 1) and π_ref (when β ≠ 0), without gradients."""
-        model = self.model
-        for part in micro_batches:
-            on_device = {k: v.to(self.args.device) for k, v in part.items()}
-            if self.needs_old_logps():
-                with torch.no_grad():
-                    part["old_per_token_logps"] = self.completion_logps(model, on_device).cpu()
-            if self.args.beta != 0.0:
-                with reference_forward(self.accelerator.unwrap_model(model), self.ref_model) as ref:
-                    part["ref_per_token_logps"] = self.completion_logps(ref, on_device).cpu()
-
-    def log_round_metrics(
-        self,
-        all_rewards: torch.Tensor,
-        combined: torch.Tensor,
-        adv: AdvantageResult,
-        batch: dict[str, torch.Tensor],
-        reward_log: RewardLog,
-    ) -> None:
-        """TRL's metric names, from the gathered round (NaN values, e.g. an all-None reward, are skipped)."""
-        gather = self.accelerator.gather
-        device = self.args.device
-        lengths = gather(batch["completion_lengths"].float().to(device)).cpu()
-        truncated = gather(batch["truncated"].float().to(device)).cpu()
-        add = lambda name, value: self._add_metric("train", name, value)  # noqa: E731
-        add("reward", torch.nanmean(combined))
-        add("reward_std", torch.nan_to_num(adv.group_std, nan=0.0).mean())
-        add("frac_reward_zero_std", adv.zero_std.float().mean())
-        add("completions/mean_length", lengths.mean())
-        add("completions/min_length", lengths.min())
-        add("completions/max_length", lengths.max())
-        add("completions/clipped_ratio", truncated.mean())
-        for k, name in enumerate(self.scorer.names):
-            add(f"rewards/{name}/mean", torch.nanmean(all_rewards[:, k]))
-        self.log_reward_metrics("train", reward_log)
-
-    def log_reward_metrics(self, mode: str, reward_log: RewardLog) -> None:
-        """The reward functions' ``log_metric`` values: one mean per name over the round and all processes.
-
-        Names are unioned across processes first (``gather_object``), so a metric only some processes
-        logged still takes part in the same, identically ordered ``gather`` everywhere.
-        """
-        names = sorted(set(gather_object(sorted(reward_log.metrics))))
-        if not names:
-            return
-        stats = torch.tensor(
-            [
-                [sum(reward_log.metrics.get(name, [])), len(reward_log.metrics.get(name, []))]
-                for name in names
-            ],
-            dtype=torch.float64,
-            device=self.args.device,
-        )
-        totals = self.accelerator.gather(stats.unsqueeze(0)).sum(dim=0).tolist()
-        for name, (total, count) in zip(names, totals):
-            if count > 0:
-                self._add_metric(mode, name, total / count)
-
-    def _add_metric(self, mode: str, name: str, value: float | torch.Tensor) -> None:
-        value = float(value)
-        if not math.isnan(value):
-            self.metrics.add(mode, name, value)
 
     # ------------------------------------------------------------------ the update
     def compute_loss(
@@ -524,57 +358,127 @@ class GRPOTrainer(Trainer):
         """The GRPO loss of one buffered micro-batch (before division by gradient accumulation)."""
         if return_outputs:
             raise ValueError("GRPOTrainer.compute_loss has no model outputs to return (return_outputs=True)")
-        per_token_logps = self.completion_logps(model, inputs)
         args = self.args
+        mode = "train" if model.training else "eval"
+        bonus = args.entropy_bonus_enabled
+        scores = self.completion_scores(
+            model, inputs, entropy=True, entropy_grad=bonus, aux_loss=self.aux_loss_enabled
+        )
+        mask = inputs["completion_mask"]
+        token_mask = None
+        if args.top_entropy_quantile < 1.0:
+            token_mask = self.get_high_entropy_mask(scores.entropies, mask, 1.0 - args.top_entropy_quantile)
         output = grpo_loss(
-            per_token_logps,
+            scores.logps,
             inputs["advantages"],
-            inputs["completion_mask"],
-            loss_type=args.loss_type,
+            mask,
+            self.loss_settings,
             old_per_token_logps=inputs.get("old_per_token_logps"),
             ref_per_token_logps=inputs.get("ref_per_token_logps"),
-            beta=args.beta,
-            epsilon_low=args.epsilon,
-            epsilon_high=args.epsilon_high,
-            importance_sampling_level=args.importance_sampling_level,
-            use_bias_correction_kl=args.use_bias_correction_kl,
-            max_completion_length=args.max_completion_length,
             tokens_per_micro_step=inputs["tokens_per_micro_step"],
+            token_mask=token_mask,
+            entropies=scores.entropies,
+            entropy_coef=self.entropy_controller.applied_coef() if bonus else 0.0,
         )
-        mode = "train" if model.training else "eval"
+        loss = output.loss
+        if bonus and mode == "train":
+            effective = mask if token_mask is None else mask * token_mask
+            self.entropy_controller.record((scores.entropies * effective).sum(), effective.sum())
+        if bonus:
+            self.metrics.add(
+                mode, "policy_loss", self.accelerator.gather(output.policy_loss.reshape(1)).mean().item()
+            )
+        if scores.aux_loss is not None:
+            loss = loss + self.router_aux_loss_coef * scores.aux_loss
+            aux = self.accelerator.gather(scores.aux_loss.detach().reshape(1)).mean().item()
+            self.metrics.add(mode, "aux_loss", aux)
+        self.log_loss_metrics(mode, output)
+        return loss
+
+    def log_loss_metrics(self, mode: str, output: LossOutput) -> None:
+        """The loss statistics, pooled over all processes: masked means as (Σ, count) pairs in one gather,
+        ``clip_ratio/low_min`` / ``high_max`` as the min / max over every process's sequences."""
         gather = self.accelerator.gather
-        stats = {
-            "clip_ratio/low_mean": output.low_clip,
-            "clip_ratio/high_mean": output.high_clip,
-            "clip_ratio/region_mean": output.region_clip,
-        }
-        if output.kl is not None:
-            stats["kl"] = output.kl
-        for name, value in stats.items():
-            self.metrics.add(mode, name, gather(value.detach().reshape(1)).mean().item())
-        return output.loss
+        if output.means:
+            names = list(output.means)
+            local = torch.stack([torch.stack(output.means[name]) for name in names]).to(self.args.device)
+            totals = gather(local.unsqueeze(0)).sum(dim=0)
+            for name, (total, count) in zip(names, totals.tolist()):
+                if count > 0:
+                    self.metrics.add(mode, name, total / count)
+        for name, values in output.per_sequence.items():
+            pooled = gather(values.to(self.args.device))
+            pooled = pooled[~torch.isnan(pooled)]
+            if pooled.numel():
+                self.metrics.add(mode, name, (pooled.min() if name.endswith("_min") else pooled.max()).item())
+
+    def get_high_entropy_mask(
+        self, entropies: torch.Tensor, mask: torch.Tensor, threshold: float
+    ) -> torch.Tensor:
+        """Bool mask of the active tokens whose entropy reaches the ``threshold`` quantile of the active
+        tokens of every process (TRL's name; :func:`~trainwright.trainers.grpo_entropy.high_entropy_mask`)."""
+        local = entropies[mask.bool()].float()
+        padded = self.accelerator.pad_across_processes(local, dim=0, pad_index=float("-inf"))
+        pooled = self.accelerator.gather(padded)
+        return high_entropy_mask(entropies, mask, pooled[torch.isfinite(pooled)], threshold)
+
+    @staticmethod
+    def get_off_policy_mask(
+        advantages: torch.Tensor,
+        per_token_logps: torch.Tensor,
+        sampling_per_token_logps: torch.Tensor,
+        mask: torch.Tensor,
+        off_policy_threshold: float,
+    ) -> torch.Tensor:
+        """TRL's name for :func:`~trainwright.trainers.grpo_loss.off_policy_mask`: (B, 1), 1 keeps a sequence."""
+        return off_policy_mask(
+            advantages, per_token_logps, sampling_per_token_logps, mask, off_policy_threshold
+        )
 
     def completion_logps(self, model: nn.Module, batch: dict[str, Any]) -> torch.Tensor:
-        """Per-token ``log π(completion_t | prompt, completion_<t)`` of temperature-scaled logits, (B, C).
+        """Per-token ``log π(completion_t | prompt, completion_<t)`` of temperature-scaled logits, (B, C)."""
+        return self.completion_scores(model, batch).logps
+
+    def completion_scores(
+        self,
+        model: nn.Module,
+        batch: dict[str, Any],
+        *,
+        entropy: bool = False,
+        entropy_grad: bool = False,
+        aux_loss: bool = False,
+    ) -> CompletionScores:
+        """Log-probs (and, when asked, entropies and the MoE load-balancing loss) of a batch's completions.
 
         Logits are divided by the sampling temperature so that π_θ, π_old and π_ref are the
-        distributions the completions were actually drawn from (as TRL does).
+        distributions the completions were actually drawn from (as TRL does). The MoE loss needs router
+        logits of the one forward over the whole sequences, so it turns the shared-prompt forward off.
         """
         prompt_ids, completion_ids = batch["prompt_ids"], batch["completion_ids"]
         input_ids = torch.cat([prompt_ids, completion_ids], dim=1)
         attention_mask = torch.cat([batch["prompt_mask"], batch["completion_mask"].clamp(max=1)], dim=1)
         width = completion_ids.size(1)
-        pieces = self._shared_prompt_logits(model, batch, input_ids, attention_mask)
+        pieces = None if aux_loss else self._shared_prompt_logits(model, batch, input_ids, attention_mask)
+        router_loss = None
         if pieces is None:
-            outputs = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=width + 1)
+            extra = {"output_router_logits": True} if aux_loss else {}
+            outputs = model(
+                input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=width + 1, **extra
+            )
             pieces = [outputs.logits[:, :-1]]
+            router_loss = getattr(outputs, "aux_loss", None) if aux_loss else None
         temperature = self.args.temperature
+        pieces = [piece if temperature == 1.0 else piece / temperature for piece in pieces]
         targets = completion_ids.split([piece.shape[1] for piece in pieces], dim=1)
-        logps = [
-            selective_log_softmax(piece if temperature == 1.0 else piece / temperature, target)
-            for piece, target in zip(pieces, targets)
-        ]
-        return logps[0] if len(logps) == 1 else torch.cat(logps, dim=1)
+        if not entropy:
+            logps = [selective_log_softmax(piece, target) for piece, target in zip(pieces, targets)]
+            return CompletionScores(
+                torch.cat(logps, dim=1) if len(logps) > 1 else logps[0], None, router_loss
+            )
+        both = [token_logps_and_entropy(p, t, entropy_grad=entropy_grad) for p, t in zip(pieces, targets)]
+        logps = torch.cat([lp for lp, _ in both], dim=1)
+        entropies = torch.cat([h for _, h in both], dim=1)
+        return CompletionScores(logps, entropies, router_loss)
 
     def _shared_prompt_logits(
         self, model: nn.Module, batch: dict[str, Any], input_ids: torch.Tensor, attention_mask: torch.Tensor
@@ -611,27 +515,9 @@ class GRPOTrainer(Trainer):
         """Generate G completions for each evaluation prompt, score them, and return the loss.
 
         The eval batch counts prompts; G is ``num_generations_eval`` (default ``num_generations``);
-        advantages are normalised within this batch.
+        advantages are normalised over the batch of every process, metrics logged as in training.
         """
-        g = self.args.num_generations_eval or self.args.num_generations
-        rows = [row for row in inputs for _ in range(g)]
-        sample = self.sample_completions(rows)
-        combined = combine_rewards(sample.rewards_per_func, self.scorer.weights)
-        adv = compute_advantages(combined, g, self.args.scale_rewards)
-        batch = pad_round(
-            sample.prompt_ids,
-            sample.completion_ids,
-            pad_token_id=self.processing_class.pad_token_id,
-            eos_token_ids=self.eos_token_ids,
-            mask_truncated_completions=self.args.mask_truncated_completions,
-        )
-        rows, inverse = distinct_rows(batch["prompt_ids"], batch["prompt_mask"])
-        batch["prompt_rows"], batch["prompt_inverse"] = rows, inverse
-        batch = {k: v.to(self.args.device) for k, v in batch.items()}
-        batch["advantages"] = adv.advantages.to(self.args.device)
-        batch["tokens_per_micro_step"] = batch["completion_mask"].sum().float()
-        self._add_metric("eval", "reward", torch.nanmean(combined))
-        self.log_reward_metrics("eval", sample.reward_log)
+        batch = self.evaluation_batch(inputs)
         with torch.no_grad():
             if self.args.beta != 0.0:
                 with reference_forward(self.accelerator.unwrap_model(model), self.ref_model) as ref:
@@ -643,8 +529,3 @@ class GRPOTrainer(Trainer):
         """Add the GRPO metrics averaged over the logging window, in place (see ``MetricsWindow.merge_into``)."""
         self.metrics.merge_into(logs)
         super().log(logs, start_time)
-
-
-def _is_flat(group: torch.Tensor) -> bool:
-    valid = group[~torch.isnan(group)]
-    return valid.numel() < 2 or bool(torch.isclose(valid, valid[0]).all())

@@ -143,12 +143,17 @@ class RewardScorer:
                 raise TypeError(f"reward model id {func!r} given, but no loader: pass an nn.Module")
             if not (callable(func) or isinstance(func, (nn.Module, str))):
                 raise TypeError(f"reward function {func!r} is neither callable, an nn.Module nor a model id")
-        if reward_processing_classes is None or not isinstance(reward_processing_classes, (list, tuple)):
-            reward_processing_classes = [reward_processing_classes] * len(funcs)
+        # TRL's convention: None means one per function (loaded from the model's folder); a single
+        # tokenizer is a list of one, so its length must match the reward functions like a list's
+        if reward_processing_classes is None:
+            reward_processing_classes = [None] * len(funcs)
+        elif not isinstance(reward_processing_classes, (list, tuple)):
+            reward_processing_classes = [reward_processing_classes]
         if len(reward_processing_classes) != len(funcs):
             raise ValueError(
-                f"reward_processing_classes has {len(reward_processing_classes)} entries "
-                f"for {len(funcs)} reward functions"
+                f"reward_processing_classes has {len(reward_processing_classes)} entries but there are "
+                f"{len(funcs)} reward functions: the numbers must match (one tokenizer, or None, per reward "
+                f"function, in order)"
             )
         if load is not None:
             funcs, reward_processing_classes = load_reward_models(
@@ -197,8 +202,10 @@ class RewardScorer:
             zip(self.funcs, self.processing_classes, self.names)
         ):
             if isinstance(func, nn.Module):
+                row_kwargs = columns.get("chat_template_kwargs") or [None] * n
+                template_kwargs = [{**self.chat_template_kwargs, **(extra or {})} for extra in row_kwargs]
                 out[:, k] = self._score_model(
-                    func, processing_class, prompts, completions, name, **self.chat_template_kwargs
+                    func, processing_class, prompts, completions, name, template_kwargs
                 )
                 continue
             try:
@@ -227,12 +234,13 @@ class RewardScorer:
         prompts: list[Any],
         completions: list[Any],
         name: str,
-        **chat_template_kwargs: Any,
+        chat_template_kwargs: list[dict[str, Any]],
     ) -> torch.Tensor:
+        """Score ``prompt + completion`` (through the chat template, with each row's kwargs, for conversations)."""
         if isinstance(prompts[0], list):  # conversational
             texts = [
-                tokenizer.apply_chat_template(prompt + completion, tokenize=False, **chat_template_kwargs)
-                for prompt, completion in zip(prompts, completions)
+                tokenizer.apply_chat_template(prompt + completion, tokenize=False, **kwargs)
+                for prompt, completion, kwargs in zip(prompts, completions, chat_template_kwargs)
             ]
         else:
             texts = [prompt + completion for prompt, completion in zip(prompts, completions)]

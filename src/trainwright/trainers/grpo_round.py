@@ -151,10 +151,37 @@ def pad_round(
     }
 
 
+def pad_to_multiple(tensor: torch.Tensor, multiple: int | None, value: int, left: bool) -> torch.Tensor:
+    """``tensor`` (B, W) padded with ``value`` on the left or right up to a width divisible by ``multiple``."""
+    if not multiple or tensor.size(1) % multiple == 0:
+        return tensor
+    extra = multiple - tensor.size(1) % multiple
+    padding = tensor.new_full((tensor.size(0), extra), value)
+    return torch.cat([padding, tensor] if left else [tensor, padding], dim=1)
+
+
+def pad_micro_batch(part: dict[str, Any], pad_token_id: int, multiple: int | None) -> None:
+    """Pad a micro-batch's prompt (left) and completion (right) widths up to ``multiple``, in place
+    (``pad_to_multiple_of``: fixed shapes for compile-once backends; masks are 0 on the padding)."""
+    if not multiple:
+        return
+    part["prompt_ids"] = pad_to_multiple(part["prompt_ids"], multiple, pad_token_id, left=True)
+    part["prompt_mask"] = pad_to_multiple(part["prompt_mask"], multiple, 0, left=True)
+    part["completion_ids"] = pad_to_multiple(part["completion_ids"], multiple, pad_token_id, left=False)
+    part["completion_mask"] = pad_to_multiple(part["completion_mask"], multiple, 0, left=False)
+
+
 def split_round(
-    batch: dict[str, torch.Tensor], micro_batch_size: int, steps: int, tokens_per_micro_step: torch.Tensor
+    batch: dict[str, torch.Tensor],
+    micro_batch_size: int,
+    steps: int,
+    tokens_per_micro_step: torch.Tensor,
+    *,
+    pad_token_id: int = 0,
+    pad_to_multiple_of: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Cut the round into ``steps`` micro-batches, each trimmed to its own padding.
+    """Cut the round into ``steps`` micro-batches, each trimmed to its own padding (then padded up to
+    ``pad_to_multiple_of`` when set).
 
     Trimming matters because the round is padded to its longest prompt and completion; a micro-batch
     whose rows are all short would otherwise run the model over columns of padding. Each micro-batch
@@ -172,6 +199,7 @@ def split_round(
         c_len = int(batch["completion_lengths"][rows].max().clamp(min=1))
         part["completion_ids"] = part["completion_ids"][:, :c_len]
         part["completion_mask"] = part["completion_mask"][:, :c_len]
+        pad_micro_batch(part, pad_token_id, pad_to_multiple_of)
         part["tokens_per_micro_step"] = tokens_per_micro_step
         # rows with the same (trimmed) prompt: the forward runs each distinct prompt once
         part["prompt_rows"], part["prompt_inverse"] = distinct_rows(part["prompt_ids"], part["prompt_mask"])

@@ -18,15 +18,22 @@ Every yielded item is a :class:`RoundItem` ``(epoch, round, slot, prompt_index)`
   sharding) and reproducible after a resume, without touching the global RNG.
 
 A trailing partial round (fewer prompts left than one round needs) is dropped, as TRL does.
+
+The loader looks each item's row up in the dataset (:class:`RoundRows`) and hands the Trainer a
+:class:`RoundBatch`: the round's rows, tagged with the epoch, round and slot. A streamed dataset has
+no indices to sample; :mod:`trainwright.trainers.grpo_stream` yields the same items from the stream.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import NamedTuple
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple, TypeVar
 
 import torch
 from torch.utils.data import Sampler
+
+T = TypeVar("T")
 
 
 class RoundItem(NamedTuple):
@@ -35,49 +42,64 @@ class RoundItem(NamedTuple):
     epoch: int
     round: int
     slot: int
-    prompt_index: int
+    prompt_index: int  # -1 for a row of a streamed dataset (it has no index)
 
 
-class GroupedRoundSampler(Sampler[RoundItem]):
-    """Yield every generation round's prompt indices (each × G) once per micro-step of the round.
+@dataclass(frozen=True)
+class RoundLayout:
+    """How a generation round is laid out, shared by the map-style sampler and the stream.
 
     ``prompts_per_round`` is the number of distinct prompts one round uses over all processes,
-    i.e. ``per_device_train_batch_size × processes × steps_per_generation / num_generations``.
+    i.e. ``per_device_train_batch_size × processes × steps_per_generation / num_generations``;
     ``micro_steps_per_round`` is ``steps_per_generation × num_iterations``.
     """
 
-    def __init__(
-        self,
-        num_prompts: int,
-        *,
-        num_generations: int,
-        prompts_per_round: int,
-        micro_steps_per_round: int,
-        shuffle: bool = True,
-        seed: int = 0,
-    ) -> None:
-        if num_generations < 1 or prompts_per_round < 1 or micro_steps_per_round < 1:
+    num_generations: int
+    prompts_per_round: int
+    micro_steps_per_round: int
+    shuffle: bool = True
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.num_generations < 1 or self.prompts_per_round < 1 or self.micro_steps_per_round < 1:
             raise ValueError(
-                f"num_generations ({num_generations}), prompts_per_round ({prompts_per_round}) and "
-                f"micro_steps_per_round ({micro_steps_per_round}) must all be >= 1"
+                f"num_generations ({self.num_generations}), prompts_per_round ({self.prompts_per_round}) and "
+                f"micro_steps_per_round ({self.micro_steps_per_round}) must all be >= 1"
             )
-        if num_prompts < prompts_per_round:
-            raise ValueError(
-                f"the training dataset has {num_prompts} prompts but one generation round needs "
-                f"{prompts_per_round} (per_device_train_batch_size x processes x steps_per_generation / "
-                f"num_generations); add prompts or lower those settings"
-            )
+
+    def too_few_prompts(self, count: int, what: str) -> ValueError:
+        """The error for a training set with fewer prompts than one round needs."""
+        return ValueError(
+            f"{what} has {count} prompts but one generation round needs {self.prompts_per_round} "
+            f"(per_device_train_batch_size x processes x steps_per_generation / num_generations); add prompts "
+            f"or lower those settings"
+        )
+
+    def round_items(
+        self, epoch: int, round_index: int, prompts: Sequence[T]
+    ) -> Iterator[tuple[RoundItem, T]]:
+        """The round's ``(RoundItem, prompt)`` pairs: every micro-step (slot) sees every prompt G times in a
+        row; ``prompts`` are dataset indices (``RoundItem.prompt_index``) or rows (index -1)."""
+        for slot in range(self.micro_steps_per_round):
+            for prompt in prompts:
+                item = RoundItem(epoch, round_index, slot, prompt if isinstance(prompt, int) else -1)
+                for _ in range(self.num_generations):
+                    yield item, prompt
+
+
+class GroupedRoundSampler(Sampler[RoundItem]):
+    """Yield every generation round's prompt indices (each × G) once per micro-step of the round."""
+
+    def __init__(self, num_prompts: int, layout: RoundLayout) -> None:
+        if num_prompts < layout.prompts_per_round:
+            raise layout.too_few_prompts(num_prompts, "the training dataset")
         self.num_prompts = num_prompts
-        self.num_generations = num_generations
-        self.prompts_per_round = prompts_per_round
-        self.micro_steps_per_round = micro_steps_per_round
-        self.shuffle = shuffle
-        self.seed = seed
+        self.layout = layout
         self.epoch = 0
 
     @property
     def rounds_per_epoch(self) -> int:
-        return self.num_prompts // self.prompts_per_round
+        return self.num_prompts // self.layout.prompts_per_round
 
     def set_epoch(self, epoch: int) -> None:
         """Called by ``Trainer`` at the start of every epoch: selects that epoch's permutation."""
@@ -86,15 +108,15 @@ class GroupedRoundSampler(Sampler[RoundItem]):
     def prompt_order(self, epoch: int | None = None) -> list[int]:
         """The epoch's prompt order (before grouping); the same on every process."""
         epoch = self.epoch if epoch is None else epoch
-        if not self.shuffle:
+        if not self.layout.shuffle:
             return list(range(self.num_prompts))
-        generator = torch.Generator().manual_seed(self.seed + epoch)
+        generator = torch.Generator().manual_seed(self.layout.seed + epoch)
         return torch.randperm(self.num_prompts, generator=generator).tolist()
 
     def round_prompts(self, epoch: int, round_index: int) -> list[int]:
         """The distinct prompt indices of one round (in order)."""
-        start = round_index * self.prompts_per_round
-        return self.prompt_order(epoch)[start : start + self.prompts_per_round]
+        start = round_index * self.layout.prompts_per_round
+        return self.prompt_order(epoch)[start : start + self.layout.prompts_per_round]
 
     def refill_prompts(self, epoch: int, round_index: int, positions: list[int]) -> list[int]:
         """The prompts at ``positions`` (0 = first prompt after the round) in the epoch order, wrapping.
@@ -103,56 +125,93 @@ class GroupedRoundSampler(Sampler[RoundItem]):
         process so that processes refill from different prompts.
         """
         order = self.prompt_order(epoch)
-        start = (round_index + 1) * self.prompts_per_round
+        start = (round_index + 1) * self.layout.prompts_per_round
         return [order[(start + position) % self.num_prompts] for position in positions]
 
     def __iter__(self) -> Iterator[RoundItem]:
-        epoch = self.epoch
+        epoch, size = self.epoch, self.layout.prompts_per_round
         order = self.prompt_order(epoch)
         for round_index in range(self.rounds_per_epoch):
-            prompts = order[round_index * self.prompts_per_round : (round_index + 1) * self.prompts_per_round]
-            grouped = [index for index in prompts for _ in range(self.num_generations)]
-            for slot in range(self.micro_steps_per_round):
-                for index in grouped:
-                    yield RoundItem(epoch, round_index, slot, index)
+            prompts = order[round_index * size : (round_index + 1) * size]
+            for item, _ in self.layout.round_items(epoch, round_index, prompts):
+                yield item
 
     def __len__(self) -> int:
+        layout = self.layout
         return (
-            self.rounds_per_epoch * self.prompts_per_round * self.num_generations * self.micro_steps_per_round
+            self.rounds_per_epoch
+            * layout.prompts_per_round
+            * layout.num_generations
+            * layout.micro_steps_per_round
         )
 
 
-class RoundItemDataset(torch.utils.data.Dataset):
-    """A pass-through dataset: ``dataset[item]`` is the ``RoundItem`` itself.
+class RoundBatch(list):
+    """One micro-step's batch: the dataset rows of the round (a plain ``list`` of row dicts, G copies of each
+    prompt in a row) plus where it belongs: ``epoch``, ``round`` and ``slot`` (see the module docstring),
+    and the rows' dataset indices (``None`` for a streamed dataset).
 
-    The dataloader carries only indices; the trainer looks the prompts up in the real dataset when
-    it generates, so the rows are not copied once per micro-step.
+    It compares equal to the list of its rows, as TRL's generation batch does. ``to`` returns the batch
+    itself: accelerate moves a batch with a ``to`` method that way, and rows hold no tensors, whereas
+    rebuilding the list (its route for a plain list) would drop the attributes.
     """
 
-    def __init__(self, length: int) -> None:
+    def __init__(
+        self,
+        rows: Iterable[dict[str, Any]] = (),
+        epoch: int = 0,
+        round: int = 0,
+        slot: int = 0,
+        prompt_indices: list[int] | None = None,
+    ) -> None:
+        super().__init__(rows)
+        self.epoch = epoch
+        self.round = round
+        self.slot = slot
+        self.prompt_indices = prompt_indices
+
+    @property
+    def key(self) -> tuple[int, int]:
+        """The round this batch belongs to: ``(epoch, round)``."""
+        return (self.epoch, self.round)
+
+    def to(self, *args: Any, **kwargs: Any) -> RoundBatch:
+        return self
+
+
+class RoundRows(torch.utils.data.Dataset):
+    """``dataset[item]`` for a :class:`RoundItem`: the item with its prompt's row of the training set.
+
+    The sampler yields items, so each micro-step's batch is looked up here (in the DataLoader's workers
+    when ``dataloader_num_workers > 0``), not copied once per micro-step up front.
+    """
+
+    def __init__(self, dataset: Any, length: int) -> None:
+        self.dataset = dataset
         self.length = length
 
     def __len__(self) -> int:
         return self.length
 
-    def __getitem__(self, item: RoundItem) -> RoundItem:
-        return item
+    def __getitem__(self, item: RoundItem) -> tuple[RoundItem, dict[str, Any]]:
+        return item, self.dataset[item.prompt_index]
 
 
-def collate_round_items(items: list[RoundItem]) -> dict[str, torch.Tensor]:
-    """Turn a micro-step's ``RoundItem`` list into tensors (which accelerate can move and shard)."""
-    epochs = {item.epoch for item in items}
-    rounds = {item.round for item in items}
-    slots = {item.slot for item in items}
-    if len(epochs) != 1 or len(rounds) != 1 or len(slots) != 1:
+def collate_round(items: list[tuple[RoundItem, dict[str, Any]]]) -> RoundBatch:
+    """Turn a micro-step's ``(RoundItem, row)`` pairs into a :class:`RoundBatch` (checking it is one slot of
+    one round: the loader's batch size must be ``per_device_train_batch_size × steps_per_generation``)."""
+    keys = {(item.epoch, item.round, item.slot) for item, _ in items}
+    if len(keys) != 1:
         raise RuntimeError(
-            f"a dataloader batch mixes rounds/slots (epochs {sorted(epochs)}, rounds {sorted(rounds)}, "
-            f"slots {sorted(slots)}): the batch size must be "
+            f"a dataloader batch mixes rounds/slots {sorted(keys)}: the batch size must be "
             f"per_device_train_batch_size x steps_per_generation"
         )
-    return {
-        "epoch": torch.tensor(items[0].epoch),
-        "round": torch.tensor(items[0].round),
-        "slot": torch.tensor(items[0].slot),
-        "prompt_index": torch.tensor([item.prompt_index for item in items], dtype=torch.long),
-    }
+    first = items[0][0]
+    indices = [item.prompt_index for item, _ in items]
+    return RoundBatch(
+        (row for _, row in items),
+        epoch=first.epoch,
+        round=first.round,
+        slot=first.slot,
+        prompt_indices=None if min(indices) < 0 else indices,
+    )

@@ -38,9 +38,32 @@ def selective_log_softmax(logits: torch.Tensor, index: torch.Tensor, chunk_size:
     return torch.cat(pieces)
 
 
-def shifted_token_logps(
-    logits: torch.Tensor, input_ids: torch.Tensor, chunk_size: int = 4
-) -> torch.Tensor:
+def token_logps_and_entropy(
+    logits: torch.Tensor, index: torch.Tensor, chunk_size: int = 4, entropy_grad: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`selective_log_softmax` and each position's entropy ``H = logsumexp(z) − Σ_v p_v z_v``, (B, T) each.
+
+    Both come from the same chunk and share its ``logsumexp``, so the entropy costs one more
+    elementwise pass over the chunk's vocabulary (TRL computes it from the full logits). Without
+    ``entropy_grad`` (the entropy only feeds the logs or a token mask) it is computed under ``no_grad``,
+    keeping no ``(chunk, T, V)`` softmax for the backward.
+    """
+    if logits.shape[:-1] != index.shape:
+        raise ValueError(f"logits {tuple(logits.shape)} and index {tuple(index.shape)} do not line up")
+    logps, entropies = [], []
+    for logits_chunk, index_chunk in zip(logits.split(chunk_size), index.split(chunk_size)):
+        if logits_chunk.dtype in (torch.float16, torch.bfloat16):
+            logits_chunk = logits_chunk.float()
+        lse = torch.logsumexp(logits_chunk, dim=-1)
+        picked = torch.gather(logits_chunk, -1, index_chunk.unsqueeze(-1)).squeeze(-1)
+        logps.append(picked - lse)
+        with torch.set_grad_enabled(entropy_grad and torch.is_grad_enabled()):
+            probs = torch.exp(logits_chunk - lse.unsqueeze(-1))
+            entropies.append(lse - (probs * logits_chunk).sum(-1))
+    return torch.cat(logps), torch.cat(entropies)
+
+
+def shifted_token_logps(logits: torch.Tensor, input_ids: torch.Tensor, chunk_size: int = 4) -> torch.Tensor:
     """Log-probs of ``input_ids[:, 1:]`` under ``logits[:, :-1]``: the causal-LM alignment.
 
     Returns ``(B, T-1)``; position ``t`` holds ``log p(input_ids[:, t+1] | input_ids[:, :t+1])``.

@@ -16,13 +16,25 @@ class MetricsWindow:
     """Running means of named scalars, kept separately for training and evaluation."""
 
     def __init__(self) -> None:
-        self._sums: dict[str, defaultdict[str, float]] = {"train": defaultdict(float), "eval": defaultdict(float)}
-        self._counts: dict[str, defaultdict[str, float]] = {"train": defaultdict(float), "eval": defaultdict(float)}
+        self._sums: dict[str, defaultdict[str, float]] = {
+            "train": defaultdict(float),
+            "eval": defaultdict(float),
+        }
+        self._counts: dict[str, defaultdict[str, float]] = {
+            "train": defaultdict(float),
+            "eval": defaultdict(float),
+        }
 
     def add(self, mode: str, name: str, value: float, weight: float = 1.0) -> None:
         """Add ``value`` (a mean over ``weight`` items) to the window of ``mode`` ("train" or "eval")."""
         self._sums[mode][name] += float(value) * weight
         self._counts[mode][name] += weight
+
+    def set(self, mode: str, name: str, value: float) -> None:
+        """Make ``value`` the window's value of ``name``, replacing what was added (a running total such as
+        a token count is reported as its latest value, not averaged)."""
+        self._sums[mode][name] = float(value)
+        self._counts[mode][name] = 1.0
 
     def pop_means(self, mode: str) -> dict[str, float]:
         """Return the weighted mean of every metric in the window of ``mode`` and empty that window."""

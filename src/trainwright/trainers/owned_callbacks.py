@@ -206,7 +206,9 @@ class CompletionsLogCallback(TrainerCallback):
         path = self._resolve_path(args)
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path, "a", encoding="utf-8") as handle:
-            handle.writelines(json.dumps({"step": state.global_step, **row}, default=str) + "\n" for row in rows)
+            handle.writelines(
+                json.dumps({"step": state.global_step, **row}, default=str) + "\n" for row in rows
+            )
         self.rows_written += len(rows)
         if self.num_to_print:
             print(format_rows(rows[: self.num_to_print], state.global_step, len(rows)))

@@ -70,4 +70,6 @@ def reference_forward(model: nn.Module, ref_model: nn.Module | None) -> Iterator
             with model.disable_adapter():
                 yield model
         else:
-            raise ValueError("no reference model: pass ref_model, use a PEFT model, or use a reference-free loss")
+            raise ValueError(
+                "no reference model: pass ref_model, use a PEFT model, or use a reference-free loss"
+            )

@@ -58,9 +58,6 @@ _VLLM_IS = _no(
     "vLLM importance-sampling correction: there is no vLLM sampler to correct for (see `use_vllm`)"
 )
 _CB = _no("generation uses `model.generate`; plug another engine through `generation_backend=`")
-_ENTROPY = _no(
-    "no entropy bonus or entropy-based token masking: the GRPO loss does not compute token entropies"
-)
 
 # Fields that mean the same in both TRL configs.
 _COMMON: dict[str, TRLField] = {
@@ -69,9 +66,6 @@ _COMMON: dict[str, TRLField] = {
         "local folder; `dtype` defaults to float32, as in TRL"
     ),
     "trust_remote_code": _ok("passed to every `from_pretrained` (models and tokenizers)"),
-    "router_aux_loss_coef": _no(
-        "the MoE load-balancing loss is not added (router logits are never requested)"
-    ),
     "bf16": _diff(
         "`TrainingArguments`' default (off) is kept; TRL turns bf16 on whenever fp16 is off, even on CPU"
     ),
@@ -80,16 +74,17 @@ _COMMON: dict[str, TRLField] = {
         "`TrainingArguments`' default (5e-5) is kept; TRL's is 1e-6: set it explicitly when porting a script "
         "that relied on TRL's"
     ),
-    "pad_to_multiple_of": _no(
-        "each micro-batch is trimmed to its own longest row; fixed shapes only help compile-once backends (Neuron)"
-    ),
 }
 
 GRPO_FIELDS: dict[str, TRLField] = {
     **_COMMON,
     "disable_dropout": _ok("default off, as TRL's GRPO; applies to policy and reference"),
-    "cast_lm_head_to_fp32": _no(
-        "the LM head runs in the model's dtype; log-probs are upcast to float32 chunk by chunk instead"
+    "cast_lm_head_to_fp32": _ok("policy and reference heads in float32 (tied embeddings keep their dtype)"),
+    "router_aux_loss_coef": _ok(
+        "MoE load-balancing loss added with this weight (None: the model config's); refused for non-MoE models"
+    ),
+    "pad_to_multiple_of": _ok(
+        "each micro-batch is trimmed to its own longest row, then padded up to the multiple; 'auto' pads only on Neuron"
     ),
     "logging_steps": _ok("10, as TRL"),
     "remove_unused_columns": _ok("False, as TRL: the extra dataset columns reach the reward functions"),
@@ -99,7 +94,7 @@ GRPO_FIELDS: dict[str, TRLField] = {
     # batching
     "num_generations": _ok(),
     "num_generations_eval": _diff(
-        "G in evaluation (default `num_generations`); see `per_device_eval_batch_size`"
+        "G in evaluation (default `num_generations`; 1 is allowed); see `per_device_eval_batch_size`"
     ),
     "generation_batch_size": _ok("alternative to `steps_per_generation`, validated as in TRL"),
     "steps_per_generation": _ok(),
@@ -145,33 +140,36 @@ GRPO_FIELDS: dict[str, TRLField] = {
     "beta": _ok("0 builds no reference model"),
     "epsilon": _ok(),
     "epsilon_high": _ok(),
-    "delta": _no("INTELLECT-2 two-sided clipping is not implemented"),
-    "loss_type": _diff(
-        "grpo, bnpo, dr_grpo and dapo (the default); TRL also has cispo, sapo, luspo and vespo"
-    ),
+    "delta": _ok("INTELLECT-2 two-sided clipping of the unclipped ratio"),
+    "loss_type": _ok("grpo, bnpo, dr_grpo, dapo (the default), cispo, sapo, luspo, vespo"),
     "importance_sampling_level": _ok(),
     "mask_truncated_completions": _ok(),
     "use_bias_correction_kl": _ok(),
-    "off_policy_mask_threshold": _no("DeepSeek-V3.2 off-policy sequence masking is not implemented"),
-    "sapo_temperature_pos": _no("the sapo loss type is not implemented"),
-    "sapo_temperature_neg": _no("the sapo loss type is not implemented"),
-    "vespo_k_pos": _no("the vespo loss type is not implemented"),
-    "vespo_lambda_pos": _no("the vespo loss type is not implemented"),
-    "vespo_k_neg": _no("the vespo loss type is not implemented"),
-    "vespo_lambda_neg": _no("the vespo loss type is not implemented"),
-    "top_entropy_quantile": _ENTROPY,
-    "entropy_coef": _ENTROPY,
-    "use_adaptive_entropy": _ENTROPY,
-    "entropy_coef_min": _ENTROPY,
-    "entropy_coef_max": _ENTROPY,
-    "entropy_coef_delta": _ENTROPY,
-    "entropy_target": _ENTROPY,
+    "off_policy_mask_threshold": _ok(
+        "DeepSeek-V3.2 off-policy sequence masking, against π_old (the sampling policy here)"
+    ),
+    "sapo_temperature_pos": _ok(),
+    "sapo_temperature_neg": _ok(),
+    "vespo_k_pos": _ok(),
+    "vespo_lambda_pos": _ok(),
+    "vespo_k_neg": _ok(),
+    "vespo_lambda_neg": _ok(),
+    "top_entropy_quantile": _ok("quantile over the micro-batch's active tokens on all processes, as TRL"),
+    "entropy_coef": _diff(
+        "as TRL; the logged `policy_loss` is on the scale of `loss` for every loss type (TRL divides dapo, "
+        "cispo and vespo's by gradient accumulation)"
+    ),
+    "use_adaptive_entropy": _ok(
+        "updated once per optimizer step; the controller state is saved in checkpoints"
+    ),
+    "entropy_coef_min": _ok(),
+    "entropy_coef_max": _ok(),
+    "entropy_coef_delta": _ok(),
+    "entropy_target": _ok(),
     # rewards
     "reward_weights": _ok(),
     "scale_rewards": _ok("'group', 'batch', 'none' (or True/False)"),
-    "multi_objective_aggregation": _no(
-        "only TRL's default, sum the weighted rewards then normalise, is implemented"
-    ),
+    "multi_objective_aggregation": _ok("sum_then_normalize (default) or normalize_then_sum (GDPO)"),
     # reference sync (TR-DPO)
     "sync_ref_model": _ok(
         "needs `beta > 0` and a non-PEFT policy; the blended reference is saved in checkpoints"
@@ -219,6 +217,12 @@ DPO_FIELDS: dict[str, TRLField] = {
     "ref_model_mixup_alpha": _ok(),
     "ref_model_sync_steps": _ok(),
     "pad_token": _no("deprecated in TRL: set `tokenizer.pad_token` instead"),
+    "pad_to_multiple_of": _no(
+        "each micro-batch is trimmed to its own longest row; fixed shapes only help compile-once backends (Neuron)"
+    ),
+    "router_aux_loss_coef": _no(
+        "the MoE load-balancing loss is not added (router logits are never requested)"
+    ),
 }
 
 TRL_FIELDS: dict[str, dict[str, TRLField]] = {"GRPOConfig": GRPO_FIELDS, "DPOConfig": DPO_FIELDS}

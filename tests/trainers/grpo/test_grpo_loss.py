@@ -7,7 +7,8 @@ import math
 import pytest
 import torch
 
-from trainwright.trainers.grpo_loss import combine_rewards, compute_advantages, grpo_loss
+from trainwright.trainers.grpo_advantages import combine_rewards, compute_advantages
+from trainwright.trainers.grpo_loss import grpo_loss
 
 EPS = 1e-4
 

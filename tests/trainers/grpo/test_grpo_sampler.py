@@ -9,18 +9,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch.utils.data import BatchSampler
 
-from trainwright.trainers.grpo_sampler import GroupedRoundSampler, RoundItemDataset, collate_round_items
+from trainwright.trainers.grpo_sampler import (
+    GroupedRoundSampler,
+    RoundBatch,
+    RoundLayout,
+    RoundRows,
+    collate_round,
+)
 
 
 def _sampler(num_prompts=10, g=3, prompts_per_round=2, micro_steps=4, seed=0, shuffle=True):
-    return GroupedRoundSampler(
-        num_prompts,
+    layout = RoundLayout(
         num_generations=g,
         prompts_per_round=prompts_per_round,
         micro_steps_per_round=micro_steps,
         shuffle=shuffle,
         seed=seed,
     )
+    return GroupedRoundSampler(num_prompts, layout)
 
 
 @settings(max_examples=40, deadline=None)
@@ -81,13 +87,15 @@ def test_grpo_sampler_same_order_on_every_rank_and_disjoint_slices():
     batches = {}
     for rank in range(world):
         shard = BatchSamplerShard(BatchSampler(sampler, per_device * spg, drop_last=False), world, rank)
-        batches[rank] = [collate_round_items(list(batch)) for batch in shard]
+        rows = RoundRows([{"prompt": f"p{i}"} for i in range(8)], len(sampler))
+        batches[rank] = [collate_round([rows[item] for item in batch]) for batch in shard]
     assert len(batches[0]) == len(batches[1]) == len(sampler) // (per_device * spg * world)
     for b0, b1 in zip(batches[0], batches[1]):
-        assert (b0["round"], b0["slot"]) == (b1["round"], b1["slot"])
-        round_prompts = sampler.round_prompts(0, int(b0["round"]))
-        union = torch.cat([b0["prompt_index"], b1["prompt_index"]]).tolist()
+        assert (b0.round, b0.slot) == (b1.round, b1.slot)
+        round_prompts = sampler.round_prompts(0, b0.round)
+        union = b0.prompt_indices + b1.prompt_indices
         assert union == [p for p in round_prompts for _ in range(g)]
+        assert list(b0) + list(b1) == [{"prompt": f"p{p}"} for p in union]  # the rows of those prompts
 
 
 def test_grpo_sampler_trainer_epoch_accounting(tmp_path, tokenizer, tiny_model, prompts_dataset, reward_a):
@@ -125,7 +133,26 @@ def test_grpo_sampler_rejects_too_few_prompts():
         _sampler(num_prompts=3, prompts_per_round=4)
 
 
-def test_grpo_round_items_dataset_is_a_passthrough():
+def test_grpo_round_rows_look_up_the_prompt_row():
     sampler = _sampler()
     item = next(iter(sampler))
-    assert RoundItemDataset(len(sampler))[item] is item
+    rows = RoundRows([{"prompt": f"p{i}"} for i in range(10)], len(sampler))
+    assert len(rows) == len(sampler)
+    assert rows[item] == (item, {"prompt": f"p{item.prompt_index}"})
+
+
+def test_grpo_round_batch_is_the_list_of_its_rows_and_survives_device_moves():
+    """A RoundBatch equals the plain list of its rows (TRL's generation batch) and keeps its tags through
+    accelerate's ``send_to_device``, which rebuilds plain lists."""
+    from accelerate.utils import send_to_device
+
+    from trainwright.trainers.grpo_sampler import RoundItem
+
+    items = [(RoundItem(1, 2, 3, i), {"prompt": f"p{i}"}) for i in (4, 4, 5, 5)]
+    batch = collate_round(items)
+    assert batch == [{"prompt": "p4"}] * 2 + [{"prompt": "p5"}] * 2
+    moved = send_to_device(batch, torch.device("cpu"))
+    assert isinstance(moved, RoundBatch) and moved.key == (1, 2) and moved.slot == 3
+    assert moved.prompt_indices == [4, 4, 5, 5]
+    with pytest.raises(RuntimeError, match="mixes rounds/slots"):
+        collate_round(items[:2] + [(RoundItem(1, 2, 4, 5), {"prompt": "p5"})])
