@@ -7,8 +7,16 @@ import math
 import pytest
 import torch
 
-from trainwright.trainers.grpo_advantages import combine_rewards, compute_advantages
+from trainwright.trainers.grpo_advantages import (
+    combine_rewards,
+    compute_advantages,
+    normalize_then_sum_advantages,
+    round_advantages,
+)
 from trainwright.trainers.grpo_loss import grpo_loss
+from trainwright.trainers.grpo_metrics import completion_metrics, reward_metrics
+
+from .grpo_settings import our_logps
 
 EPS = 1e-4
 
@@ -47,6 +55,47 @@ def test_grpo_none_rewards_are_skipped_per_function():
 def test_grpo_advantages_reject_partial_groups():
     with pytest.raises(ValueError, match="num_generations=4"):
         compute_advantages(torch.zeros(6), 4)
+
+
+def test_grpo_normalize_then_sum_gdpo_by_hand():
+    # two reward functions on very different scales, two groups of 2; function 1 skipped row 1
+    per_func = torch.tensor([[1.0, 100.0], [math.nan, 300.0], [0.0, 200.0], [2.0, 200.0]])
+    weights = torch.tensor([1.0, 0.5])
+    result = normalize_then_sum_advantages(per_func, weights, num_generations=2)
+    # per function and group: (r - mean) / (std + eps); a single valid value has NaN std -> NaN, skipped
+    s2 = math.sqrt(2.0)  # sample std of two values that differ by 2 (or 200 / 100 = 2 after scaling)
+    f1 = [math.nan, math.nan, -1 / (s2 + EPS), 1 / (s2 + EPS)]
+    f2 = [-100 / (100 * s2 + EPS), 100 / (100 * s2 + EPS), 0.0, 0.0]  # group 2: equal rewards -> 0
+    summed = torch.tensor([0.5 * f2[0], 0.5 * f2[1], f1[2], f1[3]])
+    expected = (summed - summed.mean()) / (summed.std() + EPS)
+    torch.testing.assert_close(result.advantages, expected)
+    assert round_advantages(per_func, weights, 2, "none", "normalize_then_sum").advantages.allclose(expected)
+    # the logged reward stays the weighted sum of the raw rewards
+    torch.testing.assert_close(result.rewards, torch.tensor([51.0, 150.0, 100.0, 102.0]))
+
+
+def test_grpo_round_metrics_by_hand():
+    per_func = torch.tensor([[1.0, math.nan], [3.0, 2.0], [math.nan, math.nan], [5.0, 4.0]])
+    weights = torch.tensor([1.0, 1.0])
+    adv = round_advantages(per_func, weights, 2)
+    metrics = reward_metrics(per_func, ["a", "b"], weights, adv)
+    combined = torch.tensor([1.0, 5.0, 9.0])  # the unscorable row left out
+    assert metrics["rewards/a/mean"] == pytest.approx(3.0) and metrics["rewards/a/std"] == pytest.approx(2.0)
+    assert metrics["rewards/b/mean"] == pytest.approx(3.0)
+    assert metrics["reward"] == pytest.approx(combined.mean().item())
+    assert metrics["reward_std"] == pytest.approx(combined.std().item())  # over the round, as TRL
+    assert metrics["frac_reward_unscorable"] == 0.25
+    assert metrics["frac_reward_zero_std"] == 0.5  # group 2 has one valid reward: no spread
+    lengths, truncated = torch.tensor([4, 2, 8, 6]), torch.tensor([False, False, True, False])
+    assert completion_metrics(lengths, truncated) == {
+        "completions/mean_length": 5.0,
+        "completions/min_length": 2.0,
+        "completions/max_length": 8.0,
+        "completions/clipped_ratio": 0.25,
+        "completions/mean_terminated_length": 4.0,
+        "completions/min_terminated_length": 2.0,
+        "completions/max_terminated_length": 6.0,
+    }
 
 
 # ---------------------------------------------------------------- loss types by hand
@@ -162,61 +211,13 @@ def test_grpo_loss_bad_inputs_name_the_problem(loss_inputs):
 
 
 # ---------------------------------------------------------------- TRL parity
-@pytest.fixture(scope="module")
-def trl_setup(tmp_path_factory):
-    trl = pytest.importorskip("trl")
-    from datasets import Dataset
-
-    from trainwright.toy import build_tiny_causal_lm, build_tokenizer
-
-    tokenizer = build_tokenizer()
-    trl_model = build_tiny_causal_lm(tokenizer, hidden_size=16, num_layers=1, num_heads=2, seed=3)
-    our_model = build_tiny_causal_lm(tokenizer, hidden_size=16, num_layers=1, num_heads=2, seed=3)
-    args = trl.GRPOConfig(
-        output_dir=str(tmp_path_factory.mktemp("trl")),
-        per_device_train_batch_size=4,
-        num_generations=4,
-        bf16=False,
-        report_to=[],
-        use_cpu=True,
-        max_completion_length=6,
-        gradient_checkpointing=False,
-        epsilon_high=0.28,
-    )
-    trainer = trl.GRPOTrainer(
-        model=trl_model,
-        reward_funcs=lambda completions, **kw: [0.0] * len(completions),
-        args=args,
-        train_dataset=Dataset.from_dict({"prompt": ["x"] * 8}),
-        processing_class=tokenizer,
-    )
-    trainer.current_gradient_accumulation_steps = 1
-    torch.manual_seed(0)
-    inputs = {
-        "prompt_ids": torch.randint(5, 200, (4, 3)),
-        "prompt_mask": torch.tensor([[0, 1, 1], [1, 1, 1], [0, 0, 1], [1, 1, 1]]),
-        "completion_ids": torch.randint(5, 200, (4, 6)),
-        "completion_mask": torch.tensor([[1] * 6, [1] * 4 + [0] * 2, [1] * 2 + [0] * 4, [1] * 5 + [0]]),
-        "advantages": torch.tensor([1.2, -0.4, 0.3, -1.1]),
-    }
-    return trainer, our_model, inputs
-
-
-def _our_logps(model, inputs):
-    input_ids = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], 1)
-    mask = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], 1)
-    width = inputs["completion_ids"].size(1)
-    logits = model(input_ids=input_ids, attention_mask=mask, logits_to_keep=width + 1).logits[:, :-1]
-    return torch.log_softmax(logits, -1).gather(-1, inputs["completion_ids"][..., None])[..., 0]
-
-
 @pytest.mark.parametrize("loss_type", ["grpo", "bnpo", "dr_grpo", "dapo"])
 @pytest.mark.parametrize("level", ["token", "sequence"])
 @pytest.mark.parametrize("beta", [0.0, 0.04])
 def test_grpo_loss_equals_trl_on_identical_inputs(trl_setup, loss_type, level, beta):
     trainer, our_model, base_inputs = trl_setup
     with torch.no_grad():
-        current = _our_logps(our_model, base_inputs)
+        current = our_logps(our_model, base_inputs)
     generator = torch.Generator().manual_seed(1)
     inputs = dict(base_inputs)
     inputs["old_per_token_logps"] = current + 0.3 * torch.randn(current.shape, generator=generator)
@@ -227,7 +228,7 @@ def test_grpo_loss_equals_trl_on_identical_inputs(trl_setup, loss_type, level, b
     trl_loss = trainer._compute_loss(trainer.model, inputs)
 
     ours = grpo_loss(
-        _our_logps(our_model, inputs),
+        our_logps(our_model, inputs),
         inputs["advantages"],
         inputs["completion_mask"],
         loss_type=loss_type,

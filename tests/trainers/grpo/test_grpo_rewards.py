@@ -15,30 +15,13 @@ from datasets import Dataset
 from trainwright import GRPOTrainer
 from trainwright.trainers.grpo_rewards import RewardError, RewardScorer
 
-from .grpo_settings import small_config
+from .grpo_settings import small_config, tiny_reward_model
 
 
 def _dataset(n: int = 8) -> Dataset:
     return Dataset.from_dict(
         {"prompt": [f"Say {i}:" for i in range(n)], "answer": [str(i % 3) for i in range(n)]}
     )
-
-
-def _reward_model(tokenizer):
-    from transformers import Qwen2Config, Qwen2ForSequenceClassification
-
-    torch.manual_seed(0)
-    config = Qwen2Config(
-        vocab_size=len(tokenizer),
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        num_labels=1,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    return Qwen2ForSequenceClassification(config)
 
 
 # ---- the hooks reach the logs and the completions table ------------------------------------------------
@@ -241,7 +224,7 @@ def test_grpo_fully_scored_round_does_not_warn(tmp_path, tokenizer, tiny_model, 
 
 
 def test_grpo_reward_model_from_a_folder(tmp_path, tokenizer, tiny_model) -> None:
-    reward_model = _reward_model(tokenizer)
+    reward_model = tiny_reward_model(tokenizer)
     folder = tmp_path / "judge"
     reward_model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
@@ -283,7 +266,7 @@ async def _contains_answer(completions, answer, **kwargs):
 def test_grpo_rewards_equal_trl_on_identical_inputs(tmp_path, tokenizer, tiny_model) -> None:
     trl = pytest.importorskip("trl")
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-    reward_model = _reward_model(tokenizer)
+    reward_model = tiny_reward_model(tokenizer)
     funcs = [_length_plus_step, _contains_answer, reward_model]
     processing = [None, None, tokenizer]
     trl_trainer = trl.GRPOTrainer(

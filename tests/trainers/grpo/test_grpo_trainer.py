@@ -13,7 +13,7 @@ from datasets import Dataset
 from trainwright import GRPOTrainer
 from trainwright.trainers.grpo_rewards import RewardError
 
-from .grpo_settings import small_config
+from .grpo_settings import small_config, tiny_reward_model
 
 
 class CountingBackend:
@@ -221,20 +221,7 @@ def test_grpo_conversational_prompts_use_the_chat_template(tmp_path, tokenizer, 
 
 
 def test_grpo_reward_model_scores_prompt_plus_completion(tmp_path, tokenizer, tiny_model, prompts_dataset):
-    from transformers import Qwen2Config, Qwen2ForSequenceClassification
-
-    config = Qwen2Config(
-        vocab_size=len(tokenizer),
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        num_labels=1,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    torch.manual_seed(0)
-    reward_model = Qwen2ForSequenceClassification(config)
+    reward_model = tiny_reward_model(tokenizer)
     trainer = GRPOTrainer(
         tiny_model,
         reward_model,
