@@ -92,7 +92,10 @@ def test_grpo_fsdp2_resumes_mid_round_from_the_saved_buffer(fsdp_run) -> None:
     )
     assert result["full_generate_calls"] == 1
     assert result["resumed_generate_calls"] == 0  # step 2 (slot 1 of the round) came from the buffer
-    assert steps(result["resumed_log"])[2] == steps(result["full_log"])[2]
+    resumed, full = steps(result["resumed_log"])[2], steps(result["full_log"])[2]
+    assert {k: v for k, v in resumed.items() if k != "step_time"} == {  # wall time is not reproducible
+        k: v for k, v in full.items() if k != "step_time"
+    }
     a, b = torch.load(out / "full_policy.pt"), torch.load(out / "resumed_policy.pt")
     assert a.keys() == b.keys() and all(torch.equal(a[name], b[name]) for name in a)
 
