@@ -75,6 +75,17 @@ def check_prompt_dataset(dataset: Any, name: str) -> None:
             raise error(f"{name} row {i}: column 'prompt' {problem}")
 
 
+def check_rows(rows: Sequence[dict[str, Any]], where: str) -> None:
+    """The same check for rows met only when a round is read (a streamed dataset has no rows up front)."""
+    for row in rows:
+        if not isinstance(row, dict) or "prompt" not in row:
+            keys = sorted(row) if isinstance(row, dict) else type(row).__name__
+            raise ValueError(f"{where}: a row without a 'prompt' column ({keys}); every row needs a prompt")
+        problem = prompt_problem(row["prompt"])
+        if problem is not None:
+            raise ValueError(f"{where}: column 'prompt' {problem}")
+
+
 @dataclass
 class RoundSample:
     """This process's completions of one round, before padding (G consecutive rows per prompt)."""

@@ -24,6 +24,7 @@ from trainwright.trainers.grpo_advantages import AdvantageResult, combine_reward
 from trainwright.trainers.grpo_metrics import completion_metrics, reward_metrics
 from trainwright.trainers.grpo_round import (
     RoundSample,
+    check_rows,
     completion_rows,
     is_conversational,
     pad_micro_batch,
@@ -97,6 +98,7 @@ class GenerationRounds:
         self, rows: list[dict[str, Any]], seed_key: tuple[int, ...] | None = None
     ) -> RoundSample:
         """Generate one completion per row (rows already hold G copies of each prompt) and score it."""
+        check_rows(rows, "a dataset row of this round")
         prompts = [row["prompt"] for row in rows]
         prompt_ids = self.tokenize_prompts(prompts, rows)
         unwrapped = self.accelerator.unwrap_model(self.model)

@@ -152,3 +152,14 @@ def test_too_short_a_stream_names_the_numbers(tmp_path, tokenizer, reward_a):
         ValueError, match="streamed training dataset has 1 prompts but one generation round needs 2"
     ):
         trainer.train()
+
+
+def test_a_streamed_row_without_a_prompt_is_named(tmp_path, tokenizer, reward_a):
+    def rows():
+        yield {"prompt": "Say 0:", "idx": 0}
+        yield {"question": "Say 1:", "idx": 1}
+
+    stream = IterableDataset.from_generator(rows)
+    trainer = _trainer(tmp_path, tokenizer, reward_a, train_dataset=stream, save_strategy="no", max_steps=1)
+    with pytest.raises(ValueError, match=r"a row without a 'prompt' column \(\['idx', 'question'\]\)"):
+        trainer.train()
