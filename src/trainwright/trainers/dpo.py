@@ -62,6 +62,7 @@ from trainwright.trainers.logprobs import (
 )
 from trainwright.trainers.metrics import MetricsWindow
 from trainwright.trainers.reference import is_peft_model, reference_forward
+from trainwright.trainers.tensor_files import UNREADABLE, load_tensor_file, why_unusable
 
 CACHE_FORMAT_VERSION = "1"
 
@@ -432,7 +433,11 @@ class DPOTrainer(Trainer):
                 torch.save({"chosen": chosen, "rejected": rejected}, tmp)
                 os.replace(tmp, path)  # atomic: a crashed run never leaves a half-written cache
             self.accelerator.wait_for_everyone()
-        cached = torch.load(path, map_location="cpu")
+        try:
+            cached = load_tensor_file(path)  # tensors only: a cache file planted in the folder runs no code
+        except UNREADABLE as error:
+            reason = why_unusable(error, path.stat().st_size)
+            raise RuntimeError(f"reference cache {path} {reason}; delete it to recompute") from None
         if len(cached["chosen"]) != len(dataset):
             raise RuntimeError(
                 f"reference cache {path} has {len(cached['chosen'])} rows, dataset has {len(dataset)}"
