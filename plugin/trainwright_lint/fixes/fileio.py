@@ -7,7 +7,13 @@ silently: the file is skipped and reported ("changed while fixing; not written �
 
 How a file is written, and why:
 
-* A symlink is resolved when read and its *target* is written; the link stays a link.
+* A symlink is resolved when read and its *target* is written; the link stays a link. Only inside the
+  project: when the target, or the link itself, lies outside the project root the run works on, the file
+  is refused before anything is fixed ("outside the project ...; not written"). A link that leads out of
+  the tree is not a file the user gave ``fix``: following it rewrote a file of another project (or
+  ``/etc``) that the run was never pointed at. The path is resolved again just before writing, so a
+  link retargeted while fixing is refused as changed. (A hard link has no "outside": it *is* the file,
+  and is rewritten in place, see below.)
 * A file with one name: the new content goes to a temporary file in the same folder (same file
   system, so ``os.replace`` is an atomic rename: a crash leaves the old file or the new one, never half
   of each), which gets the original's mode, owner and group (``os.fchown``; when that is not permitted,
@@ -41,6 +47,9 @@ import stat
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from trainwright_lint.discovery import find_project_root
 
 TEMP_PREFIX = ".trainwright-fix-"
 
@@ -70,6 +79,7 @@ class Snapshot:
 
     path: str  # as named by the user (messages)
     real_path: str  # symlinks resolved: the file that is read and written
+    root: str | None  # the project root writes must stay inside (real path), or None: anywhere
     data: bytes
     dev: int
     ino: int
@@ -91,16 +101,21 @@ def read_bytes(path: str) -> bytes:
         return fh.read()
 
 
-def read_snapshot(path: str) -> Snapshot:
+def read_snapshot(path: str, root: str | os.PathLike[str] | None = None) -> Snapshot:
     """Read ``path`` (following symlinks) and record its state; ``fstat`` on the descriptor that was
-    read, so the state and the bytes belong together. Raises ``OSError`` as ``open`` does."""
+    read, so the state and the bytes belong together. Raises ``OSError`` as ``open`` does, and
+    ``WriteRefused`` when ``root`` is given and the file (or the link naming it) lies outside it."""
     real = os.path.realpath(path)
+    real_root = os.path.realpath(root) if root is not None else None
+    if real_root is not None:
+        _refuse_outside(path, real, real_root)
     with open(real, "rb") as fh:
         st = os.fstat(fh.fileno())
         data = fh.read()
     return Snapshot(
         path=path,
         real_path=real,
+        root=real_root,
         data=data,
         dev=st.st_dev,
         ino=st.st_ino,
@@ -129,6 +144,28 @@ def _unchanged(snapshot: Snapshot, st: os.stat_result, data: bytes) -> bool:
 
 
 CHANGED = "changed while fixing; not written — run fix again"
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _refuse_outside(path: str, real: str, root: str) -> None:
+    """Refuse a file whose real location, or the name it was given by, is outside ``root`` (a real
+    path) or outside the project that name lives in (its nearest ``pyproject.toml``, ``.git``, ...).
+    The name's own project counts because the run's root may come from where a link named on the
+    command line leads (``fix project/link.py`` starts its search there)."""
+    named = os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(path))), os.path.basename(path))
+    home = find_project_root(Path(os.path.dirname(named)))
+    for limit in [root, *([os.path.realpath(home)] if home is not None else [])]:
+        if _inside(real, limit) and _inside(named, limit):
+            continue
+        via = f"resolves through a symbolic link to {real}, " if real != named else ""
+        raise WriteRefused(
+            path,
+            f"{via}outside the project {limit}; not written — fix never writes outside the project it runs "
+            "on (fix that file from its own project, or replace the link with a copy)",
+        )
 
 
 def _refuse_read_only(snapshot: Snapshot, st: os.stat_result) -> None:
@@ -195,6 +232,10 @@ def write_fixed(snapshot: Snapshot, data: bytes, *, before_commit: Callable[[], 
 
     ``before_commit`` runs after the new content is fully prepared and just before the final
     unchanged-check: tests use it to edit the file inside that window deterministically."""
+    if os.path.realpath(snapshot.path) != snapshot.real_path:  # a link retargeted since the read
+        raise WriteRefused(snapshot.path, CHANGED)
+    if snapshot.root is not None:
+        _refuse_outside(snapshot.path, snapshot.real_path, snapshot.root)
     try:
         st = os.stat(snapshot.real_path)
     except FileNotFoundError:
