@@ -19,7 +19,14 @@ from operator import add
 
 from trainwright_lint import prefilter
 from trainwright_lint.project.summary import ClassSummary, MethodSummary, ModuleSummary
-from trainwright_lint.syntax import FUNCTION_TYPES, FunctionNode, char_column, child_nodes
+from trainwright_lint.syntax import (
+    FUNCTION_TYPES,
+    STATEMENT_HOLDERS,
+    FunctionNode,
+    char_column,
+    child_nodes,
+    line_span,
+)
 from trainwright_lint.textscan import LiteralScan
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -130,13 +137,13 @@ def _matches(pattern: Scan, text: str) -> Iterator[tuple[int, re.Match[str]]]:
 
 def _statements_at(body: list[ast.stmt], line: int) -> Iterator[ast.stmt]:
     """Statements whose line span holds ``line``, outermost first (a narrowing walk)."""
-    stack = list(reversed(body))
+    stack: list[ast.AST] = list(reversed(body))
     while stack:
         stmt = stack.pop()
-        start = stmt.decorator_list[0].lineno if getattr(stmt, "decorator_list", None) else stmt.lineno
-        if not (start <= line <= (stmt.end_lineno or stmt.lineno)):
+        span = line_span(stmt)  # a ``case`` clause has no position of its own
+        if span is None or not span[0] <= line <= span[1]:
             continue
-        yield stmt
+        yield stmt  # type: ignore[misc]
         for name in ("body", "orelse", "finalbody", "handlers", "cases"):
             children = getattr(stmt, name, None)
             if children:
@@ -153,8 +160,8 @@ def nodes_on_lines(fn: ast.AST, lines: set[int], want: Callable[[ast.AST], bool]
     for line in sorted(lines):
         for stmt in _statements_at(body, line):
             for child in child_nodes(stmt):
-                if isinstance(child, (ast.stmt, ast.excepthandler)):
-                    continue
+                if isinstance(child, (ast.stmt, *STATEMENT_HOLDERS)):
+                    continue  # visited by _statements_at, which narrows them by line
                 stack = [child]
                 while stack:
                     node = stack.pop()
