@@ -84,9 +84,10 @@ def positionless_node_types() -> set[type]:
     found = set()
     for name in dir(ast):
         kind = getattr(ast, name)
-        if isinstance(kind, type) and issubclass(kind, ast.AST) and kind._fields and not issubclass(kind, ast.mod):
-            if "lineno" not in kind._attributes and "lineno" not in kind._fields:
-                found.add(kind)
+        if not (isinstance(kind, type) and issubclass(kind, ast.AST)) or issubclass(kind, ast.mod):
+            continue
+        if kind._fields and "lineno" not in kind._attributes and "lineno" not in kind._fields:
+            found.add(kind)
     return found
 
 

@@ -1,4 +1,4 @@
-"""A checkpoint from someone else: its ``.pt`` files carry a real ``__reduce__`` payload, and resuming runs none.
+"""A checkpoint from someone else: its ``.pt`` files carry a real ``__reduce__`` payload; resuming runs none.
 
 The audit: a crafted ``grpo_buffer_rank0.pt`` whose pickle reduces to ``os.system(...)`` ran the command on
 ``train(resume_from_checkpoint=True)``; the completion marker records sizes only, and a foreign checkpoint

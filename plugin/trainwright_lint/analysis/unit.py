@@ -136,18 +136,36 @@ def _matches(pattern: Scan, text: str) -> Iterator[tuple[int, re.Match[str]]]:
 
 
 def _statements_at(body: list[ast.stmt], line: int) -> Iterator[ast.stmt]:
-    """Statements whose line span holds ``line``, outermost first (a narrowing walk)."""
-    stack: list[ast.AST] = list(reversed(body))
+    """Statements whose line span holds ``line``, outermost first (a narrowing walk).
+
+    Siblings are in source order, so the ones holding ``line`` are found by bisection on their last
+    lines: a module of thousands of classes costs each lookup a logarithm, not a scan of the module."""
+    stack: list[ast.AST] = _holding(body, line)[::-1]
     while stack:
         stmt = stack.pop()
-        span = line_span(stmt)  # a ``case`` clause has no position of its own
-        if span is None or not span[0] <= line <= span[1]:
-            continue
         yield stmt  # type: ignore[misc]
         for name in ("body", "orelse", "finalbody", "handlers", "cases"):
             children = getattr(stmt, name, None)
             if children:
-                stack.extend(reversed(children))
+                stack.extend(_holding(children, line)[::-1])
+
+
+def _last_line(node: ast.AST) -> int:
+    span = line_span(node)  # a ``case`` clause has no position of its own
+    return span[1] if span is not None else 0
+
+
+def _holding(block: list[ast.AST], line: int) -> list[ast.AST]:
+    """The members of ``block`` (siblings, in source order) whose span holds ``line``."""
+    out = []
+    for node in islice(block, bisect_left(block, line, key=_last_line), None):
+        span = line_span(node)
+        if span is None:
+            continue
+        if span[0] > line:
+            break
+        out.append(node)
+    return out
 
 
 def nodes_on_lines(fn: ast.AST, lines: set[int], want: Callable[[ast.AST], bool]) -> list[ast.AST]:
