@@ -60,3 +60,36 @@ def grpo_trainer(
         processing_class=tokenizer,
         callbacks=callbacks,
     )
+
+
+def dpo_trainer(output_dir: Any, callbacks: list[Any] | None = None, **overrides: Any) -> Any:
+    """A DPOTrainer of 4 steps over 8 tiny preference pairs that saves every 2; ``overrides`` change its
+    ``DPOConfig``."""
+    from datasets import Dataset
+
+    from trainwright import DPOConfig, DPOTrainer
+    from trainwright.toy import build_tiny_causal_lm, build_tokenizer
+
+    tokenizer = build_tokenizer()
+    model = build_tiny_causal_lm(tokenizer, hidden_size=16, num_layers=1, num_heads=2, seed=0)
+    pairs = Dataset.from_list([{"prompt": f"Q{i}?", "chosen": " yes", "rejected": " no"} for i in range(8)])
+    settings: dict[str, Any] = {
+        "output_dir": str(output_dir),
+        "per_device_train_batch_size": 2,
+        "max_steps": 4,
+        "save_steps": 2,
+        "learning_rate": 1e-2,
+        "report_to": "none",
+        "use_cpu": True,
+        "disable_tqdm": True,
+        "logging_steps": 1,
+        "seed": 0,
+    }
+    settings.update(overrides)
+    return DPOTrainer(
+        model,
+        args=DPOConfig(**settings),
+        train_dataset=pairs,
+        processing_class=tokenizer,
+        callbacks=callbacks,
+    )

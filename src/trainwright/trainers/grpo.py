@@ -77,6 +77,7 @@ from trainwright.trainers.grpo_sampler import (  # noqa: E402
     RoundItemDataset,
     collate_round_items,
 )
+from trainwright.trainers.learning_signal import NoSignalRounds  # noqa: E402
 from trainwright.trainers.logprobs import (  # noqa: E402
     SharedPrefix,
     distinct_rows,
@@ -168,6 +169,7 @@ class GRPOTrainer(Trainer):
             else {tokenizer.eos_token_id}
         )
         self.metrics = MetricsWindow()
+        self.no_signal_rounds = NoSignalRounds()  # logs rounds whose groups all agree (no gradient)
         self.round_buffer = RoundBuffer()
         self.round_sampler: GroupedRoundSampler | None = None
         self.add_callback(SaveRoundBufferCallback(lambda: self.round_buffer, self.args.process_index))
@@ -281,6 +283,7 @@ class GRPOTrainer(Trainer):
         self.check_reward_signal(all_rewards, sample, key)
         combined = combine_rewards(all_rewards, self.scorer.weights)
         adv = compute_advantages(combined, args.num_generations, args.scale_rewards)
+        self.no_signal_rounds.observe(adv.rewards, adv.zero_std, key, log=accelerator.is_main_process)
         start = accelerator.process_index * len(sample)
         advantages = adv.advantages[start : start + len(sample)]
 
