@@ -31,6 +31,13 @@ How a file is written, and why:
 Every failure is raised as a ``WriteError`` naming the path, what was being done and the OS error,
 and leaves the original file as it was (the temporary file is always removed).
 
+A ``kill -9`` between creating the temporary file and the rename leaves it behind (the original is
+intact). Temporary files are named ``.trainwright-fix-<host>.<pid>.<random>.tmp``, and the first write
+into a folder removes the stale ones there (:func:`remove_stale_temp_files`): only regular files of
+that exact shape, owned by this user and with no other link, whose process is gone (same host) or
+that are over an hour old (another host, or the older unnamed format). A temporary file of a fix that
+is still running is never one of them.
+
 Race window, honestly: the file is re-opened, re-stat'ed and re-hashed immediately before the rename
 (or, in place, through the very descriptor that is then written). An edit that lands between that
 check and ``os.replace`` (microseconds, plus the time to hash the file) is still lost, and so is a
@@ -43,8 +50,10 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import socket
 import stat
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +61,12 @@ from pathlib import Path
 from trainwright_lint.discovery import find_project_root
 
 TEMP_PREFIX = ".trainwright-fix-"
+TEMP_SUFFIX = ".tmp"
+#: this machine, as it appears in our temporary files' names (a pid means something on one host only)
+HOST = hashlib.blake2b(socket.gethostname().encode(), digest_size=4).hexdigest()
+#: a temporary file this old is abandoned whoever made it (a write takes milliseconds)
+STALE_AFTER = 3600.0
+_swept: set[str] = set()  # folders this process has already cleaned
 
 
 class WriteError(OSError):
@@ -249,10 +264,59 @@ def write_fixed(snapshot: Snapshot, data: bytes, *, before_commit: Callable[[], 
         _write_replacing(snapshot, data, before_commit)
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, as another user's process
+        return True
+    return True
+
+
+def _abandoned(name: str, st: os.stat_result, now: float) -> bool:
+    """Whether our temporary file ``name`` (already checked to be ours) belongs to no running fix."""
+    if now - st.st_mtime > STALE_AFTER:
+        return True
+    host, _, rest = name[len(TEMP_PREFIX) : -len(TEMP_SUFFIX)].partition(".")
+    pid, _, _ = rest.partition(".")
+    return host == HOST and pid.isdigit() and not _pid_alive(int(pid))
+
+
+def remove_stale_temp_files(directory: str) -> list[str]:
+    """Remove the temporary files killed fix runs left in ``directory``; the paths removed.
+
+    Only ours: a name ``.trainwright-fix-*.tmp``, a regular file (never a link or a folder) owned by
+    this user with a single link; only abandoned ones (see the module doc). Errors are ignored: a file
+    that cannot be listed or removed stays, and the fix goes on."""
+    removed: list[str] = []
+    now = time.time()
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not (entry.name.startswith(TEMP_PREFIX) and entry.name.endswith(TEMP_SUFFIX)):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            mine = stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and st.st_uid == os.geteuid()
+            if mine and _abandoned(entry.name, st, now):
+                os.unlink(entry.path)
+                removed.append(entry.path)
+        except OSError:
+            continue
+    return removed
+
+
 def _write_replacing(snapshot: Snapshot, data: bytes, before_commit: Callable[[], None] | None) -> None:
     directory = os.path.dirname(snapshot.real_path)
+    if directory not in _swept:
+        _swept.add(directory)
+        remove_stale_temp_files(directory)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=directory)
+        prefix = f"{TEMP_PREFIX}{HOST}.{os.getpid()}."  # whose it is: see remove_stale_temp_files
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=TEMP_SUFFIX, dir=directory)
     except OSError as exc:
         raise WriteError(
             snapshot.path, _os_reason(f"create a temporary file in {directory}", exc), exc.errno
