@@ -42,6 +42,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 from transformers import Trainer
 
+from trainwright.trainers.config_checks import finite_knob
 from trainwright.trainers.construction import (
     attach_owned_callbacks,
     load_pretrained,
@@ -76,6 +77,7 @@ from trainwright.trainers.grpo_stream import (
     configure_for_streaming,
     is_streamed,
 )
+from trainwright.trainers.learning_signal import NoSignalRounds
 from trainwright.trainers.logprobs import (
     SharedPrefix,
     prefix_sharing_for,
@@ -195,8 +197,8 @@ class GRPOTrainer(GenerationRounds, Trainer):
             if hasattr(self.generation_backend, "eos_token_ids")
             else {tokenizer.eos_token_id}
         )
-        self.loss_settings = LossSettings.from_config(self.args)
         self.metrics = MetricsWindow()
+        self.no_signal_rounds = NoSignalRounds()  # logs rounds whose groups all agree (no gradient)
         self.round_buffer = RoundBuffer()
         self.round_sampler: GroupedRoundSampler | None = None
         self.entropy_controller = EntropyController(
@@ -372,7 +374,7 @@ class GRPOTrainer(GenerationRounds, Trainer):
             scores.logps,
             inputs["advantages"],
             mask,
-            self.loss_settings,
+            LossSettings.from_config(args),  # knobs checked where read: a schedule may change them
             old_per_token_logps=inputs.get("old_per_token_logps"),
             ref_per_token_logps=inputs.get("ref_per_token_logps"),
             tokens_per_micro_step=inputs["tokens_per_micro_step"],
@@ -467,7 +469,7 @@ class GRPOTrainer(GenerationRounds, Trainer):
             )
             pieces = [outputs.logits[:, :-1]]
             router_loss = getattr(outputs, "aux_loss", None) if aux_loss else None
-        temperature = self.args.temperature
+        temperature = finite_knob(self.args, "temperature", minimum=0.0, strict=True)
         pieces = [piece if temperature == 1.0 else piece / temperature for piece in pieces]
         targets = completion_ids.split([piece.shape[1] for piece in pieces], dim=1)
         if not entropy:

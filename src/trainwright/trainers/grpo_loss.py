@@ -65,8 +65,12 @@ from typing import Any
 
 import torch
 
+from trainwright.trainers.config_checks import finite_knob
+
 #: loss types built on PPO's clipped surrogate (they log clip_ratio/*)
 CLIPPED_LOSSES = ("grpo", "bnpo", "dr_grpo", "dapo", "luspo")
+#: float knobs of ``GRPOConfig`` checked (finite, >= 0) every time the loss reads them
+_CHECKED_KNOBS = ("beta", "epsilon_high")
 #: loss types normalised by the tokens of the accumulation window (N̄)
 WINDOW_NORMALISED_LOSSES = ("dapo", "cispo", "vespo")
 
@@ -93,9 +97,15 @@ class LossSettings:
 
     @classmethod
     def from_config(cls, args: Any) -> LossSettings:
-        """The settings of a ``GRPOConfig`` (``epsilon`` is ε_low)."""
-        names = {f.name for f in dataclasses.fields(cls)} - {"epsilon_low"}
-        return cls(epsilon_low=args.epsilon, **{name: getattr(args, name) for name in names})
+        """The settings of a ``GRPOConfig`` (``epsilon`` is ε_low), its float knobs checked where the loss reads
+        them (:func:`~trainwright.trainers.config_checks.finite_knob`: a schedule may change them)."""
+        names = {f.name for f in dataclasses.fields(cls)} - {"epsilon_low", *_CHECKED_KNOBS}
+        checked = {name: finite_knob(args, name, minimum=0.0) for name in _CHECKED_KNOBS}
+        return cls(
+            epsilon_low=finite_knob(args, "epsilon", minimum=0.0),
+            **checked,
+            **{n: getattr(args, n) for n in names},
+        )
 
 
 @dataclass

@@ -55,6 +55,7 @@ class GenerationRounds:
             self.refill_zero_variance_groups(sample, batch.key)
         all_rewards, adv, advantages = self.score_round(sample, args.num_generations)
         self.check_reward_signal(all_rewards, sample, batch.key)
+        self.no_signal_rounds.observe(adv.rewards, adv.zero_std, batch.key, log=accelerator.is_main_process)
         padded = self.pad_sample(sample)
         padded["advantages"] = advantages
         active_tokens = (
