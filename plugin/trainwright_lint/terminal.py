@@ -93,6 +93,20 @@ def detect_colour(stream: TextIO, environ: Mapping[str, str]) -> bool:
     return _isatty(stream) and environ.get("TERM", "") != "dumb"
 
 
+_SHOWN_ASCII = str.maketrans({"→": "->", "–": "-"})
+
+
+def printable(text: str, stream: TextIO) -> str:
+    """``text`` with ``→``/``–`` spelt ``->``/``-`` when ``stream`` cannot encode them (a Windows pipe
+    in cp1252, say), so a summary line never raises ``UnicodeEncodeError``. A stream that names no
+    encoding (``io.StringIO``) takes any text."""
+    try:
+        text.encode(getattr(stream, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        return text.translate(_SHOWN_ASCII)
+    return text
+
+
 def _encodes(stream: TextIO, text: str) -> bool:
     encoding = getattr(stream, "encoding", None) or "ascii"
     try:

@@ -8,7 +8,7 @@ import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
-from trainwright_lint.config import LintConfig
+from trainwright_lint.configuration import LintConfig
 from trainwright_lint.driver import relinter
 from trainwright_lint.engine import lint_source, single_file_workspace
 from trainwright_lint.finding import Finding

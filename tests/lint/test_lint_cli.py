@@ -170,7 +170,7 @@ def test_parallel_supervised_and_in_process_runs_agree(project: Path, capsys: py
     old = runner.PARALLEL_MIN_FILES
     runner.PARALLEL_MIN_FILES = 1
     try:
-        from trainwright_lint.config import LintConfig
+        from trainwright_lint.configuration import LintConfig
 
         config = LintConfig(transformers_version="5.24.0", root=project)
         supervised = runner.lint_files(files, config, jobs=1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from trainwright_lint.config import LintConfig
+from trainwright_lint.configuration import LintConfig
 from trainwright_lint.discovery import iter_python_files
 from trainwright_lint.project.layout import clear_caches
 from trainwright_lint.runner import LintResult, lint_files

@@ -13,9 +13,10 @@ import argparse
 import sys
 
 from trainwright_lint.commands.options import add_common_options, plural, prepare_run
+from trainwright_lint.configuration import targets_of
 from trainwright_lint.output import FORMATS
 from trainwright_lint.runner import display_path, for_display, lint_files
-from trainwright_lint.settings import printable, summary_text
+from trainwright_lint.terminal import printable
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     verb = "would fix" if args.diff else "fixed"
     summary = (
         f"{verb} {plural(report.applied, 'finding')} in {plural(len(report.changed), 'file')}; "
-        f"{len(report.remaining)} left ({summary_text(config)})"
+        f"{len(report.remaining)} left ({targets_of(config).describe()})"
     )
     print(printable(summary, sys.stderr), file=sys.stderr)
     if report.errors:

@@ -13,10 +13,10 @@ from collections import Counter
 from typing import TextIO
 
 from trainwright_lint.commands.options import add_common_options, plural, prepare_run, progress_line
-from trainwright_lint.config import LintConfig
+from trainwright_lint.configuration import LintConfig, targets_of
 from trainwright_lint.output import FORMATS, write_findings
 from trainwright_lint.runner import LintResult, display_path, for_display, lint_files
-from trainwright_lint.settings import printable, summary_text
+from trainwright_lint.terminal import printable
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "text" and not args.statistics:
         summary = (
             f"{plural(len(result.findings), 'finding')} in {plural(result.files_seen, 'file')} "
-            f"({result.files_linted} with Trainer subclasses or callbacks; {summary_text(config)})"
+            f"({result.files_linted} with Trainer subclasses or callbacks; {targets_of(config).describe()})"
         )
         print(printable(summary, sys.stderr), file=sys.stderr)
     if write_errors:
