@@ -116,7 +116,7 @@ class _FromTrainer(cst.CSTTransformer):
 
 def _events(finding: Finding) -> list[str]:
     """The events the message names, in order; of ``on_step_end or on_log`` the first is taken."""
-    found = list(dict.fromkeys(_EVENT.findall(re.sub(r" or on_[a-z_]+", "", finding.message))))
+    found = list(dict.fromkeys(_EVENT.findall(re.sub(r" or `?on_[a-z_]+`?", "", finding.message))))
     return found or ["on_step_end"]
 
 

@@ -22,3 +22,10 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (root / "src" / "broken.py").write_text("from transformers import Trainer\nclass T(Trainer:\n    pass\n")
     monkeypatch.chdir(root)
     return root
+
+
+@pytest.fixture(autouse=True)
+def _width_not_inherited(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest-xdist's workers export ``COLUMNS=80``; without it (a plain ``pytest`` run, a pipe in
+    CI) the CLI keeps diagnostics one line each. Tests that want a width set ``COLUMNS`` themselves."""
+    monkeypatch.delenv("COLUMNS", raising=False)

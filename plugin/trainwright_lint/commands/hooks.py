@@ -78,14 +78,9 @@ def _older(a: str, b: str) -> bool:
 
 
 def emit(text: str) -> None:
-    """Print, tolerating a closed pipe (``trainwright hooks | head``)."""
-    try:
-        print(text)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    """Print one report (a closed pipe, ``trainwright hooks | head``, is the console's business:
+    ``cli.reader_went_away``)."""
+    print(text)
 
 
 def since_text(catalog: Catalog, first: str) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from trainwright_lint.configuration import (
@@ -18,7 +18,8 @@ from trainwright_lint.configuration import (
     targets_of,
 )
 from trainwright_lint.discovery import discovery_warnings, iter_python_files
-from trainwright_lint.terminal import printable
+from trainwright_lint.output import FORMAT_ALIASES
+from trainwright_lint.terminal import GLUE, Terminal, printable, width_is_known
 
 Progress = Callable[[int, int], None]
 
@@ -80,6 +81,28 @@ def add_common_options(parser: argparse.ArgumentParser, *, paths_help: str = "fi
     )
 
 
+def add_output_options(parser: argparse.ArgumentParser, formats: Sequence[str]) -> None:
+    """``--output-format`` (ruff's name) and ``--format`` (the older one, where ``text`` is ``full``)."""
+    parser.add_argument(
+        "--output-format",
+        choices=formats,
+        help="full (default): each finding's headline, then help: and note: lines fitted to the terminal; "
+        "concise: one line per finding with the whole message, for tools"
+        + ("; json (ruff's fields), sarif, github (annotations)" if "json" in formats else ""),
+    )
+    parser.add_argument(
+        "--format",
+        choices=sorted({"text", *formats} - {"full"}),
+        help="the same as --output-format, with text for full",
+    )
+
+
+def output_format(args: argparse.Namespace) -> str:
+    """The format asked for by either option (``--output-format`` wins), ``full`` by default."""
+    chosen = args.output_format or args.format or "full"
+    return FORMAT_ALIASES.get(chosen, chosen)
+
+
 def build_config(args: argparse.Namespace) -> LintConfig:
     """The run's settings (``configuration.settings_for_paths``) from the parsed options; raises
     ``ConfigError``/``TargetError``, both ``ValueError``: exit status 2."""
@@ -95,14 +118,33 @@ def build_config(args: argparse.Namespace) -> LintConfig:
     )
 
 
+def tell(*statements: str) -> None:
+    """Each statement on stderr, spelt in what stderr can encode; wrapped, continuation lines
+    indented, when its width is known (``COLUMNS`` or a terminal), else one line each."""
+    term = Terminal.detect(sys.stderr) if width_is_known(sys.stderr) else None
+    for text in statements:
+        lines = (
+            term.wrap(text, indent="    ", hang=0, lead="") if term is not None else [text.replace(GLUE, " ")]
+        )
+        for line in lines:
+            print(printable(line, sys.stderr), file=sys.stderr)
+
+
 def report_warnings(command: str, warnings: list[str]) -> None:
-    """``trainwright <command>: warning: ...`` on stderr, one line each."""
-    for warning in warnings:
-        print(printable(f"trainwright {command}: warning: {warning}", sys.stderr), file=sys.stderr)
+    """``trainwright <command>: warning: ...`` on stderr, one statement each."""
+    tell(*(f"trainwright {command}: warning: {warning}" for warning in warnings))
 
 
 def report_error(command: str, text: str) -> None:
-    print(printable(f"trainwright {command}: error: {text}", sys.stderr), file=sys.stderr)
+    tell(f"trainwright {command}: error: {text}")
+
+
+def checked_against(config: LintConfig) -> str:
+    """The statement after every summary: which releases were checked, and why those (each target
+    kept on one line when the statement wraps)."""
+    targets = targets_of(config)
+    shown = [targets.transformers] + ([] if targets.trl.is_fallback else [targets.trl])
+    return "checked against " + "; ".join(t.describe().replace(" ", GLUE) for t in shown)
 
 
 def prepare_run(args: argparse.Namespace, command: str) -> tuple[LintConfig, list[str], list[str]] | None:

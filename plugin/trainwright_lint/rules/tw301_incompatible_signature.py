@@ -70,16 +70,16 @@ class IncompatibleSignature(Rule):
     name = "incompatible-signature"
     fix_applicability = SAFE
     message = (
-        "`{method}{signature}` cannot accept what transformers {version} passes from `{caller}` "
-        "({call}); the base signature is `{base}`: add the missing parameters or `**kwargs`"
+        "`{method}` cannot accept what transformers {version} passes; `{caller}` passes {call} to "
+        "`{method}{signature}`; add the missing parameters of the base signature, `{base}`, or `**kwargs`"
     )
     library_message = (
-        "`{method}{signature}` cannot accept what {owner} passes from `{caller}` ({call}); "
-        "its signature there is `{base}`: add the missing parameters or `**kwargs`"
+        "`{method}` cannot accept what {owner} passes; `{caller}` passes {call} to `{method}{signature}`; "
+        "add the missing parameters of its signature there, `{base}`, or `**kwargs`"
     )
     project_message = (
-        "`{method}{signature}` cannot accept what `{caller}` passes at {where} ({call}): "
-        "add the missing parameters or `**kwargs`"
+        "`{method}` cannot accept what `{caller}` passes at {where}; it passes {call} to "
+        "`{method}{signature}`; add the missing parameters or `**kwargs`"
     )
 
     INVALID = (
