@@ -29,3 +29,32 @@ def _width_not_inherited(monkeypatch: pytest.MonkeyPatch) -> None:
     """pytest-xdist's workers export ``COLUMNS=80``; without it (a plain ``pytest`` run, a pipe in
     CI) the CLI keeps diagnostics one line each. Tests that want a width set ``COLUMNS`` themselves."""
     monkeypatch.delenv("COLUMNS", raising=False)
+
+
+# ------------------------------------------------------------------------------------ pre-commit runs
+# One hook repository snapshot and one PRE_COMMIT_HOME per test process: pre-commit builds a hook's
+# virtual environment once per repository and revision (about half a minute), and every module that
+# runs the hooks of this checkout shares it.
+
+
+@pytest.fixture(scope="session")
+def pre_commit() -> str:
+    import sys
+
+    found = shutil.which("pre-commit") or str(Path(sys.executable).parent / "pre-commit")
+    if not Path(found).exists():
+        pytest.skip("pre-commit is not installed")
+    return found
+
+
+@pytest.fixture(scope="session")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A committed snapshot of this checkout (its working tree may hold uncommitted files)."""
+    from lint_helpers import snapshot_hook_repo
+
+    return snapshot_hook_repo(tmp_path_factory.mktemp("hook_repo"))
+
+
+@pytest.fixture(scope="session")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pre_commit_home")
