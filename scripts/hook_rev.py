@@ -32,7 +32,7 @@ SNIPPET_FILES = ("README.md", "docs/index.md", "docs/lint.md")
 REPO_URL = "https://github.com/trainwright/trainwright"
 # `- repo: <url>` then, on the next line, `rev: <rev>` (and an optional comment).
 SNIPPET = re.compile(rf"(- repo: {re.escape(REPO_URL)}\n\s+rev: )(?P<rev>[^\s#]+)(?P<rest>[^\n]*)")
-COMMENT = "  # `python scripts/hook_rev.py --write` keeps it current; `pre-commit autoupdate` moves it"
+COMMENT = "  # `pre-commit autoupdate` moves it to the newest release"
 
 
 @dataclass(frozen=True)
