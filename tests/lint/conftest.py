@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -26,9 +27,12 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture(autouse=True)
 def _width_not_inherited(monkeypatch: pytest.MonkeyPatch) -> None:
-    """pytest-xdist's workers export ``COLUMNS=80``; without it (a plain ``pytest`` run, a pipe in
-    CI) the CLI keeps diagnostics one line each. Tests that want a width set ``COLUMNS`` themselves."""
+    """Under pytest the process environment holds ``COLUMNS=80`` (set with ``putenv``, so that
+    ``os.environ`` may not show it, and every subprocess inherits it); a user's pipe in CI has no
+    ``COLUMNS``, and there the CLI keeps diagnostics one line each. Tests that want a width set
+    ``COLUMNS`` themselves."""
     monkeypatch.delenv("COLUMNS", raising=False)
+    os.unsetenv("COLUMNS")
 
 
 # ------------------------------------------------------------------------------------ pre-commit runs
