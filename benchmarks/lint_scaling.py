@@ -1,6 +1,6 @@
 """How ``trainwright lint`` and ``trainwright fix`` scale with the size of one file.
 
-Two generated workloads, each in a fresh temporary folder:
+Three generated workloads, each in a fresh temporary folder:
 
 * ``ifs-N``: a Trainer subclass whose ``training_step`` holds N step-gated blocks
   (``if self.state.global_step % 10 == 0: print(...)``), N = 2,500 / 5,000 / 10,000. Lint time should
@@ -8,6 +8,12 @@ Two generated workloads, each in a fresh temporary folder:
 * ``literal-100k``: a 100,000-element list literal plus a Trainer subclass with a fixable TW301
   ``compute_loss(self, model, inputs, return_outputs=False)``. Target: ``fix`` under 2 s and under
   200 MB peak RSS (the fixer must not parse and position the whole file with libcst).
+* ``chain-N``: N classes, each the subclass of the one before, the first a Trainer subclass and the last
+  with a private override (one TW101), N = 1,000 / 2,000 / 4,000; and ``cycle-500``: 500 classes whose
+  bases form one cycle (Python cannot define them: reported as unresolved, never a crash). The project
+  model resolves each class once from its bases' cached MROs; a class's MRO is as long as the chain
+  above it, so the MROs of a chain of N hold N²/2 entries, and the time grows with that (the audit's
+  code was cubic: 1,000 classes 2.7 s, 2,000 16.5 s; a 500-class cycle crashed it).
 
 Every command runs in a fresh process, ``--repeat`` times (median reported); ``fix`` gets a fresh copy
 of the file each time so it always has the same work to do. Peak RSS is measured per run by a small
@@ -17,6 +23,7 @@ wrapper). The table is Markdown on stdout.
 
     python benchmarks/lint_scaling.py
     python benchmarks/lint_scaling.py --repeat 5 --sizes 2500,5000,10000,20000
+    python benchmarks/lint_scaling.py --sizes 2500 --chains 1000,2000,4000,8000
 """
 
 from __future__ import annotations
@@ -75,6 +82,20 @@ def big_literal(n: int = 100_000) -> str:
     )
 
 
+def class_chain(n: int, cycle: bool = False) -> str:
+    """``n`` classes ``Level<i>(Level<i-1>)``: the first derives from ``Trainer`` (or, with ``cycle``, from
+    the last, closing a cycle), the last overrides ``_save`` (one TW101 when the chain is resolved)."""
+    first = f"Level{n - 1}" if cycle else "Trainer"
+    classes = "".join(f"class Level{i}(Level{i - 1}):\n    pass\n\n\n" for i in range(1, n - 1))
+    return (
+        "from transformers import Trainer\n\n\n"
+        f"class Level0({first}):\n    pass\n\n\n{classes}"
+        f"class Level{n - 1}(Level{n - 2}):\n"
+        "    def _save(self, output_dir=None, state_dict=None):\n"
+        "        return super()._save(output_dir, state_dict)\n"
+    )
+
+
 @dataclass(frozen=True)
 class Run:
     """Medians over ``repeat`` fresh runs of one command."""
@@ -108,9 +129,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per command (median reported)")
     parser.add_argument("--sizes", default="2500,5000,10000", help="numbers of if blocks")
     parser.add_argument("--literal", type=int, default=100_000, help="elements of the list literal")
+    parser.add_argument("--chains", default="1000,2000,4000", help="lengths of the class chains")
     args = parser.parse_args(argv)
     workloads = [(f"ifs-{int(n):,}", step_gated_ifs(int(n))) for n in args.sizes.split(",")]
     workloads.append((f"literal-{args.literal // 1000}k", big_literal(args.literal)))
+    workloads += [(f"chain-{int(n):,}", class_chain(int(n))) for n in args.chains.split(",")]
+    workloads.append(("cycle-500", class_chain(500, cycle=True)))
     common = ["--transformers-version", TARGET, "-j", "1"]
     rows: list[str] = []
     lint_times: dict[str, float] = {}
@@ -139,11 +163,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     print("\n".join(rows))
-    ifs = [(k, v) for k, v in lint_times.items() if k.startswith("ifs-")]
-    if len(ifs) > 1:
-        base = ifs[0][1]
-        ratio = " : ".join(f"{v / base:.1f}" for _, v in ifs)
-        print(f"\nlint time ratio {' : '.join(k for k, _ in ifs)} = {ratio} (linear: 1 : 2 : 4)")
+    for prefix in ("ifs-", "chain-"):
+        series = [(k, v) for k, v in lint_times.items() if k.startswith(prefix)]
+        if len(series) > 1:
+            base = series[0][1]
+            ratio = " : ".join(f"{v / base:.1f}" for _, v in series)
+            print(f"\nlint time ratio {' : '.join(k for k, _ in series)} = {ratio}")
     return 0
 
 

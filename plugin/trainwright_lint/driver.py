@@ -90,12 +90,17 @@ def fix_findings(
             report.remaining += known
             continue
         try:
-            snapshot = read_snapshot(path)
+            named = result.named.get(path, path) if result is not None else path
+            snapshot = read_snapshot(named, root=config.root)  # refuses a link leading out of the project
             outcome = fix_bytes(
                 snapshot.data, path, relinter(path, config, workspace), unsafe=unsafe, first=known
             )
         except FixError as exc:
             report.errors.append(f"{path}: {exc}")
+            report.remaining += known
+            continue
+        except WriteError as exc:  # before OSError: it names the path and the reason itself
+            report.errors.append(str(exc))
             report.remaining += known
             continue
         except OSError as exc:

@@ -3,7 +3,12 @@
 flake8 parses every file with ``ast`` before calling tree plugins and hands us that tree, so the
 plugin costs one substring test for the ~99% of files that cannot define a Trainer subclass or a
 callback, and an ``ast`` walk for the rest. Cross-file bases are resolved by reading sibling modules
-of the file's package on demand (cached per process); a class whose file never mentions "Trainer"
+of the file's package on demand (parsed once per process). Each file is linted against a project model
+of its own: itself and the modules it needs, exactly as when flake8 is given that file alone, so its
+findings never depend on which files the same process linted before (``-j 1`` and ``-j 2`` agree). A
+model shared by all the files of a process made a mixin file's private overrides findings only when a
+file combining the mixin with a Trainer happened to be linted first in the same process. A class whose
+file never mentions "Trainer"
 or "Callback" (or a configured base name) is only seen by ``trainwright lint``, which indexes the
 whole project first. Mixins are recognised when the class combining them with a Trainer base is in
 the same file. ``[tool.trainwright]`` is not read here: use the ``--tw-*`` options (or their
@@ -118,18 +123,18 @@ class TrainwrightChecker:
         gc.freeze()
         return findings
 
-    _workspaces: ClassVar[dict[tuple[str, tuple[str, ...]], Any]] = {}
+    _parsed: ClassVar[dict[tuple[str, tuple[str, ...]], Any]] = {}
 
     def _workspace(self, config: LintConfig) -> Any:
-        """One workspace per project root and process: a base class's file is parsed once however
-        many subclass files flake8 hands this process."""
+        """A fresh workspace (model and class facts) for this file, over the files parsed so far by
+        this process for its project root: a base class's file is parsed once however many subclass
+        files flake8 hands this process, and what other files made of it is not seen here."""
         from trainwright_lint.engine import project_root_for, single_file_workspace
 
-        root = project_root_for(self.filename)
-        key = (root, config.trainer_bases)
-        if key not in self._workspaces:
-            self._workspaces[key] = single_file_workspace(self.filename, config)
-        return self._workspaces[key]
+        key = (project_root_for(self.filename), config.trainer_bases)
+        workspace = single_file_workspace(self.filename, config)
+        workspace.parsed = self._parsed.setdefault(key, {})
+        return workspace
 
     _reported: ClassVar[set[str]] = set()
 

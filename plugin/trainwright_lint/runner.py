@@ -70,6 +70,7 @@ class LintResult:
     rule_seconds: dict[str, float] = field(default_factory=dict)
     model: ProjectModel | None = None
     workspace: Workspace | None = None  # in-process runs: the parsed files, for a fix pass to reuse
+    named: dict[str, str] = field(default_factory=dict)  # real path -> the path given, where they differ
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -336,6 +337,7 @@ def _lint_files(
     """``shown``: each file's real path -> the path as given."""
     result = LintResult()
     result.files_seen = len(shown)
+    result.named = {real: given for real, given in shown.items() if real != given}  # links, relative names
     words = prefilter.gate_words(config.trainer_bases)
     report_tw000 = config.code_enabled(NOT_LINTED)  # select/ignore apply, as for flake8's E999
     candidates: list[str] = []

@@ -11,6 +11,13 @@ fresh one that runs everything again, skipping that file: ``skipped`` maps the b
 the run reports the file as ``TW000``. Each restart adds one file to ``skipped``, so a run restarts
 at most once per file; a slow file is rare, and paying a rerun for it keeps the common case cheap.
 Like the pool, this uses no signal handler in-process: library use and flake8 are unaffected.
+
+A host that ignores ``SIGCHLD`` (``SIG_IGN`` survives ``exec``: some daemons and CI runners start their
+jobs that way) makes the kernel reap our children itself, so ``waitpid`` has no status to give and
+fails with ``ECHILD``. Nothing here depends on that status: the outcome travels on the pipe (result,
+error, or end of file), and ``waitpid`` only reaps. So ``ECHILD`` means "already gone", and the child
+is killed through a pidfd where there is one, which can never reach another process that got the
+recycled pid of a child the kernel reaped early. The process-wide setting is left as the host chose.
 """
 
 from __future__ import annotations
@@ -109,21 +116,53 @@ class _Child:
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.ended: str | None = None
+        self.pidfd = _pidfd(pid)
 
     def end(self, kill: bool) -> str:
         """Wait for the child (killing it first if asked); how it ended, in words."""
         if self.ended is None:
-            if kill:
-                try:
-                    os.kill(self.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            _, status = os.waitpid(self.pid, 0)
-            if os.WIFSIGNALED(status):
-                self.ended = f"killed by signal {os.WTERMSIG(status)}"
-            else:
-                self.ended = f"exit status {os.WEXITSTATUS(status)}"
+            try:
+                if kill:
+                    self._kill()
+                _, status = os.waitpid(self.pid, 0)
+                if os.WIFSIGNALED(status):
+                    self.ended = f"killed by signal {os.WTERMSIG(status)}"
+                else:
+                    self.ended = f"exit status {os.WEXITSTATUS(status)}"
+            except ChildProcessError:  # SIGCHLD ignored: the kernel reaped it, and kept no status
+                self.ended = "ended; its exit status is unknown because this process ignores SIGCHLD"
+            finally:
+                if self.pidfd is not None:
+                    os.close(self.pidfd)
+                    self.pidfd = None
         return self.ended
+
+    def _kill(self) -> None:
+        try:
+            if self.pidfd is not None:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            elif _alive(self.pid):  # without a pidfd: only a child not reaped yet (SIGCHLD ignored)
+                os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that names this very process (Linux 5.3+), or None where there is none."""
+    if not hasattr(os, "pidfd_open") or not hasattr(signal, "pidfd_send_signal"):
+        return None
+    try:
+        return os.pidfd_open(pid)
+    except OSError:  # an older kernel (ENOSYS), or the child is already gone (ESRCH)
+        return None
+
+
+def _alive(pid: int) -> bool:
+    """Whether our child ``pid`` has not been reaped (it may have exited: a zombie is still ours)."""
+    try:
+        return os.waitpid(pid, os.WNOHANG) == (0, 0)
+    except ChildProcessError:
+        return False
 
 
 def _send(fd: int, kind: bytes, payload: bytes) -> None:

@@ -172,6 +172,53 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
     return out
 
 
+# -- statements and their lines ------------------------------------------------------------------
+#
+# ``ast`` gives no position to some nodes: ``match_case``, ``comprehension``, ``arguments`` and
+# ``withitem`` (and ``keyword`` / ``alias`` before Python 3.9 / 3.10). Two of them hold statements
+# (a ``match_case``, and an ``excepthandler``, which does have a position), so code that steps through
+# nested blocks and assumes "a block member has ``lineno``" crashed on the first ``match`` statement
+# (TW000 "'match_case' object has no attribute 'lineno'"). These helpers are the one place that knows.
+
+#: nodes that hold statements in a ``body`` of their own without being statements
+STATEMENT_HOLDERS: tuple[type[ast.AST], ...] = (ast.excepthandler, ast.match_case)
+
+
+def nested_statements(stmt: ast.AST) -> list[ast.stmt]:
+    """The statements directly inside a compound statement (or a module, handler or case), in
+    source order: its body, the bodies of its ``except`` handlers and ``case`` clauses, ``else``,
+    ``finally``. Empty for a simple statement."""
+    out: list[ast.stmt] = list(getattr(stmt, "body", ()) or ())
+    for holder in (*(getattr(stmt, "handlers", ()) or ()), *(getattr(stmt, "cases", ()) or ())):
+        out += holder.body
+    out += getattr(stmt, "orelse", ()) or ()
+    out += getattr(stmt, "finalbody", ()) or ()
+    return [s for s in out if isinstance(s, ast.stmt)]
+
+
+def line_span(node: ast.AST) -> tuple[int, int] | None:
+    """``(first, last)`` line of ``node``, decorators included; for a node without a position the span
+    of what it holds (a ``case`` clause: its pattern to its last statement); ``None`` when nothing in
+    it has a position. Iterative: no recursion limit on deep trees."""
+    first = getattr(node, "lineno", None)
+    if first is not None:
+        decorators = getattr(node, "decorator_list", None)
+        start = min(first, *(d.lineno for d in decorators)) if decorators else first
+        return start, getattr(node, "end_lineno", None) or first
+    low = high = None
+    stack = child_nodes(node)
+    while stack:
+        child = stack.pop()
+        line = getattr(child, "lineno", None)
+        if line is None:
+            stack.extend(child_nodes(child))
+            continue
+        end = getattr(child, "end_lineno", None) or line
+        low = line if low is None else min(low, line)
+        high = end if high is None else max(high, end)
+    return None if low is None or high is None else (low, high)
+
+
 def walk_expression(node: ast.AST):  # type: ignore[no-untyped-def]
     """Every node under ``node`` (itself included) without entering lambdas, comprehensions' own
     scopes are entered (their names are read in this scope's flow), nested defs and classes."""

@@ -85,12 +85,11 @@ def test_full_disk_is_reported_and_leaves_no_temp_file(
         assert "Traceback" not in err
 
 
-def test_symlink_target_is_fixed_and_the_link_stays_a_link(
+def test_symlink_target_inside_the_project_is_fixed_and_the_link_stays_a_link(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    target = make(tmp_path / "shared" / "trainer_impl.py")
     project = tmp_path / "project"
-    project.mkdir()
+    target = make(project / "shared" / "trainer_impl.py")
     link = project / "train.py"
     link.symlink_to(os.path.relpath(target, project))
     status, _out, err = run_fix([str(project)], capsys)
@@ -99,6 +98,50 @@ def test_symlink_target_is_fixed_and_the_link_stays_a_link(
     assert os.readlink(link) == os.path.relpath(target, project)
     assert target.read_bytes() == AFTER
     assert not temp_files(target.parent) and not temp_files(project)
+
+
+@pytest.mark.parametrize("named", ["folder", "link", "link-from-inside"])
+def test_symlink_leading_out_of_the_project_is_never_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, named: str
+) -> None:
+    """The audit's attack: a ``.py`` inside the project that links to a file outside it (here another
+    project's file; it could be ``~/.bashrc``). Whether fix is given the folder, the link itself, or
+    runs inside the project on the link's name, the target is untouched and the refusal says why."""
+    outside = make(tmp_path / "other_project" / "trainer_impl.py")
+    project = tmp_path / "project"
+    (project / "pyproject.toml").parent.mkdir()
+    (project / "pyproject.toml").write_text('[project]\nname = "p"\n')
+    link = project / "train.py"
+    link.symlink_to(os.path.relpath(outside, project))
+    inside = make(project / "b_inside.py")  # the run goes on with the project's own files
+    if named == "link-from-inside":
+        monkeypatch.chdir(project)
+    paths = {"folder": [str(project)], "link": [str(link), str(inside)], "link-from-inside": ["."]}[named]
+    status, _out, err = run_fix(paths, capsys)
+    assert status == 2
+    assert outside.read_bytes() == BEFORE
+    assert link.is_symlink() and os.readlink(link) == os.path.relpath(outside, project)
+    assert inside.read_bytes() == AFTER
+    assert f"resolves through a symbolic link to {outside}, outside the project {project}; not written" in err
+    assert "Traceback" not in err
+    assert not temp_files(outside.parent) and not temp_files(project)
+
+
+def test_link_retargeted_while_fixing_is_refused(tmp_path: Path) -> None:
+    first = make(tmp_path / "first.py")
+    second = make(tmp_path / "second.py")
+    link = tmp_path / "train.py"
+    link.symlink_to("first.py")
+    snapshot = read_snapshot(str(link), root=tmp_path)
+
+    def retarget() -> None:
+        link.unlink()
+        link.symlink_to("second.py")
+
+    retarget()
+    with pytest.raises(WriteRefused, match=CHANGED):
+        write_fixed(snapshot, AFTER)
+    assert first.read_bytes() == second.read_bytes() == BEFORE
 
 
 def test_hard_links_keep_sharing_one_fixed_inode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,7 +15,7 @@ import time
 import pytest
 import torch
 from kill_harness import EventStream
-from transformers import TrainerCallback
+from rel_trainers import StopAt, grpo_trainer
 
 from trainwright.trainers.grpo_buffer import BUFFER_FILE, RoundBuffer
 
@@ -113,7 +113,7 @@ def test_kill_during_buffer_write(zygote, tmp_path, plain):
         assert zygote.wait(pid)["signal"] == signal.SIGKILL
         events.close()
         try:
-            state = torch.load(folder / BUFFER_FILE.format(rank=0), weights_only=False)
+            state = torch.load(folder / BUFFER_FILE.format(rank=0), weights_only=True)
             assert state["key"] == (0, 1)
         except (EOFError, RuntimeError) as error:
             torn += 1
@@ -133,59 +133,16 @@ def test_kill_during_buffer_write(zygote, tmp_path, plain):
 # --------------------------------------------------------------------------------------------------
 
 
-class _StopAt(TrainerCallback):
-    def __init__(self, step: int) -> None:
-        self.step = step
-
-    def on_step_end(self, args, state, control, **kwargs):
-        if state.global_step == self.step:
-            control.should_training_stop = True
-        return control
-
-
-def _grpo_trainer(output_dir, callbacks=None):
-    from datasets import Dataset
-
-    from trainwright import GRPOConfig, GRPOTrainer
-    from trainwright.toy import build_tiny_causal_lm, build_tokenizer
-
-    tokenizer = build_tokenizer()
-    model = build_tiny_causal_lm(tokenizer, hidden_size=16, num_layers=1, num_heads=2, seed=1)
-    dataset = Dataset.from_dict({"prompt": [f"Say {i}:" for i in range(24)]})
-
-    def reward(completion_ids, **kwargs):
-        return [float(sum(ids) % 7) for ids in completion_ids]
-
-    args = GRPOConfig(
-        output_dir=str(output_dir),
-        per_device_train_batch_size=2,
-        num_generations=2,
-        steps_per_generation=4,
-        gradient_accumulation_steps=1,
-        max_steps=4,
-        save_steps=2,
-        max_completion_length=4,
-        learning_rate=5e-3,
-        report_to=[],
-        use_cpu=True,
-        logging_steps=1,
-        seed=11,
-    )
-    return GRPOTrainer(
-        model, reward, args=args, train_dataset=dataset, processing_class=tokenizer, callbacks=callbacks
-    )
-
-
 @pytest.mark.parametrize("damage", ["empty", "truncated"])
 def test_grpo_resume_with_a_torn_buffer_regenerates_the_round(tmp_path, damage):
     pytest.importorskip("datasets")
     run = tmp_path / "run"
-    _grpo_trainer(run, callbacks=[_StopAt(2)]).train()
+    grpo_trainer(run, callbacks=[StopAt(2)]).train()
     buffer_file = run / "checkpoint-2" / BUFFER_FILE.format(rank=0)
     data = buffer_file.read_bytes()
     buffer_file.write_bytes(b"" if damage == "empty" else data[: len(data) // 3])
 
-    resumed = _grpo_trainer(run)
+    resumed = grpo_trainer(run)
     with pytest.warns(UserWarning) as record:
         resumed.train(resume_from_checkpoint=str(run / "checkpoint-2"))
     messages = [str(w.message) for w in record]

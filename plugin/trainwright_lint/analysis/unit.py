@@ -19,7 +19,14 @@ from operator import add
 
 from trainwright_lint import prefilter
 from trainwright_lint.project.summary import ClassSummary, MethodSummary, ModuleSummary
-from trainwright_lint.syntax import FUNCTION_TYPES, FunctionNode, char_column, child_nodes
+from trainwright_lint.syntax import (
+    FUNCTION_TYPES,
+    STATEMENT_HOLDERS,
+    FunctionNode,
+    char_column,
+    child_nodes,
+    line_span,
+)
 from trainwright_lint.textscan import LiteralScan
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -129,18 +136,36 @@ def _matches(pattern: Scan, text: str) -> Iterator[tuple[int, re.Match[str]]]:
 
 
 def _statements_at(body: list[ast.stmt], line: int) -> Iterator[ast.stmt]:
-    """Statements whose line span holds ``line``, outermost first (a narrowing walk)."""
-    stack = list(reversed(body))
+    """Statements whose line span holds ``line``, outermost first (a narrowing walk).
+
+    Siblings are in source order, so the ones holding ``line`` are found by bisection on their last
+    lines: a module of thousands of classes costs each lookup a logarithm, not a scan of the module."""
+    stack: list[ast.AST] = _holding(body, line)[::-1]
     while stack:
         stmt = stack.pop()
-        start = stmt.decorator_list[0].lineno if getattr(stmt, "decorator_list", None) else stmt.lineno
-        if not (start <= line <= (stmt.end_lineno or stmt.lineno)):
-            continue
-        yield stmt
+        yield stmt  # type: ignore[misc]
         for name in ("body", "orelse", "finalbody", "handlers", "cases"):
             children = getattr(stmt, name, None)
             if children:
-                stack.extend(reversed(children))
+                stack.extend(_holding(children, line)[::-1])
+
+
+def _last_line(node: ast.AST) -> int:
+    span = line_span(node)  # a ``case`` clause has no position of its own
+    return span[1] if span is not None else 0
+
+
+def _holding(block: list[ast.AST], line: int) -> list[ast.AST]:
+    """The members of ``block`` (siblings, in source order) whose span holds ``line``."""
+    out = []
+    for node in islice(block, bisect_left(block, line, key=_last_line), None):
+        span = line_span(node)
+        if span is None:
+            continue
+        if span[0] > line:
+            break
+        out.append(node)
+    return out
 
 
 def nodes_on_lines(fn: ast.AST, lines: set[int], want: Callable[[ast.AST], bool]) -> list[ast.AST]:
@@ -153,8 +178,8 @@ def nodes_on_lines(fn: ast.AST, lines: set[int], want: Callable[[ast.AST], bool]
     for line in sorted(lines):
         for stmt in _statements_at(body, line):
             for child in child_nodes(stmt):
-                if isinstance(child, (ast.stmt, ast.excepthandler)):
-                    continue
+                if isinstance(child, (ast.stmt, *STATEMENT_HOLDERS)):
+                    continue  # visited by _statements_at, which narrows them by line
                 stack = [child]
                 while stack:
                     node = stack.pop()

@@ -5,6 +5,10 @@ tree: a method's node, whether some other method of the class hierarchy reads ``
 something, which attributes hold a time read or count steps. Each fact is computed once per run.
 Files are read and parsed once per process (``read_unit``) and kept, so a base class's file that
 several subclasses need is parsed once.
+
+``parsed`` may be shared by several workspaces (the flake8 plugin makes one per file): it holds what is
+a pure function of a file's text (the source, the tree, the summary), never a fact about classes,
+which depends on the modules a workspace's model holds.
 """
 
 from __future__ import annotations
@@ -68,10 +72,17 @@ def parse_source(source: str, path: str) -> ast.Module:
         return ast.parse(source, filename=path)
 
 
+#: path -> (source, tree, summary) of files already read: shareable across workspaces (see above)
+ParsedFiles = dict[str, tuple[str, ast.Module, ModuleSummary]]
+
+
 class Workspace:
-    def __init__(self, model: ProjectModel, words: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, model: ProjectModel, words: tuple[str, ...] = (), parsed: ParsedFiles | None = None
+    ) -> None:
         self.model = model
         self.words = words
+        self.parsed: ParsedFiles = parsed if parsed is not None else {}
         self.units: dict[str, FileUnit] = {}
         self._unreadable: set[str] = set()
         self._facts: dict[tuple[str, ...], object] = {}
@@ -80,6 +91,7 @@ class Workspace:
 
     def add(self, unit: FileUnit) -> None:
         self.units[unit.path] = unit
+        self.parsed[unit.path] = (unit.source, unit.tree, unit.summary)
         if self.model.summaries.get(unit.path) is not unit.summary:
             self.model.add(unit.summary)
 
@@ -94,6 +106,9 @@ class Workspace:
         return found
 
     def read_unit(self, path: str) -> FileUnit | None:
+        known = self.parsed.get(path)
+        if known is not None:
+            return FileUnit(path, *known)  # a fresh unit: its memos are facts of this workspace only
         source = read_source(path)
         if source is None:
             return None
@@ -102,6 +117,7 @@ class Workspace:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         summary = self.model.summaries.get(path) or summarise(tree, path, source, self.words)
+        self.parsed[path] = (source, tree, summary)
         return FileUnit(path, source, tree, summary)
 
     def load_summary(self, path: str) -> ModuleSummary | None:

@@ -7,7 +7,13 @@ silently: the file is skipped and reported ("changed while fixing; not written �
 
 How a file is written, and why:
 
-* A symlink is resolved when read and its *target* is written; the link stays a link.
+* A symlink is resolved when read and its *target* is written; the link stays a link. Only inside the
+  project: when the target, or the link itself, lies outside the project root the run works on, the file
+  is refused before anything is fixed ("outside the project ...; not written"). A link that leads out of
+  the tree is not a file the user gave ``fix``: following it rewrote a file of another project (or
+  ``/etc``) that the run was never pointed at. The path is resolved again just before writing, so a
+  link retargeted while fixing is refused as changed. (A hard link has no "outside": it *is* the file,
+  and is rewritten in place, see below.)
 * A file with one name: the new content goes to a temporary file in the same folder (same file
   system, so ``os.replace`` is an atomic rename: a crash leaves the old file or the new one, never half
   of each), which gets the original's mode, owner and group (``os.fchown``; when that is not permitted,
@@ -25,6 +31,13 @@ How a file is written, and why:
 Every failure is raised as a ``WriteError`` naming the path, what was being done and the OS error,
 and leaves the original file as it was (the temporary file is always removed).
 
+A ``kill -9`` between creating the temporary file and the rename leaves it behind (the original is
+intact). Temporary files are named ``.trainwright-fix-<host>.<pid>.<random>.tmp``, and the first write
+into a folder removes the stale ones there (:func:`remove_stale_temp_files`): only regular files of
+that exact shape, owned by this user and with no other link, whose process is gone (same host) or
+that are over an hour old (another host, or the older unnamed format). A temporary file of a fix that
+is still running is never one of them.
+
 Race window, honestly: the file is re-opened, re-stat'ed and re-hashed immediately before the rename
 (or, in place, through the very descriptor that is then written). An edit that lands between that
 check and ``os.replace`` (microseconds, plus the time to hash the file) is still lost, and so is a
@@ -37,12 +50,23 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import socket
 import stat
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from trainwright_lint.discovery import find_project_root
 
 TEMP_PREFIX = ".trainwright-fix-"
+TEMP_SUFFIX = ".tmp"
+#: this machine, as it appears in our temporary files' names (a pid means something on one host only)
+HOST = hashlib.blake2b(socket.gethostname().encode(), digest_size=4).hexdigest()
+#: a temporary file this old is abandoned whoever made it (a write takes milliseconds)
+STALE_AFTER = 3600.0
+_swept: set[str] = set()  # folders this process has already cleaned
 
 
 class WriteError(OSError):
@@ -70,6 +94,7 @@ class Snapshot:
 
     path: str  # as named by the user (messages)
     real_path: str  # symlinks resolved: the file that is read and written
+    root: str | None  # the project root writes must stay inside (real path), or None: anywhere
     data: bytes
     dev: int
     ino: int
@@ -91,16 +116,21 @@ def read_bytes(path: str) -> bytes:
         return fh.read()
 
 
-def read_snapshot(path: str) -> Snapshot:
+def read_snapshot(path: str, root: str | os.PathLike[str] | None = None) -> Snapshot:
     """Read ``path`` (following symlinks) and record its state; ``fstat`` on the descriptor that was
-    read, so the state and the bytes belong together. Raises ``OSError`` as ``open`` does."""
+    read, so the state and the bytes belong together. Raises ``OSError`` as ``open`` does, and
+    ``WriteRefused`` when ``root`` is given and the file (or the link naming it) lies outside it."""
     real = os.path.realpath(path)
+    real_root = os.path.realpath(root) if root is not None else None
+    if real_root is not None:
+        _refuse_outside(path, real, real_root)
     with open(real, "rb") as fh:
         st = os.fstat(fh.fileno())
         data = fh.read()
     return Snapshot(
         path=path,
         real_path=real,
+        root=real_root,
         data=data,
         dev=st.st_dev,
         ino=st.st_ino,
@@ -129,6 +159,28 @@ def _unchanged(snapshot: Snapshot, st: os.stat_result, data: bytes) -> bool:
 
 
 CHANGED = "changed while fixing; not written — run fix again"
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _refuse_outside(path: str, real: str, root: str) -> None:
+    """Refuse a file whose real location, or the name it was given by, is outside ``root`` (a real
+    path) or outside the project that name lives in (its nearest ``pyproject.toml``, ``.git``, ...).
+    The name's own project counts because the run's root may come from where a link named on the
+    command line leads (``fix project/link.py`` starts its search there)."""
+    named = os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(path))), os.path.basename(path))
+    home = find_project_root(Path(os.path.dirname(named)))
+    for limit in [root, *([os.path.realpath(home)] if home is not None else [])]:
+        if _inside(real, limit) and _inside(named, limit):
+            continue
+        via = f"resolves through a symbolic link to {real}, " if real != named else ""
+        raise WriteRefused(
+            path,
+            f"{via}outside the project {limit}; not written — fix never writes outside the project it runs "
+            "on (fix that file from its own project, or replace the link with a copy)",
+        )
 
 
 def _refuse_read_only(snapshot: Snapshot, st: os.stat_result) -> None:
@@ -195,6 +247,10 @@ def write_fixed(snapshot: Snapshot, data: bytes, *, before_commit: Callable[[], 
 
     ``before_commit`` runs after the new content is fully prepared and just before the final
     unchanged-check: tests use it to edit the file inside that window deterministically."""
+    if os.path.realpath(snapshot.path) != snapshot.real_path:  # a link retargeted since the read
+        raise WriteRefused(snapshot.path, CHANGED)
+    if snapshot.root is not None:
+        _refuse_outside(snapshot.path, snapshot.real_path, snapshot.root)
     try:
         st = os.stat(snapshot.real_path)
     except FileNotFoundError:
@@ -208,10 +264,59 @@ def write_fixed(snapshot: Snapshot, data: bytes, *, before_commit: Callable[[], 
         _write_replacing(snapshot, data, before_commit)
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, as another user's process
+        return True
+    return True
+
+
+def _abandoned(name: str, st: os.stat_result, now: float) -> bool:
+    """Whether our temporary file ``name`` (already checked to be ours) belongs to no running fix."""
+    if now - st.st_mtime > STALE_AFTER:
+        return True
+    host, _, rest = name[len(TEMP_PREFIX) : -len(TEMP_SUFFIX)].partition(".")
+    pid, _, _ = rest.partition(".")
+    return host == HOST and pid.isdigit() and not _pid_alive(int(pid))
+
+
+def remove_stale_temp_files(directory: str) -> list[str]:
+    """Remove the temporary files killed fix runs left in ``directory``; the paths removed.
+
+    Only ours: a name ``.trainwright-fix-*.tmp``, a regular file (never a link or a folder) owned by
+    this user with a single link; only abandoned ones (see the module doc). Errors are ignored: a file
+    that cannot be listed or removed stays, and the fix goes on."""
+    removed: list[str] = []
+    now = time.time()
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not (entry.name.startswith(TEMP_PREFIX) and entry.name.endswith(TEMP_SUFFIX)):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            mine = stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and st.st_uid == os.geteuid()
+            if mine and _abandoned(entry.name, st, now):
+                os.unlink(entry.path)
+                removed.append(entry.path)
+        except OSError:
+            continue
+    return removed
+
+
 def _write_replacing(snapshot: Snapshot, data: bytes, before_commit: Callable[[], None] | None) -> None:
     directory = os.path.dirname(snapshot.real_path)
+    if directory not in _swept:
+        _swept.add(directory)
+        remove_stale_temp_files(directory)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=directory)
+        prefix = f"{TEMP_PREFIX}{HOST}.{os.getpid()}."  # whose it is: see remove_stale_temp_files
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=TEMP_SUFFIX, dir=directory)
     except OSError as exc:
         raise WriteError(
             snapshot.path, _os_reason(f"create a temporary file in {directory}", exc), exc.errno

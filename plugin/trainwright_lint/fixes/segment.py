@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from trainwright_lint.edits import Edit
+from trainwright_lint.syntax import nested_statements
 
 NEWLINE = re.compile(r"\r\n?|\n")
 FINAL_NEWLINE = re.compile(r"(?:\r\n|\r|\n)\Z")
@@ -122,18 +123,6 @@ def _end(stmt: ast.stmt) -> int:
     return stmt.end_lineno if stmt.end_lineno is not None else stmt.lineno
 
 
-def _children(stmt: ast.stmt) -> list[ast.stmt]:
-    """The statements directly inside a compound statement, in source order."""
-    out: list[ast.stmt] = list(getattr(stmt, "body", ()) or ())
-    for handler in getattr(stmt, "handlers", ()) or ():
-        out += handler.body
-    for case in getattr(stmt, "cases", ()) or ():
-        out += case.body
-    out += getattr(stmt, "orelse", ()) or ()
-    out += getattr(stmt, "finalbody", ()) or ()
-    return [s for s in out if isinstance(s, ast.stmt)]
-
-
 def _containing(body: Sequence[ast.stmt], line: int) -> int | None:
     for i, stmt in enumerate(body):
         if _start(stmt) <= line <= _end(stmt):
@@ -170,7 +159,7 @@ def segment_for(tree: ast.Module, lines: _Lines, line: int) -> Segment:
         raise SegmentError(f"line {line} is in no statement")
     chain = [tree.body[index]]
     while True:
-        inner = _children(chain[-1])
+        inner = nested_statements(chain[-1])
         i = _containing(inner, line)
         if i is None:
             break

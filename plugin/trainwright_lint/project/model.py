@@ -56,6 +56,7 @@ _KNOWN_EXTERNAL_ROOTS = frozenset(
 )  # fmt: skip
 _BUILTINS = frozenset(dir(builtins))
 _TARGET_WORDS = ("Trainer", "Callback")
+_CYCLE = "a cycle of bases"  # how a class whose bases lead back to it is reported (always listed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +86,7 @@ class ClassInfo:
     third_party: bool  # a library trainer other than transformers' own sits in the MRO
     unresolved: tuple[tuple[str, str], ...]  # (base as written, why it is not known)
     handler: bool  # transformers' CallbackHandler or a dispatcher like it: not a callback
+    library_mro: tuple[str, ...] = ()  # the MRO less its project classes: what the role is read from
 
 
 def project_key(path: str, qualname: str) -> str:
@@ -124,7 +126,6 @@ class ProjectModel:
         self.trl_release = trl_release  # TRL classes the target lacks are not trainers
         self._failed: set[str] = set()
         self._infos: dict[str, ClassInfo] = {}
-        self._in_progress: set[str] = set()
         self._resolving: set[tuple[str, str]] = set()
         self._mixins: dict[str, tuple[str, ...]] | None = None
         self._subclasses: dict[str, tuple[str, ...]] | None = None
@@ -312,41 +313,99 @@ class ProjectModel:
         cached = self._infos.get(key)
         if cached is not None:
             return cached
-        split = split_key(key)
-        if split is None:
-            found = (
-                library.identify(key, self.extra_bases, self.trl_release)
-                if not key.startswith(("ext:", "?:"))
-                else None
-            )
-            info = _library_info(key, found.mro_keys if isinstance(found, library.LibraryClass) else (key,))
-        elif key in self._in_progress:
-            return _library_info(key, (key,))  # a base cycle: stop here
-        else:
-            self._in_progress.add(key)
-            try:
-                info = self._project_info(key, split[0], split[1])
-            finally:
-                self._in_progress.discard(key)
+        if split_key(key) is not None:
+            self._project_infos(key)
+            return self._infos[key]
+        found = (
+            library.identify(key, self.extra_bases, self.trl_release)
+            if not key.startswith(("ext:", "?:"))
+            else None
+        )
+        info = _library_info(key, found.mro_keys if isinstance(found, library.LibraryClass) else (key,))
         self._infos[key] = info
         return info
 
-    def _project_info(self, key: str, path: str, qualname: str) -> ClassInfo:
+    def _project_infos(self, start: str) -> None:
+        """The infos of ``start`` and of every project class it needs, bases first.
+
+        Iterative (a depth-first walk on an explicit stack) so that a chain of thousands of classes
+        needs no recursion, and each class is resolved once: its MRO is built from its bases' cached
+        MROs, linear in the MRO's length. A base that is still on the walk's path closes a cycle
+        (``class A(B)`` / ``class B(A)``, which Python cannot define): every class of the cycle is
+        reported as unresolved with the cycle spelt out, and the closing base is left out of its MRO.
+        """
+        path: list[str] = []  # the classes being resolved, each a base of the one before it
+        on_path: dict[str, int] = {}
+        bases: dict[str, list[tuple[str, Resolved]]] = {}
+        cycles: dict[str, tuple[str, frozenset[str]]] = {}  # class -> its cycle in words, and its members
+        stack = [start]
+        while stack:
+            key = stack[-1]
+            if key in self._infos:
+                stack.pop()
+                continue
+            if key not in bases:
+                bases[key] = self._resolved_bases(key)
+                on_path[key] = len(path)
+                path.append(key)
+            waiting = None
+            for _, r in bases[key]:
+                if r.kind != PROJECT_CLASS or r.key in self._infos:
+                    continue
+                if r.key in on_path:
+                    members = path[on_path[r.key] :]
+                    cycle = (_cycle_text(members), frozenset(members))
+                    for member in members:
+                        cycles.setdefault(member, cycle)
+                elif waiting is None:
+                    waiting = r.key
+            if waiting is not None:
+                stack.append(waiting)
+                continue
+            self._infos[key] = self._project_info(key, bases.pop(key), cycles.get(key))
+            path.pop()
+            del on_path[key]
+            stack.pop()
+
+    def _resolved_bases(self, key: str) -> list[tuple[str, Resolved]]:
+        """``(base as written, what it resolves to)`` for each base of the project class ``key``."""
         found = self.class_summary(key)
         if found is None:
+            return []
+        split = split_key(key)
+        assert split is not None
+        cls = found[1]
+        return [
+            (text, self.resolve(split[0], text, cls.scope_bindings) if text else Resolved(UNRESOLVED))
+            for text in cls.bases
+        ]
+
+    def _project_info(
+        self, key: str, bases: list[tuple[str, Resolved]], cycle: tuple[str, frozenset[str]] | None
+    ) -> ClassInfo:
+        """The info of a project class whose project bases all have theirs (except one closing a cycle);
+        ``cycle``: the cycle of bases it is part of (in words, and its members)."""
+        found = self.class_summary(key)
+        split = split_key(key)
+        if found is None or split is None:
             return _library_info(key, (key,))
+        path, qualname = split
         _, cls = found
         base_keys: list[str] = []
         base_mros: list[tuple[str, ...]] = []
         unresolved: list[tuple[str, str]] = []
-        for text in cls.bases:
+        why_cycle = f"{_CYCLE} ({cycle[0]}): Python cannot define these classes" if cycle else ""
+        for text, r in bases:
+            if cycle is not None and r.kind == PROJECT_CLASS and r.key in cycle[1]:
+                unresolved.append((text, why_cycle))
             if not text:
                 unresolved.append(("<expression>", "a base that is not a plain name cannot be followed"))
                 continue
-            r = self.resolve(path, text, cls.scope_bindings)
-            if r.kind == PROJECT_CLASS:
+            if r.kind == PROJECT_CLASS and r.key in self._infos:
                 base_keys.append(r.key)
-                base_mros.append(self.info(r.key).mro_keys)
+                base_mros.append(self._infos[r.key].mro_keys)
+            elif r.kind == PROJECT_CLASS:  # still being resolved: it closes the cycle, left out of the MRO
+                pass
             elif r.kind == LIBRARY_CLASS and r.library_class is not None:
                 base_keys.append(r.key)
                 base_mros.append(r.library_class.mro_keys)
@@ -365,7 +424,11 @@ class ProjectModel:
                 base_mros.append(("?:" + text,))
                 unresolved.append((text, reason))
         mro = c3_merge(key, base_mros, base_keys)
-        info = _classify(key, mro, path, qualname, tuple(unresolved), self.extra_bases)
+        # The role is read from the library part of the MRO only; under single inheritance from a
+        # project class it is the base's, so a chain of classes does not scan each MRO again.
+        single = len(base_keys) == 1 and split_key(base_keys[0]) is not None and base_keys[0] in self._infos
+        library_mro = self._infos[base_keys[0]].library_mro if single else None
+        info = _classify(key, mro, path, qualname, tuple(unresolved), self.extra_bases, library_mro)
         if info.role == CALLBACK and "call_event" in cls.methods:
             info = _with_handler(info)
         return info
@@ -419,7 +482,7 @@ class ProjectModel:
 
     def unresolved_lookalikes(self, path: str) -> list[tuple[ClassSummary, str]]:
         """Classes of ``path`` that look like Trainer subclasses or callbacks (by name or base) but
-        whose role could not be decided, with the reason."""
+        whose role could not be decided, with the reason; and every class of a cycle of bases."""
         summary = self.summary(path)
         out: list[tuple[ClassSummary, str]] = []
         if summary is None:
@@ -430,23 +493,25 @@ class ProjectModel:
             if self.role(key) is not None:
                 continue
             looks = any(w in cls.name for w in words) or any(w in b for b in cls.bases for w in words)
+            looks = looks or any(why.startswith(_CYCLE) for _, why in self.info(key).unresolved)
             if not looks:
                 continue
-            reasons = self._unresolved_chain(key, set())
+            reasons = self._unresolved_chain(key)
             if reasons:
                 out.append((cls, "; ".join(f"base `{b}`: {r}" for b, r in reasons[:3])))
         return out
 
-    def _unresolved_chain(self, key: str, seen: set[str]) -> list[tuple[str, str]]:
-        if key in seen:
-            return []
-        seen.add(key)
-        info = self.info(key)
-        reasons = list(info.unresolved)
-        for base in info.mro_keys[1:]:
+    def _unresolved_chain(self, key: str) -> list[tuple[str, str]]:
+        """The unresolved bases of ``key`` and of the project classes in its MRO, nearest first. The
+        MRO already lists every ancestor, so one pass over it is the whole chain (no recursion)."""
+        reasons = list(self.info(key).unresolved)
+        for base in self.info(key).mro_keys[1:]:
             if split_key(base) is not None:
-                reasons += self._unresolved_chain(base, seen)
-        return reasons
+                reasons += self.info(base).unresolved
+        first: dict[str, tuple[str, str]] = {}  # one entry per reason: a cycle is one reason, not 500
+        for base, why in reasons:
+            first.setdefault(why, (base, why))
+        return list(first.values())
 
     # -- methods -------------------------------------------------------------------------------------
 
@@ -476,6 +541,14 @@ class ProjectModel:
         return path if rel.startswith("..") else rel
 
 
+def _cycle_text(members: list[str]) -> str:
+    """``A → B → C → A``; a long cycle keeps its first three classes and its last one."""
+    names = [short_name(k) for k in members]
+    if len(names) > 6:
+        names = [*names[:3], "…", names[-1]]
+    return " → ".join([*names, names[0]]) + (f" ({len(members)} classes)" if len(members) > 6 else "")
+
+
 def _exports(summary: ModuleSummary, name: str) -> bool:
     if summary.all_names is not None:
         return name in summary.all_names
@@ -493,8 +566,13 @@ def _classify(
     qualname: str | None,
     unresolved: tuple[tuple[str, str], ...],
     extra_bases: tuple[str, ...],
+    library_mro: tuple[str, ...] | None = None,
 ) -> ClassInfo:
-    members = set(mro)
+    """The role and library facts of a class with MRO ``mro``, read from its non-project entries
+    (``library_mro``, computed from ``mro`` when not given)."""
+    if library_mro is None:
+        library_mro = tuple(m for m in mro if split_key(m) is None)
+    members = set(library_mro)
     is_trainer = library.TRAINER in members or library.SETFIT in members
     role = TRAINER if is_trainer else CALLBACK if library.CALLBACK in members else None
     catalog_cls = None
@@ -503,16 +581,14 @@ def _classify(
     trl_cls = next(
         (
             m.split(".", 1)[1]
-            for m in mro
+            for m in library_mro
             if m.startswith("trl.") and m.split(".", 1)[1] in library.trl_classes()
         ),
         None,
     )
     third_party = any(
-        split_key(m) is None
-        and not m.startswith(("transformers.", "ext:", "?:"))
-        and (m.endswith("Trainer") or m in extra_bases)
-        for m in mro
+        not m.startswith(("transformers.", "ext:", "?:")) and (m.endswith("Trainer") or m in extra_bases)
+        for m in library_mro
     )
     return ClassInfo(
         key=key,
@@ -526,6 +602,7 @@ def _classify(
         third_party=third_party,
         unresolved=unresolved,
         handler=library.HANDLER in members,
+        library_mro=library_mro,
     )
 
 

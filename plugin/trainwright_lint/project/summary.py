@@ -22,6 +22,7 @@ from trainwright_lint.syntax import (
     decorator_names,
     dotted_name,
     method_kind,
+    nested_statements,
     signature_of,
 )
 from trainwright_lint.textscan import LiteralScan, class_statements
@@ -197,6 +198,9 @@ class _Summariser:
             self.module_block(stmt.finalbody, context)
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             self.module_block(stmt.body, context)
+        elif isinstance(stmt, ast.Match):  # each case may or may not run, like the branches of an if
+            for case in stmt.cases:
+                self.module_block(case.body, GUARDED)
 
     def assignment(self, targets: list[ast.expr], value: ast.expr, line: int, context: str) -> None:
         for target in targets:
@@ -281,9 +285,7 @@ class _Summariser:
         stack: list[tuple[ast.AST, str, Scope]] = [(tree, "", {})]
         while stack and wanted:
             node, prefix, scope = stack.pop()
-            for child in ast.iter_child_nodes(node):
-                if not isinstance(child, ast.stmt):
-                    continue
+            for child in nested_statements(node):  # through except handlers and case clauses too
                 start, end = child.lineno, child.end_lineno or child.lineno
                 if not any(start <= w <= end for w in wanted):
                     continue
@@ -341,10 +343,7 @@ def _own_statements(body: list[ast.stmt]) -> list[ast.stmt]:
         out.append(stmt)
         if isinstance(stmt, (FUNCTION_TYPES, ast.ClassDef)):
             continue
-        for name in ("body", "orelse", "finalbody"):
-            out += _own_statements(getattr(stmt, name, []) or [])
-        for handler in getattr(stmt, "handlers", []) or []:
-            out += _own_statements(handler.body)
+        out += _own_statements(nested_statements(stmt))
     return out
 
 

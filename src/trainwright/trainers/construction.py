@@ -24,7 +24,12 @@ import torch
 from torch import nn
 from transformers import Trainer, TrainingArguments
 
-from trainwright.callbacks.checkpoint_guard import CheckpointGuardCallback, newest_complete_checkpoint
+from trainwright.callbacks.checkpoint_guard import (
+    CheckpointGuardCallback,
+    CheckpointGuardWarning,
+    checkpoint_folders,
+    newest_complete_checkpoint,
+)
 from trainwright.trainers.distributed import (
     check_distributed_support,
     check_launch,
@@ -228,13 +233,27 @@ def attach_owned_callbacks(trainer: Trainer, ref_model: nn.Module | None) -> Com
 def resolve_resume(trainer: Trainer, resume_from_checkpoint: str | bool | None) -> str | bool | None:
     """``resume_from_checkpoint=True`` means the newest *complete* checkpoint (a folder torn by a crash
     during a save is skipped, with a warning), not the newest folder as in ``Trainer.train``. The
-    trainer-owned callbacks get their checkpoint state back before training starts."""
+    trainer-owned callbacks get their checkpoint state back before training starts.
+
+    When every ``checkpoint-N`` folder is torn (a kill during the very first save), there is nothing to
+    resume from, and raising would leave a restart loop stuck until someone deletes the folder: the run
+    starts from scratch with a warning, and the guard sets the torn folders aside as
+    ``incomplete-checkpoint-N`` (nothing is deleted). With no ``checkpoint-N`` folder at all, ``True``
+    still raises, as in ``Trainer.train``: that is a wrong ``output_dir``, not a crash."""
     checkpoint = resume_from_checkpoint
     if checkpoint is True:
-        checkpoint = newest_complete_checkpoint(trainer.args.output_dir)
+        output_dir = trainer.args.output_dir
+        checkpoint = newest_complete_checkpoint(output_dir)
+        torn = [str(folder) for _, folder in checkpoint_folders(output_dir)]
+        if checkpoint is None and not torn:
+            raise ValueError(f"resume_from_checkpoint=True but no checkpoint was found in {output_dir}")
         if checkpoint is None:
-            raise ValueError(
-                f"resume_from_checkpoint=True but no complete checkpoint was found in {trainer.args.output_dir}"
+            warnings.warn(
+                f"resume_from_checkpoint=True, but no checkpoint in {output_dir} is complete (a crash during "
+                f"the first save tore {', '.join(torn)}): training starts from scratch, and the torn folders "
+                "are set aside as incomplete-checkpoint-N (nothing is deleted)",
+                CheckpointGuardWarning,
+                stacklevel=3,
             )
     if isinstance(checkpoint, str):
         restore_from_checkpoint(trainer.callback_handler.callbacks, checkpoint)

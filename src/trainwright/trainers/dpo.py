@@ -37,6 +37,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 from transformers import PreTrainedTokenizerBase, Trainer, TrainerCallback
 
+from trainwright.trainers.config_checks import finite_knob
 from trainwright.trainers.construction import attach_owned_callbacks, prepare_parts, resolve_resume
 from trainwright.trainers.dpo_config import DPOConfig
 from trainwright.trainers.dpo_data import (
@@ -62,6 +63,7 @@ from trainwright.trainers.logprobs import (
 )
 from trainwright.trainers.metrics import MetricsWindow
 from trainwright.trainers.reference import is_peft_model, reference_forward
+from trainwright.trainers.tensor_files import UNREADABLE, load_tensor_file, why_unusable
 
 CACHE_FORMAT_VERSION = "1"
 
@@ -364,12 +366,6 @@ class DPOTrainer(Trainer):
         )
         base_model = model.get_base_model() if is_peft_model(model) else model
         self._accepts_logits_to_keep = "logits_to_keep" in inspect.signature(base_model.forward).parameters
-        self._loss_params = LossParams(
-            beta=args.beta,
-            label_smoothing=args.label_smoothing,
-            discopop_tau=args.discopop_tau,
-            simpo_gamma=args.simpo_gamma,
-        )
         self._dpo_metrics = MetricsWindow()
         self.num_reference_forwards = 0  # precompute batches actually run (0 when the cache was reused)
 
@@ -432,7 +428,11 @@ class DPOTrainer(Trainer):
                 torch.save({"chosen": chosen, "rejected": rejected}, tmp)
                 os.replace(tmp, path)  # atomic: a crashed run never leaves a half-written cache
             self.accelerator.wait_for_everyone()
-        cached = torch.load(path, map_location="cpu")
+        try:
+            cached = load_tensor_file(path)  # tensors only: a cache file planted in the folder runs no code
+        except UNREADABLE as error:
+            reason = why_unusable(error, path.stat().st_size)
+            raise RuntimeError(f"reference cache {path} {reason}; delete it to recompute") from None
         if len(cached["chosen"]) != len(dataset):
             raise RuntimeError(
                 f"reference cache {path} has {len(cached['chosen'])} rows, dataset has {len(dataset)}"
@@ -533,15 +533,27 @@ class DPOTrainer(Trainer):
             rejected_lengths=policy.lengths[half:],
         )
         weights = wpo_pair_weights(policy.logps, policy.log_sum_sq, policy.lengths) if use_weighting else None
-        loss = combined_loss(pairs, self._loss_params, self.args.loss_type, self.args.loss_weights, weights)
-        rewards = self._record_metrics("train" if model.training else "eval", pairs, policy, inputs)
+        params = self.loss_params()
+        loss = combined_loss(pairs, params, self.args.loss_type, self.args.loss_weights, weights)
+        rewards = self._record_metrics("train" if model.training else "eval", pairs, policy, inputs, params.beta)
         return (loss, rewards) if return_outputs else loss
 
+    def loss_params(self) -> LossParams:
+        """The loss's numeric knobs as they are now, each checked where the loss reads it: a schedule may
+        anneal ``beta`` (``ParameterScheduleCallback``), and a NaN set after the config was built must
+        be refused by name, not train every weight into NaN while the loss logs 0.0."""
+        args = self.args
+        return LossParams(
+            beta=finite_knob(args, "beta", minimum=0.0, strict=True),
+            label_smoothing=finite_knob(args, "label_smoothing", minimum=0.0),
+            discopop_tau=finite_knob(args, "discopop_tau"),
+            simpo_gamma=finite_knob(args, "simpo_gamma"),
+        )
+
     def _record_metrics(
-        self, mode: str, pairs: PairLogps, policy: SequenceLogps, inputs: dict[str, torch.Tensor]
+        self, mode: str, pairs: PairLogps, policy: SequenceLogps, inputs: dict[str, torch.Tensor], beta: float
     ) -> dict[str, torch.Tensor]:
         """Gather this micro-batch's statistics from all processes into the logging window."""
-        beta = self.args.beta
         chosen_rewards = beta * pairs.chosen_logratios.detach()
         rejected_rewards = beta * pairs.rejected_logratios.detach()
         per_pair = torch.stack(

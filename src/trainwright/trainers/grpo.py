@@ -43,6 +43,7 @@ from torch import nn  # noqa: E402
 from torch.utils.data import DataLoader  # noqa: E402
 from transformers import Trainer  # noqa: E402
 
+from trainwright.trainers.config_checks import finite_knob  # noqa: E402
 from trainwright.trainers.construction import (  # noqa: E402
     attach_owned_callbacks,
     load_pretrained,
@@ -76,6 +77,7 @@ from trainwright.trainers.grpo_sampler import (  # noqa: E402
     RoundItemDataset,
     collate_round_items,
 )
+from trainwright.trainers.learning_signal import NoSignalRounds  # noqa: E402
 from trainwright.trainers.logprobs import (  # noqa: E402
     SharedPrefix,
     distinct_rows,
@@ -167,6 +169,7 @@ class GRPOTrainer(Trainer):
             else {tokenizer.eos_token_id}
         )
         self.metrics = MetricsWindow()
+        self.no_signal_rounds = NoSignalRounds()  # logs rounds whose groups all agree (no gradient)
         self.round_buffer = RoundBuffer()
         self.round_sampler: GroupedRoundSampler | None = None
         self.add_callback(SaveRoundBufferCallback(lambda: self.round_buffer, self.args.process_index))
@@ -280,6 +283,7 @@ class GRPOTrainer(Trainer):
         self.check_reward_signal(all_rewards, sample, key)
         combined = combine_rewards(all_rewards, self.scorer.weights)
         adv = compute_advantages(combined, args.num_generations, args.scale_rewards)
+        self.no_signal_rounds.observe(adv.rewards, adv.zero_std, key, log=accelerator.is_main_process)
         start = accelerator.process_index * len(sample)
         advantages = adv.advantages[start : start + len(sample)]
 
@@ -533,9 +537,9 @@ class GRPOTrainer(Trainer):
             loss_type=args.loss_type,
             old_per_token_logps=inputs.get("old_per_token_logps"),
             ref_per_token_logps=inputs.get("ref_per_token_logps"),
-            beta=args.beta,
-            epsilon_low=args.epsilon,
-            epsilon_high=args.epsilon_high,
+            beta=finite_knob(args, "beta", minimum=0.0),  # checked where read: a schedule may change it
+            epsilon_low=finite_knob(args, "epsilon", minimum=0.0),
+            epsilon_high=finite_knob(args, "epsilon_high", minimum=0.0),
             importance_sampling_level=args.importance_sampling_level,
             use_bias_correction_kl=args.use_bias_correction_kl,
             max_completion_length=args.max_completion_length,
@@ -568,7 +572,7 @@ class GRPOTrainer(Trainer):
         if pieces is None:
             outputs = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=width + 1)
             pieces = [outputs.logits[:, :-1]]
-        temperature = self.args.temperature
+        temperature = finite_knob(self.args, "temperature", minimum=0.0, strict=True)
         targets = completion_ids.split([piece.shape[1] for piece in pieces], dim=1)
         logps = [
             selective_log_softmax(piece if temperature == 1.0 else piece / temperature, target)

@@ -14,13 +14,17 @@ Crashes: the file is written to a temporary file in the checkpoint folder, fsync
 an empty or truncated one (the audit found 6 torn files in 15 kills with a plain ``torch.save``). A
 torn file from an older version, or one damaged later, is treated like a missing one: resume warns
 and regenerates the round, which is always correct, only not bit-identical to the uninterrupted run.
+
+Trust: a checkpoint may come from someone else, and its completion marker (sizes only) proves nothing
+about its content. The buffer is read with tensors and plain data only
+(:mod:`trainwright.trainers.tensor_files`); a file that names anything else is refused without running
+it (a warning; the round is regenerated), and its structure is checked before it is used.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import pickle
 import secrets
 import warnings
 from dataclasses import dataclass, field
@@ -29,22 +33,9 @@ from typing import Any
 import torch
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
-BUFFER_FILE = "grpo_buffer_rank{rank}.pt"
+from trainwright.trainers.tensor_files import UNREADABLE, load_tensor_file, why_unusable
 
-#: what ``torch.load`` raises on an empty, truncated or foreign file (EOFError: empty; RuntimeError: a
-#: zip archive without its central directory; UnpicklingError: garbage; the rest: a wrong structure)
-_UNREADABLE = (
-    EOFError,
-    OSError,
-    RuntimeError,
-    pickle.UnpicklingError,
-    KeyError,
-    IndexError,
-    TypeError,
-    ValueError,
-    AttributeError,
-    ImportError,
-)
+BUFFER_FILE = "grpo_buffer_rank{rank}.pt"
 
 
 @dataclass
@@ -81,30 +72,47 @@ class RoundBuffer:
 
     @classmethod
     def load(cls, folder: str, rank: int) -> RoundBuffer | None:
-        """The buffer saved in ``folder`` by process ``rank``, or ``None`` if there is none or it is unreadable.
+        """The buffer saved in ``folder`` by process ``rank``, or ``None`` if there is none or it is unusable.
 
-        An empty, truncated or otherwise unreadable file (a crash while an older version wrote it) gives
-        ``None`` with a warning, exactly like a missing file: ``GRPOTrainer`` then regenerates the round.
+        An empty, truncated or otherwise unreadable file (a crash while an older version wrote it), one
+        that holds anything but tensors and plain data (never unpickled: ``weights_only=True``), or one
+        of the wrong structure gives ``None`` with a warning, exactly like a missing file:
+        ``GRPOTrainer`` then regenerates the round.
         """
         path = os.path.join(folder, BUFFER_FILE.format(rank=rank))
         if not os.path.exists(path):
             return None
         try:
-            state = torch.load(path, map_location="cpu", weights_only=False)
-            micro_batches = state["micro_batches"]
-            if not isinstance(micro_batches, list):
-                raise TypeError(f"micro_batches is a {type(micro_batches).__name__}, not a list")
-            key = tuple(state["key"]) if state["key"] is not None else None
-        except _UNREADABLE as error:  # regenerating the round is always correct
+            key, micro_batches = _checked_state(load_tensor_file(path))
+        except UNREADABLE as error:  # regenerating the round is always correct
             size = os.path.getsize(path) if os.path.exists(path) else 0
             warnings.warn(
-                f"{path} cannot be read ({size} bytes; {type(error).__name__}: {error}); it was probably torn by "
-                "a crash while it was written. Resuming without it: the generation round will be regenerated "
-                "(new completions), so the run will not match an uninterrupted one exactly",
+                f"{path} {why_unusable(error, size)}. Resuming without it: the generation round will be "
+                "regenerated (new completions), so the run will not match an uninterrupted one exactly",
                 stacklevel=2,
             )
             return None
         return cls(key=key, micro_batches=micro_batches)
+
+
+def _checked_state(state: Any) -> tuple[tuple[int, int] | None, list[dict[str, Any]]]:
+    """``(key, micro_batches)`` of a loaded buffer, after checking it is what :meth:`RoundBuffer.save`
+    writes (a dict with a ``(epoch, round)`` key and a list of dicts of named tensors)."""
+    if not isinstance(state, dict):
+        raise TypeError(f"the file holds a {type(state).__name__}, not a dict")
+    key, micro_batches = state["key"], state["micro_batches"]
+    if key is not None and not (
+        isinstance(key, (tuple, list)) and len(key) == 2 and all(type(k) is int for k in key)
+    ):
+        raise ValueError(f"key is {key!r}, not an (epoch, round) pair of ints")
+    if not isinstance(micro_batches, list):
+        raise TypeError(f"micro_batches is a {type(micro_batches).__name__}, not a list")
+    for part in micro_batches:
+        if not isinstance(part, dict) or not all(
+            isinstance(name, str) and isinstance(value, torch.Tensor) for name, value in part.items()
+        ):
+            raise TypeError("a micro-batch is not a dict of named tensors")
+    return (tuple(key) if key is not None else None), micro_batches  # type: ignore[return-value]
 
 
 def _fsync_dir(folder: str) -> None:

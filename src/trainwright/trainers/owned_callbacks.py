@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import pickle
 import warnings
 from collections.abc import Iterable
 from typing import Any
@@ -33,6 +32,7 @@ from transformers import TrainerCallback, TrainerControl, TrainerState, Training
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from trainwright.trainers.distributed import full_state_dict, load_full_state_dict, reshard
+from trainwright.trainers.tensor_files import UNREADABLE, load_tensor_file, refused_global
 
 
 class CheckpointedCallback(TrainerCallback):
@@ -132,10 +132,13 @@ class ReferenceSyncCallback(CheckpointedCallback):
         payload: dict[str, Any] = {}
         if problem is None:
             try:
-                payload = torch.load(path, map_location="cpu", weights_only=True)
+                payload = load_tensor_file(path)  # never unpickles anything but tensors and plain data
                 num_syncs = int(payload["num_syncs"])
-            except (EOFError, OSError, RuntimeError, KeyError, TypeError, ValueError, pickle.UnpicklingError):
-                problem = "cannot read its"
+            except UNREADABLE as error:
+                foreign = refused_global(error)
+                problem = (
+                    f"has a foreign ({foreign}: not loaded, it could run code)" if foreign else "cannot read its"
+                )
         if problem is not None:
             warnings.warn(
                 f"{folder} {problem} TR-DPO reference ({self.CHECKPOINT_FILE}, written by trainwright's "
