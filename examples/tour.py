@@ -17,15 +17,19 @@ import sys
 import time
 from pathlib import Path
 
+from trainwright_lint.terminal import Terminal
+
 ROOT = Path(__file__).resolve().parents[1]
 GALLERY = ROOT / "examples" / "gallery"
 
 
 def banner(step: int, total: int, title: str, command: list[str]) -> None:
+    """A step's title (bold on a colour terminal only: NO_COLOR and pipes get plain text) and command."""
     shown = " ".join(map(str, command))
     shown = shown.replace(f"{sys.executable} -m trainwright_lint", "trainwright").replace(sys.executable, "python")
     shown = shown.replace(str(ROOT) + os.sep, "")
-    print(f"\n\033[1m[{step}/{total}] {title}\033[0m\n$ {shown}", flush=True)
+    heading = Terminal.detect(sys.stdout).style(f"[{step}/{total}] {title}", "heading")
+    print(f"\n{heading}\n$ {shown}", flush=True)
 
 
 def run(command: list[str], ok_codes: tuple[int, ...] = (0,)) -> None:

@@ -5,8 +5,8 @@ Each page is ``Rule.explain()`` (what ``trainwright explain TWxxx`` prints): wha
 why (the class docstring), the message, flagged and accepted examples (the examples the test-suite
 runs), the fix (automatic, unsafe, or by hand) and the evidence links. ``index.md`` lists them all.
 
-    python scripts/gen_rule_docs.py           # write docs/rules/
-    python scripts/gen_rule_docs.py --check   # exit 1 if a page is missing or stale (run in CI)
+    python scripts/gen_rule_docs.py           # write docs/rules/ and README.md's rules table
+    python scripts/gen_rule_docs.py --check   # exit 1 if a page or the table is missing or stale (run in CI)
 """
 
 from __future__ import annotations
@@ -20,10 +20,19 @@ ROOT = Path(__file__).resolve().parent.parent
 for extra in (ROOT / "src", ROOT / "plugin"):
     sys.path.insert(0, str(extra))
 
+from trainwright_lint.configuration import LintConfig
+from trainwright_lint.engine import lint_source
+from trainwright_lint.output.headline import split_message
 from trainwright_lint.output.sarif import NON_RULE_CODES, help_uri
 from trainwright_lint.rules import RULES
 
+from trainwright.catalog import load_catalog
+
 DOCS = ROOT / "docs" / "rules"
+README = ROOT / "README.md"
+TABLE_START, TABLE_END = "<!-- rules-table -->", "<!-- /rules-table -->"
+# TW000 is not a rule: no example to lint, so its line is written here.
+NON_RULE_HEADLINES = {"TW000": "the file could not be linted (it does not parse or decode, or took too long)"}
 
 CI_SECTION = """
 ## Fixing
@@ -32,7 +41,7 @@ CI_SECTION = """
 TW304, TW402) with libcst, keeping comments, layout, encoding and line endings, and only when the fixed
 code is valid on every release of the project's target range; `--diff` previews them,
 `--unsafe-fixes` adds TW401's event rename, `--suggest` prints a ready `TrainerCallback` for TW2xx
-findings. Pre-commit: the `trainwright-fix` hook.
+findings. Pre-commit: the `trainwright` hook applies them.
 
 ## In CI
 
@@ -113,6 +122,39 @@ def pages() -> dict[str, str]:
     return out
 
 
+def example_headline(code: str) -> str:
+    """The headline ``trainwright lint`` prints for the rule's first flagged example: what a user sees."""
+    if code in NON_RULE_HEADLINES:
+        return NON_RULE_HEADLINES[code]
+    example = RULES[code].INVALID[0]
+    # At the example's release, else the catalogue's newest: the same table whatever is installed.
+    config = LintConfig(select=(code,), transformers_version=example.version or load_catalog().newest)
+    (first, *_) = lint_source(inspect.cleandoc(example.code) + "\n", "example.py", config)
+    return split_message(first.message).headline
+
+
+def readme_table() -> str:
+    """The README's rules table: every code of the registry (and TW000), its fix, and an example
+    headline, generated so that it can never lack a rule."""
+    rows = ["| code | name | fix | for example |", "|---|---|---|---|"]
+    for code in sorted({*NON_RULE_CODES, *RULES}):
+        name = NON_RULE_CODES[code][0] if code in NON_RULE_CODES else RULES[code].name
+        applicability = RULES[code].fix_applicability if code in RULES else None
+        fix = {"safe": "safe", "unsafe": "unsafe"}.get(applicability or "", "")
+        headline = example_headline(code).replace("|", "\\|")
+        rows.append(f"| [{code}](docs/rules/{code}.md) | {name} | {fix} | {headline} |")
+    return "\n".join(rows)
+
+
+def with_table(readme: str) -> str:
+    """``readme`` with the generated table between its markers."""
+    head, _, rest = readme.partition(TABLE_START + "\n")
+    _, _, tail = rest.partition(TABLE_END)
+    if not rest:
+        raise SystemExit(f"README.md has no {TABLE_START} ... {TABLE_END} block")
+    return f"{head}{TABLE_START}\n{readme_table()}\n{TABLE_END}{tail}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="fail if docs/rules/ is not current")
@@ -128,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
         extra = (
             sorted(p.name for p in args.out.glob("*.md") if p.name not in wanted) if args.out.is_dir() else []
         )
+        readme = README.read_text(encoding="utf-8")
+        if with_table(readme) != readme:
+            stale.append("README.md (rules table)")
         if stale or extra:
             print(
                 f"docs/rules is out of date (stale or missing: {', '.join(stale) or '-'}; "
@@ -139,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     for name, text in wanted.items():
         (args.out / name).write_text(text, encoding="utf-8")
-    print(f"wrote {len(wanted)} pages to {args.out}", file=sys.stderr)
+    README.write_text(with_table(README.read_text(encoding="utf-8")), encoding="utf-8")
+    print(f"wrote {len(wanted)} pages to {args.out} and the rules table of README.md", file=sys.stderr)
     return 0
 
 

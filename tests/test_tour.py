@@ -28,3 +28,25 @@ def test_tour_runs_end_to_end(tmp_path: Path) -> None:
     png = tmp_path / "reward_curve.png"
     assert png.exists() and png.stat().st_size > 1000
     assert f"Reward curve: {png}" in out
+    assert "\x1b[" not in out  # a pipe gets no colour codes
+
+
+def test_banner_honours_no_color_and_pipes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The tour's headings are bold on a colour terminal only (NO_COLOR, https://no-color.org, wins)."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        import tour
+    finally:
+        sys.path.pop(0)
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    tour.banner(1, 5, "Lint", ["trainwright", "lint"])
+    assert "\x1b[1m[1/5] Lint\x1b[0m" in capsys.readouterr().out  # forced: the style is there to remove
+    monkeypatch.setenv("NO_COLOR", "1")
+    tour.banner(1, 5, "Lint", ["trainwright", "lint"])
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.delenv("FORCE_COLOR")
+    tour.banner(2, 5, "Fix", ["trainwright", "fix"])  # captured: not a terminal
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "[1/5] Lint" in out and "[2/5] Fix" in out

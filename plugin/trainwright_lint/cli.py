@@ -73,13 +73,28 @@ def console() -> None:
     gc.disable()
     if sys.argv[1:2] and sys.argv[1] in PARSING_COMMANDS:
         keep_freed_heap()
-    code = main()
     try:
+        code = main()
         sys.stdout.flush()
+    except BrokenPipeError:
+        code = reader_went_away()
+    try:
         sys.stderr.flush()
     except (OSError, ValueError):
         pass
     os._exit(code)
+
+
+def reader_went_away() -> int:
+    """``trainwright lint | head``: the reader closed the pipe. What it wanted has been printed, so
+    this is no error to report (a traceback was); stdout is pointed at ``/dev/null`` so that nothing
+    still buffered raises again, and the status is 1, as Python's documentation advises (the full
+    output, and so the real status, is unknown)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 1
 
 
 def keep_freed_heap() -> None:

@@ -20,7 +20,7 @@ from typing import TextIO
 
 from trainwright_lint import noqa, prefilter
 from trainwright_lint.analysis.workspace import Workspace, parse_source
-from trainwright_lint.config import LintConfig
+from trainwright_lint.configuration import LintConfig
 from trainwright_lint.engine import lint_tree
 from trainwright_lint.finding import Finding
 from trainwright_lint.fixes import FixError, Linter, fix_bytes, has_fixable

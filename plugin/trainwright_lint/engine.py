@@ -16,13 +16,12 @@ import os
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
-from trainwright.catalog import load_catalog, target_version
+from trainwright.catalog import load_catalog
 from trainwright_lint import prefilter
 from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.analysis.workspace import Workspace, parse_source
-from trainwright_lint.config import LintConfig
+from trainwright_lint.configuration import LintConfig, targets_of
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import MIXIN, ProjectModel, split_key
 from trainwright_lint.project.summary import summarise
@@ -46,19 +45,10 @@ class TargetReleases:
         return out
 
 
-@lru_cache(maxsize=32)
-def _single(explicit: str | None, library: str) -> str:
-    return target_version(explicit, library=library)
-
-
 def target_releases(config: LintConfig) -> TargetReleases:
-    """The releases ``config`` targets: its resolved ranges, or the single release of its versions."""
-    tf = config.transformers_target.releases if config.transformers_target is not None else None
-    trl = config.trl_target.releases if config.trl_target is not None else None
-    return TargetReleases(
-        transformers=tuple(tf) if tf else (_single(config.transformers_version, "transformers"),),
-        trl=tuple(trl) if trl else (_single(config.trl_version, "trl"),),
-    )
+    """The releases ``config`` targets, by the one resolution every front end uses."""
+    targets = targets_of(config)
+    return TargetReleases(transformers=targets.transformers.releases, trl=targets.trl.releases)
 
 
 def enabled_rules(config: LintConfig, path: str | None = None) -> list[Rule]:

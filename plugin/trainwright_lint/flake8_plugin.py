@@ -14,7 +14,9 @@ whole project first. Mixins are recognised when the class combining them with a 
 the same file. ``[tool.trainwright]`` is not read here: use the ``--tw-*`` options (or their
 ``tw-...`` keys in the flake8 config).
 
-Never crashes flake8: any internal error yields no findings for that file.
+Never crashes flake8: any internal error yields no findings for that file. The one exception is a
+target that no catalogued release can stand for: the whole run fails with one message
+(:class:`UnusableTarget`), as ``trainwright lint`` exits 2, since linting nothing must not pass.
 """
 
 from __future__ import annotations
@@ -25,8 +27,22 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
+from flake8.exceptions import ExecutionError
+
 from trainwright_lint import __version__, prefilter
-from trainwright_lint.config import LintConfig
+from trainwright_lint.configuration import LintConfig, TargetError, targets_for_file, with_targets
+from trainwright_lint.terminal import printable
+
+
+class UnusableTarget(ExecutionError):
+    """No catalogued release can stand for the project's target (``tw-transformers-version = 9.9.9``).
+
+    Raised out of the checker, not reported on a file: flake8 prints "There was a critical error during
+    execution of Flake8:" and this message once, and exits 1, in one process as with ``-j 2`` (the pool
+    re-raises it in the parent). Skipping the files instead left CI green with nothing linted."""
+
+    def __str__(self) -> str:  # ``args`` hold the reason alone, so the error pickles back as itself
+        return f"trainwright: {self.args[0]}; no file was linted"
 
 
 class TrainwrightChecker:
@@ -79,6 +95,8 @@ class TrainwrightChecker:
             return
         try:
             findings = self._lint()
+        except UnusableTarget:
+            raise  # the run must fail, not pass with nothing linted
         except Exception as exc:  # noqa: BLE001 - a linter bug must not abort the user's flake8 run
             print(f"trainwright: internal error on {self.filename}: {exc!r} (file skipped)", file=sys.stderr)
             return
@@ -90,8 +108,6 @@ class TrainwrightChecker:
         from trainwright_lint.engine import lint_tree
 
         config = self._config()
-        if config is None:
-            return []
         source = "".join(self.lines)
         collecting = gc.isenabled()
         gc.disable()  # the facts built here hold no cycles: collections during the lint find nothing
@@ -122,34 +138,20 @@ class TrainwrightChecker:
 
     _reported: ClassVar[set[str]] = set()
 
-    def _config(self) -> LintConfig | None:
-        """The targets resolved as ``trainwright lint`` resolves them, from this file's project root
-        (``--tw-*`` options first; cached per directory), warnings and errors printed once per process.
-        ``None`` (the file is skipped) when no catalogued release can stand for the requested one."""
-        import os
-
-        from trainwright_lint.settings import targets_for_directory
-
-        directory = os.path.dirname(os.path.abspath(self.filename)) if os.path.exists(self.filename) else "."
-        targets = targets_for_directory(directory, self.transformers_version, self.trl_version)
-        if isinstance(targets, str):
-            self._report_once(f"trainwright: error: {targets} (files of this project are not linted)")
-            return None
-        transformers, trl = targets
-        for warning in (*transformers.warnings, *trl.warnings):
+    def _config(self) -> LintConfig:
+        """The targets resolved as ``trainwright lint`` resolves them (``configuration``: one
+        resolution), from this file's project root, ``--tw-*`` options first; warnings printed once per
+        process. A target no catalogued release can stand for stops the run: :class:`UnusableTarget`."""
+        try:
+            targets = targets_for_file(self.filename, self.transformers_version, self.trl_version)
+        except TargetError as exc:
+            raise UnusableTarget(str(exc)) from None
+        for warning in targets.warnings:
             self._report_once(f"trainwright: warning: {warning}")
-        return LintConfig(
-            transformers_version=transformers.newest,
-            transformers_target=transformers,
-            trl_version=trl.newest,
-            trl_target=trl,
-            trainer_bases=self.trainer_bases,
-        )
+        return with_targets(LintConfig(trainer_bases=self.trainer_bases), targets)
 
     @classmethod
     def _report_once(cls, text: str) -> None:
-        from trainwright_lint.settings import printable
-
         if text not in cls._reported:
             cls._reported.add(text)
             print(printable(text, sys.stderr), file=sys.stderr)

@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 from trainwright_lint import noqa, prefilter, supervisor
 from trainwright_lint.analysis.unit import FileUnit
-from trainwright_lint.analysis.workspace import Workspace, parse_source, read_source
-from trainwright_lint.config import LintConfig
+from trainwright_lint.analysis.workspace import Workspace, parse_source
+from trainwright_lint.configuration import LintConfig
 from trainwright_lint.engine import enabled_rules, lint_unit, target_releases
 from trainwright_lint.finding import NOT_LINTED, Finding, not_linted
 from trainwright_lint.project.model import ProjectModel, split_key
 from trainwright_lint.project.summary import TRACKED_ATTRIBUTES, ModuleSummary, instance_stores, summarise
+from trainwright_lint.sourcefile import read_source, unreadable_reason
 from trainwright_lint.supervisor import Beat
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ def _forget_state() -> None:
 def _parse(state: _State, path: str) -> tuple[ModuleSummary | None, Finding | None]:
     source = read_source(path)
     if source is None:
-        return None, not_linted(path, "cannot read file")
+        return None, not_linted(path, unreadable_reason(path))
     try:
         tree = parse_source(source, path)
     except SyntaxError as exc:
@@ -353,7 +354,7 @@ def _lint_files(
             text = read_source(path)
             if text is None:
                 if report_tw000:
-                    result.findings.append(not_linted(path, "cannot read file"))
+                    result.findings.append(not_linted(path, unreadable_reason(path)))
                 continue
             if TRACKED_ATTRIBUTES[0] in text:
                 loose[path] = instance_stores(text)

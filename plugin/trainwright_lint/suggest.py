@@ -28,6 +28,7 @@ from pathlib import PurePosixPath
 import libcst as cst
 
 from trainwright_lint.finding import Finding
+from trainwright_lint.suggest_inputs import attribute_defaults, local_assignments, recomputed
 
 SUGGESTED_CODES = ("TW201", "TW202", "TW203")
 _EVENT = re.compile(r"\bon_[a-z_]+\b")
@@ -116,7 +117,7 @@ class _FromTrainer(cst.CSTTransformer):
 
 def _events(finding: Finding) -> list[str]:
     """The events the message names, in order; of ``on_step_end or on_log`` the first is taken."""
-    found = list(dict.fromkeys(_EVENT.findall(re.sub(r" or on_[a-z_]+", "", finding.message))))
+    found = list(dict.fromkeys(_EVENT.findall(re.sub(r" or `?on_[a-z_]+`?", "", finding.message))))
     return found or ["on_step_end"]
 
 
@@ -226,10 +227,12 @@ def _moved_statements(
     return picked
 
 
-def _plan(
-    source: str, finding: Finding
-) -> tuple[list[tuple[str, str]], frozenset[str], frozenset[str]] | None:
-    """(event, code) pairs to move, the locals carried between events, and the override's parameters.
+Plan = tuple[list[tuple[str, str]], frozenset[str], frozenset[str], ast.FunctionDef | ast.AsyncFunctionDef]
+
+
+def _plan(source: str, finding: Finding) -> Plan | None:
+    """(event, code) pairs to move, the locals carried between events, the override's parameters,
+    and the override.
 
     Code before the override's ``super()`` call goes to the first event the finding names and code
     after it to the last (``on_step_begin`` / ``on_step_end``); a local assigned before and read after
@@ -263,13 +266,18 @@ def _plan(
         begin, end = events[0], events[-1]
     if begin == end or not before or not after:  # one event: everything runs there, in order
         event = end if after else begin
-        return [(event, _source(lines, moved))], frozenset(_unread_assignments(moved)), _parameters(func)
+        return (
+            [(event, _source(lines, moved))],
+            frozenset(_unread_assignments(moved)),
+            _parameters(func),
+            func,
+        )
     # A local assigned before and read after lives on the callback between the two events; so does
     # one a part assigns and never reads (its reader stayed in the override), so no value is lost.
     carried = (_assigned_names(before) & _read_names(after)) | _unread_assignments(before)
     carried |= _unread_assignments(after)
     moves = [(begin, _source(lines, before)), (end, _source(lines, after))]
-    return moves, frozenset(carried), _parameters(func)
+    return moves, frozenset(carried), _parameters(func), func
 
 
 def suggest(source: str, finding: Finding, module: str | None = None) -> str | None:
@@ -283,9 +291,9 @@ def suggest(source: str, finding: Finding, module: str | None = None) -> str | N
         return None
     try:
         plan = _plan(source, finding)
-        if plan is None or plan[0] is None:
+        if plan is None:
             return None
-        moves, carried, parameters = plan
+        moves, carried, parameters, func = plan
         transformers = [_FromTrainer(carried, parameters, event) for event, _ in moves]
         bodies = [
             (event, cst.parse_module(code + "\n").visit(t).code.rstrip())
@@ -296,9 +304,31 @@ def suggest(source: str, finding: Finding, module: str | None = None) -> str | N
     owner = finding.class_name or "Trainer"
     name = f"{owner}{''.join(p.title() for p in (finding.method or 'hook').strip('_').split('_'))}Callback"
     event_names = " and ".join(f"`{event}`" for event, _ in bodies)
-    imports = _imports_needed(source, "\n".join(body for _, body in bodies))
     defined_at_top = _module_level_names(source)
-    unresolved = sorted({f"self.{a}" for t in transformers for a in t.unresolved})
+    module_imports = _bound_by(_imports_needed(source, source))
+    settable = attribute_defaults(ast.parse(source), owner)  # what the Trainer subclass sets on itself
+    bodies = [
+        (
+            event,
+            _with_recomputed_locals(
+                event,
+                body,
+                source,
+                func,
+                carried,
+                parameters,
+                module_imports,
+                settable,
+                defined_at_top,
+                transformers,
+            ),
+        )
+        for event, body in bodies
+    ]
+    imports = _imports_needed(source, "\n".join(body for _, body in bodies))
+    attributes = {a for t in transformers for a in t.unresolved}
+    given = {a: settable[a] for a in sorted(attributes) if a in settable}  # __init__ arguments
+    unresolved = sorted(f"self.{a}" for a in attributes if a not in given)
     uses_log = any(t.uses_log for t in transformers)
     borrowed: set[str] = set()  # module-level names of the override's file the moved code reads
     placed: list[tuple[str, list[str]]] = []
@@ -325,12 +355,7 @@ def suggest(source: str, finding: Finding, module: str | None = None) -> str | N
         f"class {name}(TrainerCallback):",
         f'    """Moved out of `{owner}.{finding.method}` ({finding.code}): runs on {event_names}."""',
     ]
-    if uses_log:
-        lines += [
-            "",
-            "    def __init__(self):",
-            f"        self.{PENDING_LOGS} = {{}}  # merged into the next log line",
-        ]
+    lines += _init_lines(owner, given, uses_log)
     for (event, body), (_, stand_ins) in zip(bodies, placed):
         extra = "logs=None, " if event == "on_log" else ""
         lines += ["", f"    def {event}(self, args, state, control, {extra}**kwargs):"]
@@ -349,12 +374,54 @@ def suggest(source: str, finding: Finding, module: str | None = None) -> str | N
             "            state.log_history[-1].update(self.pending_logs)  # its copy was taken before on_log",
             "            self.pending_logs.clear()",
         ]
+    arguments = ", ".join(f"{a}={v}" for a, v in given.items() if v is not None)
     lines += [
         "",
         "",
-        f"# register it: trainer.add_callback({name}())  # or Trainer(..., callbacks=[{name}()])",
+        f"# register it: trainer.add_callback({name}({arguments}))  # or Trainer(..., callbacks=[{name}({arguments})])",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _init_lines(owner: str, given: dict[str, str | None], uses_log: bool) -> list[str]:
+    """``__init__``: the Trainer's own settings the moved code reads, as arguments (with the Trainer's
+    default when its class shows one), and the log values kept for ``on_log``."""
+    if not given and not uses_log:
+        return []
+    params = "".join(f", {a}={v if v is not None else 'None'}" for a, v in given.items())
+    lines = ["", f"    def __init__(self{params}):"]
+    for attribute, value in given.items():
+        todo = "" if value is not None else f"  # TODO: pass the value of `{owner}.{attribute}`"
+        lines.append(f"        self.{attribute} = {attribute}  # was `{owner}.{attribute}`{todo}")
+    if uses_log:
+        lines.append(f"        self.{PENDING_LOGS} = {{}}  # merged into the next log line")
+    return lines
+
+
+def _with_recomputed_locals(  # type: ignore[no-untyped-def]
+    event, body, source, func, carried, parameters, module_imports, settable, defined_at_top, transformers
+) -> str:
+    """``body`` preceded by the override's assignments of the locals it reads but does not compute,
+    when the event can compute them too (``suggest_inputs.recomputed``)."""
+    available = _EVENT_SIGNATURE_NAMES | ({"logs"} if event == "on_log" else set()) | module_imports
+    missing = _undefined_names(body, available) - defined_at_top - parameters
+
+    translators: dict[str, _FromTrainer] = {}
+
+    def translate(code: str) -> tuple[str, set[str]] | None:
+        t = _FromTrainer(carried, parameters, event)
+        try:
+            text = cst.parse_module(code + "\n").visit(t).code.rstrip()
+        except (cst.ParserSyntaxError, ValueError):
+            return None
+        if t.unresolved - set(settable):
+            return None
+        translators[text] = t
+        return text, _undefined_names(text, available) - defined_at_top
+
+    statements, _left = recomputed(missing, local_assignments(func), source, translate)
+    transformers += [translators[text] for text in statements]  # their attributes: __init__ arguments too
+    return "\n".join([*statements, body]) if statements else body
 
 
 _EVENT_SIGNATURE_NAMES = frozenset({"self", "args", "state", "control", "kwargs"})

@@ -84,6 +84,14 @@ def detect_width(stream: TextIO, environ: Mapping[str, str]) -> int:
     return width if width > 0 else DEFAULT_WIDTH
 
 
+def width_is_known(stream: TextIO, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the width was asked for (``COLUMNS``) or can be measured (a terminal), rather than
+    the default a pipe gets. Diagnostics on stderr are wrapped only then: in a pipe they stay one
+    line each, for the tools and people that search them."""
+    columns = (os.environ if environ is None else environ).get("COLUMNS", "").strip()
+    return (columns.isdigit() and int(columns) > 0) or _isatty(stream)
+
+
 def detect_colour(stream: TextIO, environ: Mapping[str, str]) -> bool:
     """Colour on a terminal; ``NO_COLOR`` off, ``FORCE_COLOR`` on even for a pipe (``NO_COLOR`` wins)."""
     if environ.get("NO_COLOR", "") != "":
@@ -91,6 +99,25 @@ def detect_colour(stream: TextIO, environ: Mapping[str, str]) -> bool:
     if _flag(environ, "FORCE_COLOR"):
         return True
     return _isatty(stream) and environ.get("TERM", "") != "dumb"
+
+
+_SHOWN_ASCII = str.maketrans({"→": "->", "–": "-"})
+
+
+def printable(text: str, stream: TextIO) -> str:
+    """``text`` with ``→``/``–`` spelt ``->``/``-`` when ``stream`` cannot encode them (a Windows pipe
+    in cp1252, say), and anything else it cannot encode (a non-ASCII name in a finding) as a
+    backslash escape, so that output never raises ``UnicodeEncodeError``. A stream that names no
+    encoding (``io.StringIO``) takes any text."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except LookupError:
+        return text
+    except UnicodeEncodeError:
+        text = text.translate(_SHOWN_ASCII)
+        return text.encode(encoding, "backslashreplace").decode(encoding)
+    return text
 
 
 def _encodes(stream: TextIO, text: str) -> bool:

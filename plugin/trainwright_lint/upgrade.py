@@ -18,12 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from trainwright.catalog import load_catalog
-from trainwright_lint.config import LintConfig
+from trainwright_lint.configuration import LintConfig
+from trainwright_lint.configuration.target import Target, TargetError, resolve_project_target
 from trainwright_lint.engine import OF_THE_RANGE
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules import FIXABLE
 from trainwright_lint.runner import LintResult, lint_files
-from trainwright_lint.target import Target, TargetError, resolve_project_target
 
 
 @dataclass(frozen=True)

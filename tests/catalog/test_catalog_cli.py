@@ -18,10 +18,13 @@ NEWEST = load_catalog().newest
 
 
 @pytest.fixture(autouse=True)
-def plain_80_columns(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The layout these tests read: 80 columns (capsys is not a terminal), no colour forced by the CI."""
+def plain_80_columns(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The layout these tests read: 80 columns (capsys is not a terminal), no colour forced by the CI;
+    run outside any project (the commands describe the project's range: tests/catalog/
+    test_catalog_project_range.py), so the target is the installed release."""
     monkeypatch.setenv("COLUMNS", "80")
     monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.chdir(tmp_path)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -116,7 +119,7 @@ def test_explain_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_bad_version_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "hooks", "--transformers-version", "five")
-    assert code == 2 and out == "" and "not a PEP 440 version: 'five'" in err
+    assert code == 2 and out == "" and '"five" is not a version or a version range' in err
 
 
 # --------------------------------------------------------------------------------------------- hooks
@@ -250,29 +253,30 @@ def test_explain_breaks_long_signatures_after_commas(
 def test_headers_say_what_the_release_is(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cat = load_catalog()
-    monkeypatch.setattr(hooks_module, "installed_version", lambda dist="transformers": None)
-    assert hooks_module.resolve_target(cat, None) == (
-        NEWEST,
-        f"transformers {NEWEST} (not installed; newest catalogued release)",
+    import trainwright.catalog as catalog_module
+
+    monkeypatch.setattr(catalog_module, "installed_version", lambda dist="transformers": None)
+    code, out, err = run(capsys, "hooks", "--events")
+    assert out.startswith(
+        f"TrainerCallback events in transformers {NEWEST} (newest catalogued, no requirement"
     )
-    monkeypatch.setattr(hooks_module, "installed_version", lambda dist="transformers": NEWEST)
-    assert hooks_module.resolve_target(cat, None)[1] == f"transformers {NEWEST} (installed)"
-    assert hooks_module.resolve_target(cat, "4.46.2") == (
-        "4.46.1",
-        (
-            "transformers 4.46.1 (nearest catalogued release below --transformers-version 4.46.2, which is "
-            "not catalogued)"
-        ),
-    )
-    old = hooks_module.resolve_target(cat, "4.0.0")
-    assert (
-        old[0] == cat.oldest and "oldest catalogued release; --transformers-version 4.0.0 is older" in old[1]
-    )
+    assert "warning: no version requirement on transformers found" in err  # said, as `lint` says it
+    monkeypatch.setattr(catalog_module, "installed_version", lambda dist="transformers": NEWEST)
     out = _at(capsys, monkeypatch, 132, "hooks", "--events")
     assert out.startswith(f"TrainerCallback events in transformers {NEWEST} (installed), in firing order")
     out = _at(capsys, monkeypatch, 132, "explain", "log")
     assert f"\nTarget: transformers {NEWEST} (installed)\n" in out
+    code, out, err = run(capsys, "explain", "log", "--transformers-version", "4.46.2")
+    assert code == 0 and "Target: transformers 4.46.2 (--transformers-version) → 4.46.1" in " ".join(
+        out.split()
+    )
+    assert "is not a catalogued release; checking 4.46.1" in err  # never remapped silently
+    code, out, err = run(capsys, "explain", "log", "--transformers-version", "4.46.2", "--format", "json")
+    target = json.loads(out)["target"]
+    assert target["releases"] == ["4.46.1"] and "4.46.1" in target["warnings"][0]
+    for outside in ("4.0.0", "9.9.9"):
+        code, out, err = run(capsys, "explain", "log", "--transformers-version", outside)
+        assert code == 2 and out == "" and "is outside the catalogue" in err
 
 
 @pytest.mark.parametrize(
@@ -338,17 +342,19 @@ def test_hooks_events(capsys: pytest.CaptureFixture[str]) -> None:
 def test_hooks_json_and_default_target(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(hooks_module, "installed_version", lambda dist="transformers": "4.46.2")
+    import trainwright.catalog as catalog_module
+
+    monkeypatch.setattr(catalog_module, "installed_version", lambda dist="transformers": "4.46.2")
     _, out, _ = run(capsys, "hooks", "--format", "json")
     data = json.loads(out)
-    assert data["version"] == "4.46.1"
+    assert data["version"] == "4.46.1" and data["target"]["source"] == "installed"
     row = next(m for m in data["methods"] if m["name"] == "training_step")
     assert row["signature"] == "(self, model, inputs, num_items_in_batch=None)"
     assert row["call_sites"] == ["_inner_training_loop: 3 positional"]
-    monkeypatch.setattr(hooks_module, "installed_version", lambda dist="transformers": None)
+    monkeypatch.setattr(catalog_module, "installed_version", lambda dist="transformers": None)
     _, out, _ = run(capsys, "hooks")
     assert " ".join(out.split()).startswith(
-        f"Trainer methods in transformers {NEWEST} (not installed; newest catalogued release): "
+        f"Trainer methods in transformers {NEWEST} (newest catalogued, no requirement found): "
     )
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
-from trainwright_lint.config import LintConfig
+from trainwright_lint.configuration import LintConfig
 from trainwright_lint.driver import relinter
 from trainwright_lint.engine import lint_source, single_file_workspace
 from trainwright_lint.finding import Finding
@@ -32,6 +33,26 @@ def snapshot_hook_repo(repo: Path) -> Path:
     subprocess.run([*GIT, "add", "-A"], cwd=repo, check=True)
     subprocess.run([*GIT, "commit", "-qm", "snapshot"], cwd=repo, check=True)
     return repo
+
+
+def run_pre_commit(pre_commit: str, repo: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``pre-commit <args> --verbose`` in ``repo`` with ``home`` as its cache, in an environment that
+    nothing of this interpreter's leaks into (PYTHONPATH, VIRTUAL_ENV, GIT_DIR of a hook run)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PRE_COMMIT", "GIT_", "PYTHON")) and k != "VIRTUAL_ENV"
+    }
+    env.update(PRE_COMMIT_HOME=str(home), PYTHONIOENCODING="utf-8")
+    return subprocess.run(
+        [pre_commit, *args, "--verbose"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+        check=False,
+    )
 
 
 def lint_snippet(

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trainwright_lint.config import LintConfig
+from trainwright_lint.configuration import LintConfig
+from trainwright_lint.configuration.target import resolve_project_target
 from trainwright_lint.engine import lint_source
-from trainwright_lint.target import resolve_project_target
 
 SOURCE = (Path(__file__).resolve().parents[2] / "examples" / "gallery" / "step_timer_before.py").read_text(
     encoding="utf-8"

@@ -107,8 +107,8 @@ def test_precommit_hook_declared() -> None:
     import yaml
 
     hooks = yaml.safe_load((Path(__file__).parents[2] / ".pre-commit-hooks.yaml").read_text())
-    fix = next(h for h in hooks if h["id"] == "trainwright-fix")
-    assert fix["entry"] == "trainwright fix --force-exclude"
+    fix = next(h for h in hooks if h["id"] == "trainwright-fix")  # the former id: lint with the safe fixes
+    assert fix["entry"] == "trainwright lint --fix --force-exclude"
     assert fix["types"] == ["python"]
 
 

@@ -31,7 +31,10 @@ JSON_FIELDS = {
 
 
 def run_lint(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    status = main(["lint", "--transformers-version", "5.24.0", "-j", "1", *args])
+    """One finding per line (``concise``) unless ``args`` ask for a format: these tests read the
+    findings as tools do (``test_output_text.py`` has the default layout)."""
+    shape = [] if any(a in ("--format", "--output-format") for a in args) else ["--output-format", "concise"]
+    status = main(["lint", "--transformers-version", "5.24.0", "-j", "1", *shape, *args])
     out, err = capsys.readouterr()
     return status, out, err
 
@@ -142,7 +145,7 @@ def test_pyproject_configuration(
         'transformers-version = "4.46.3"\n'
         'exclude = ["legacy.py"]\n'
     )
-    status, out, err = main(["lint", "-j", "1", "."]), *capsys.readouterr()
+    status, out, err = main(["lint", "-j", "1", "--output-format", "concise", "."]), *capsys.readouterr()
     assert status == 1
     # 4.46.3 passes metrics= to _save_checkpoint: TW301 everywhere, TW101 not under tests/, legacy.py excluded.
     assert [line.split(" ")[:2] for line in out.splitlines()] == [
@@ -151,17 +154,28 @@ def test_pyproject_configuration(
         ["tests/b.py:4:5:", "TW301"],
     ]
     assert "transformers 4.46.3" in err
-    status, out, _ = main(["lint", "-j", "1", "--transformers-version", "5.24.0", "."]), *capsys.readouterr()
+    status, out, _ = (
+        main(["lint", "-j", "1", "--output-format", "concise", "--transformers-version", "5.24.0", "."]),
+        *capsys.readouterr(),
+    )
     assert [line.split(" ")[:2] for line in out.splitlines()] == [["src/a.py:4:5:", "TW101"]]
     # A file named on the command line is linted even if excluded (as in ruff); pre-commit names every
     # changed file, so its hook passes --force-exclude.
-    status, out, _ = main(["lint", "-j", "1", "legacy.py"]), *capsys.readouterr()
+    status, out, _ = (
+        main(["lint", "-j", "1", "--output-format", "concise", "legacy.py"]),
+        *capsys.readouterr(),
+    )
     assert status == 1 and out.startswith("legacy.py:4:5: TW101")
-    status, out, _ = main(["lint", "-j", "1", "--force-exclude", "legacy.py"]), *capsys.readouterr()
+    status, out, _ = (
+        main(["lint", "-j", "1", "--output-format", "concise", "--force-exclude", "legacy.py"]),
+        *capsys.readouterr(),
+    )
     assert status == 0 and out == ""
 
 
-def test_parallel_supervised_and_in_process_runs_agree(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_parallel_supervised_and_in_process_runs_agree(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The three ways a run executes give the same findings: the worker pool (several jobs), one
     supervised child (one job with a time limit) and this process (``file_timeout=0``)."""
     from trainwright_lint import runner
@@ -170,7 +184,7 @@ def test_parallel_supervised_and_in_process_runs_agree(project: Path, capsys: py
     old = runner.PARALLEL_MIN_FILES
     runner.PARALLEL_MIN_FILES = 1
     try:
-        from trainwright_lint.config import LintConfig
+        from trainwright_lint.configuration import LintConfig
 
         config = LintConfig(transformers_version="5.24.0", root=project)
         supervised = runner.lint_files(files, config, jobs=1)

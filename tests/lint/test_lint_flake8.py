@@ -35,7 +35,16 @@ def test_codes_lines_and_columns_exactly(fixtures_dir: Path, capsys: pytest.Capt
     assert positions(result.stdout) == [e for e in expected if e]
     # The CLI reports the same findings at the same positions (noqa included).
     status = main(
-        ["lint", "--transformers-version", "5.24.0", "-j", "1", str(fixtures_dir / "flake8_cases.py")]
+        [
+            "lint",
+            "--transformers-version",
+            "5.24.0",
+            "-j",
+            "1",
+            "--output-format",
+            "concise",
+            str(fixtures_dir / "flake8_cases.py"),
+        ]
     )
     out = capsys.readouterr().out
     assert status == 1 and positions(out) == positions(result.stdout)

@@ -2,33 +2,29 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from lint_helpers import snapshot_hook_repo
+from lint_helpers import run_pre_commit
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_hook_manifest() -> None:
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
-    (hook,) = [h for h in hooks if h["id"] == "trainwright"]  # trainwright-fix is issue 5's
-    assert hook["id"] == "trainwright" and hook["types"] == ["python"]
-    assert hook["entry"] == "trainwright lint --force-exclude" and hook["language"] == "python"
+    by_id = {h["id"]: h for h in hooks}
+    hook = by_id["trainwright"]  # the recommended one: lint with the safe fixes
+    assert hook["types"] == ["python"] and hook["language"] == "python" and hook["require_serial"]
+    assert hook["entry"] == "trainwright lint --fix --force-exclude"
+    assert by_id["trainwright-check"]["entry"] == "trainwright lint --force-exclude"  # never writes
+    assert by_id["trainwright-fix"]["entry"] == hook["entry"]  # the former id, kept working
 
 
 @pytest.mark.slow
-def test_pre_commit_try_repo(tmp_path: Path) -> None:
-    pre_commit = shutil.which("pre-commit") or str(Path(sys.executable).parent / "pre-commit")
-    if not Path(pre_commit).exists():
-        pytest.skip("pre-commit is not installed")
+def test_pre_commit_try_repo(tmp_path: Path, pre_commit: str, hook_repo: Path, pre_commit_home: Path) -> None:
     git = ["git", "-c", "user.email=test@example.com", "-c", "user.name=test"]
-    hook_repo = snapshot_hook_repo(tmp_path / "hook_repo")
 
     user_repo = tmp_path / "user_repo"
     user_repo.mkdir()
@@ -38,15 +34,8 @@ def test_pre_commit_try_repo(tmp_path: Path) -> None:
     (user_repo / "clean.py").write_text("print('no trainer here')\n")
     subprocess.run([*git, "init", "-q", "."], cwd=user_repo, check=True)
     subprocess.run([*git, "add", "-A"], cwd=user_repo, check=True)
-    env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "cache"))
-    result = subprocess.run(
-        [pre_commit, "try-repo", str(hook_repo), "trainwright", "--all-files"],
-        cwd=user_repo,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        check=False,
+    result = run_pre_commit(
+        pre_commit, user_repo, pre_commit_home, "try-repo", str(hook_repo), "trainwright", "--all-files"
     )
     assert result.returncode == 1, result.stdout + result.stderr
     assert "train.py:4:5: TW101" in result.stdout

@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 from lint_helpers import codes, lint_snippet
-from trainwright_lint.config import LintConfig
+from trainwright_lint.configuration import LintConfig
 from trainwright_lint.engine import lint_source
 from trainwright_lint.project.layout import ImportRoots
 from trainwright_lint.project.model import TRAINER, ProjectModel, project_key

@@ -8,7 +8,7 @@ import textwrap
 
 import hypothesmith
 from hypothesis import HealthCheck, assume, given, settings
-from trainwright_lint.config import LintConfig
+from trainwright_lint.configuration import LintConfig
 from trainwright_lint.engine import lint_source
 
 WRAPPER = """\

@@ -9,7 +9,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from trainwright_lint.config import LintConfig
+from trainwright_lint.configuration import LintConfig
 from trainwright_lint.discovery import iter_python_files
 from trainwright_lint.project.layout import clear_caches
 from trainwright_lint.runner import LintResult, lint_files
@@ -157,7 +157,10 @@ def test_mixin_chain_in_front_of_a_trl_base_checks_super_against_trl(tmp_path: P
     result = lint(tmp_path)
     assert roles(result) == {"LoggingMixin": "mixin", "MoreLogging": "mixin", "MyGRPO": "trainer"}
     (stale,) = [f for f in result.findings if f.code == "TW302"]
-    assert "GRPOTrainer.log (trl 1.16.0)" in stale.message and "MyGRPO" in stale.message
+    assert (
+        "`GRPOTrainer.log(self, logs, start_time=None)` in trl 1.16.0 (as combined in `MyGRPO`)"
+        in stale.message
+    )
 
 
 def test_try_except_import_candidates_and_type_checking_imports(tmp_path: Path) -> None:

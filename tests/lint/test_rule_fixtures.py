@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from trainwright_lint.config import LintConfig
+from trainwright_lint.configuration import LintConfig
 from trainwright_lint.engine import lint_source
 
 RULE_FIXTURES = Path(__file__).parent / "fixtures" / "rules"

@@ -44,3 +44,12 @@ def test_page_per_rule_matches_explain(code: str, capsys: pytest.CaptureFixture[
     assert main(["explain", code]) == 0
     out = capsys.readouterr().out
     assert page.strip() in out
+
+
+def test_the_readme_rules_table_lists_every_code() -> None:
+    """Generated from the registry (``--check`` above keeps it current): it once lacked TW000 and TW304."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme.split("<!-- rules-table -->", 1)[1].split("<!-- /rules-table -->", 1)[0]
+    listed = [line.split("]")[0].removeprefix("| [") for line in table.splitlines() if line.startswith("| [")]
+    assert listed == sorted({"TW000", *RULES})
+    assert all(f"(docs/rules/{code}.md)" in table for code in listed)

@@ -7,9 +7,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from trainwright_lint.configuration.target import resolve_project_target
 from trainwright_lint.requirements import Declaration, find_declaration
 from trainwright_lint.requirements.poetry import PoetryConstraintError, to_pep440
-from trainwright_lint.target import resolve_project_target
 
 
 def write(root: Path, files: dict[str, str]) -> Path:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from trainwright_lint.target import FALLBACK_SOURCE, Target, TargetError, resolve_project_target
+from trainwright_lint.configuration.target import FALLBACK_SOURCE, Target, TargetError, resolve_project_target
 
 import trainwright.catalog
 

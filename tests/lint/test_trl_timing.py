@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from trainwright_lint.config import LintConfig
+from trainwright_lint.configuration import LintConfig
 from trainwright_lint.engine import lint_source
 
 trl = pytest.importorskip("trl")

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from lint_helpers import fix_text  # noqa: F401  (shared fixer helper)
-from trainwright_lint.config import LintConfig
+from trainwright_lint.configuration import LintConfig
+from trainwright_lint.configuration.target import resolve_project_target
 from trainwright_lint.engine import lint_source
-from trainwright_lint.target import resolve_project_target
 
 SCRIPT = textwrap.dedent(
     """

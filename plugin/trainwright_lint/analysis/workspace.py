@@ -24,6 +24,7 @@ from trainwright_lint.analysis import kinds as K
 from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.project.model import ProjectModel, split_key
 from trainwright_lint.project.summary import ClassSummary, MethodSummary, ModuleSummary, summarise
+from trainwright_lint.sourcefile import read_source
 from trainwright_lint.syntax import FunctionNode
 from trainwright_lint.textscan import LiteralScan
 
@@ -69,20 +70,6 @@ def parse_source(source: str, path: str) -> ast.Module:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code are not ours to print
         return ast.parse(source, filename=path)
-
-
-def read_source(path: str) -> str | None:
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return None
-    if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark (the "utf-8-sig" codec is slower)
-        data = data[3:]
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data.decode("latin-1")
 
 
 #: path -> (source, tree, summary) of files already read: shareable across workspaces (see above)

@@ -25,6 +25,7 @@ from trainwright_lint.commands.hooks import (
     resolve_or_report,
     since_text,
 )
+from trainwright_lint.rules.base import describe_release_runs
 from trainwright_lint.terminal import ENVIRONMENT_HELP, GLUE, Terminal
 
 RULE_CODE = re.compile(r"^TW\d{3}$", re.IGNORECASE)
@@ -81,10 +82,17 @@ def _range(first: str, last: str | None) -> str:
     return f"{first} .. {last}" if last is not None else f"{first} .. now"
 
 
-def method_report(catalog: Catalog, name: str, cls: str, version: str) -> dict[str, Any]:
+def method_report(
+    catalog: Catalog, name: str, cls: str, version: str, releases: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """What the catalogue knows of ``cls.name``, judged on every release of ``releases`` (the target
+    range; default: ``version`` alone). ``*_at_target`` hold on all of them; ``not_*_on`` list where not."""
+    releases = releases or (version,)
     history = catalog.method_history(name, cls)
     assert history is not None
-    info = catalog.at(version).method(name, cls)
+    infos = {r: catalog.at(r).method(name, cls) for r in releases}
+    not_defined = [r for r, i in infos.items() if i is None]
+    not_called = [r for r, i in infos.items() if i is not None and not i.called]
     latest = catalog.at(history.last or catalog.newest).method(name, cls)
     assert latest is not None
     called = catalog.called_versions(name, cls)
@@ -98,12 +106,15 @@ def method_report(catalog: Catalog, name: str, cls: str, version: str) -> dict[s
         "first": history.first,
         "last": history.last,
         "target_version": version,
-        "defined_at_target": info is not None,
-        "called_at_target": bool(info and info.called),
+        "target_releases": list(releases),
+        "defined_at_target": not not_defined,
+        "called_at_target": not not_defined and not not_called,
+        "not_defined_on": not_defined,
+        "not_called_on": not_called,
         "purpose": catalog.purpose(name),
         "alternative": catalog.alternative(name),
         "signatures": [
-            {"first": a, "last": b, "signature": sig.text, "target": _contains(catalog, a, b, version)}
+            {"first": a, "last": b, "signature": sig.text, "target": _overlaps(catalog, a, b, releases)}
             for a, b, sig in history.signatures
         ],
         "calls": [
@@ -111,7 +122,7 @@ def method_report(catalog: Catalog, name: str, cls: str, version: str) -> dict[s
                 "first": a,
                 "last": b,
                 "call_sites": _describe_sites(sites),
-                "target": _contains(catalog, a, b, version),
+                "target": _overlaps(catalog, a, b, releases),
             }
             for a, b, sites in catalog.call_history(name, cls)
         ],
@@ -139,9 +150,23 @@ def _describe_sites(sites: tuple[CallSite, ...]) -> list[str]:
     return lines
 
 
-def _contains(catalog: Catalog, first: str, last: str | None, version: str) -> bool:
+def _overlaps(catalog: Catalog, first: str, last: str | None, releases: tuple[str, ...]) -> bool:
+    """Whether a release span of the catalogue holds some release of the target."""
     index = catalog.versions.index
-    return index(first) <= index(version) <= index(last if last is not None else catalog.newest)
+    low, high = index(first), index(last if last is not None else catalog.newest)
+    return any(low <= index(r) <= high for r in releases)
+
+
+def _where(missing: list[str], releases: list[str]) -> str | None:
+    """``at 4.45.2`` / ``on 4.44.0–4.44.2 of the target range`` / ``on any release of the target range``:
+    where a method is missing, or None when it is missing nowhere."""
+    if not missing:
+        return None
+    if len(releases) == 1:
+        return f"at {releases[0]}"
+    if len(missing) == len(releases):
+        return f"on any release of the target range ({releases[0]}–{releases[-1]})"
+    return f"on {describe_release_runs(tuple(missing), tuple(releases))} of the target range"
 
 
 def _guidance_dict(g: Guidance | None) -> dict[str, Any] | None:
@@ -182,15 +207,16 @@ def method_text(catalog: Catalog, r: dict[str, Any], note: str, term: Terminal |
     )
     access = f"self.{r['name']}" if r["method_kind"] == "property" else f"super().{r['name']}()"
     lines += ["", *term.wrap(f"Target: {note}", hang=2)]
-    if not r["defined_at_target"]:
+    missing = _where(r["not_defined_on"], r["target_releases"])
+    uncalled = _where(r["not_called_on"], r["target_releases"])
+    if missing is not None:
         lines += term.wrap(
-            f"NOT DEFINED at {r['target_version']}: an override is never called there and "
-            f"{access} raises AttributeError."
+            f"NOT DEFINED {missing}: an override is never called there and {access} raises AttributeError."
         )
-    elif not r["called_at_target"]:
+    if uncalled is not None:
         lines += term.wrap(
-            f"NOT CALLED by transformers at {r['target_version']}: an override is silently ignored "
-            "unless your own code calls it."
+            f"NOT CALLED by transformers {uncalled}: an override is silently ignored there unless your "
+            "own code calls it."
         )
     if r["purpose"]:
         lines += ["", "What it does:", *term.wrap(r["purpose"], indent="  ")]
@@ -264,10 +290,12 @@ def _advice_lines(term: Terminal, g: dict[str, Any] | None, alternative: str | N
 # ----------------------------------------------------------------------------------------------- event
 
 
-def event_report(catalog: Catalog, name: str, version: str) -> dict[str, Any]:
+def event_report(catalog: Catalog, name: str, version: str, releases: tuple[str, ...] = ()) -> dict[str, Any]:
+    releases = releases or (version,)
     history = catalog.event_history(name)
     assert history is not None
     at_target = catalog.at(version).events.get(name)
+    absent = [r for r in releases if name not in catalog.at(r).events]
     ordered = list(catalog.at(version).events)
     neighbours: dict[str, str | None] = {"after": None, "before": None}
     if name in ordered:
@@ -284,7 +312,9 @@ def event_report(catalog: Catalog, name: str, version: str) -> dict[str, Any]:
         "since": history.since,
         "until": history.until,
         "target_version": version,
-        "present_at_target": at_target is not None,
+        "target_releases": list(releases),
+        "present_at_target": not absent,
+        "not_present_on": absent,
         "kwargs": list(at_target.kwargs if at_target else history.kwargs),
         "neighbours": neighbours,
         "guidance": _guidance_dict(catalog.guidance(name)),
@@ -299,10 +329,9 @@ def event_text(catalog: Catalog, r: dict[str, Any], note: str, term: Terminal | 
         "",
         *term.wrap(f"Target: {note}", hang=2),
     ]
-    if not r["present_at_target"]:
-        lines += term.wrap(
-            f"NOT AN EVENT at {r['target_version']}: a callback method with this name is never called."
-        )
+    absent = _where(r["not_present_on"], r["target_releases"])
+    if absent is not None:
+        lines += term.wrap(f"NOT AN EVENT {absent}: a callback method with this name is never called there.")
     lines += ["", "When it fires:", *term.wrap(r["fires"] or "(not documented)", indent="  ")]
     n = r["neighbours"]
     if n["after"] or n["before"]:
@@ -356,10 +385,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 def run(args: argparse.Namespace) -> int:
     catalog = load_catalog()
-    target = resolve_or_report(catalog, args.transformers_version, "explain")
-    if target is None:
+    described = resolve_or_report(args.transformers_version, "explain")
+    if described is None:
         return 2
-    version, note = target
+    version, releases = described.version, described.releases
+    note = described.target.describe()
     raw = args.name
     if RULE_CODE.match(raw.strip()):
         text, code = rule_text(raw.strip())
@@ -377,7 +407,7 @@ def run(args: argparse.Namespace) -> int:
     elif cls is None and catalog.ever_defined(name, "Seq2SeqTrainer"):
         cls = "Seq2SeqTrainer"
     if cls is not None and catalog.ever_defined(name, cls):
-        report = method_report(catalog, name, cls, version)
+        report = {**method_report(catalog, name, cls, version, releases), "target": described.as_json()}
         emit(
             json.dumps(report, indent=2)
             if args.format == "json"
@@ -385,7 +415,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     if catalog.event_history(name) is not None:
-        report = event_report(catalog, name, version)
+        report = {**event_report(catalog, name, version, releases), "target": described.as_json()}
         emit(
             json.dumps(report, indent=2)
             if args.format == "json"

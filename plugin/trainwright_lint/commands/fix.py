@@ -12,10 +12,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from trainwright_lint.commands.options import add_common_options, plural, prepare_run
+from trainwright_lint.commands.options import (
+    add_common_options,
+    add_output_options,
+    checked_against,
+    output_format,
+    plural,
+    prepare_run,
+    tell,
+)
 from trainwright_lint.output import FORMATS
 from trainwright_lint.runner import display_path, for_display, lint_files
-from trainwright_lint.settings import printable, summary_text
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -31,6 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         ),
     )
     add_common_options(parser)
+    add_output_options(parser, ["full", "concise"])
     parser.add_argument("--diff", action="store_true", help="print a unified diff instead of writing")
     parser.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that change behaviour")
     parser.add_argument(
@@ -53,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     result = lint_files(files, config, jobs=args.jobs, explicit=explicit, keep_model=True)
     if args.suggest:
         shown = print_suggestions(result.findings, sys.stdout, lambda p: display_path(p, config))
-        print(f"{plural(shown, 'callback suggestion')} (nothing written)", file=sys.stderr)
+        tell(f"{plural(shown, 'callback suggestion')} (nothing written)")
         return 0
     report = fix_findings(
         result.findings,
@@ -63,16 +71,15 @@ def run(args: argparse.Namespace) -> int:
         diff=args.diff,
         shown_path=lambda p: display_path(p, config),
     )
-    for error in [*result.errors, *report.errors]:
-        print(f"trainwright fix: {error}", file=sys.stderr)
+    tell(*(f"trainwright fix: {error}" for error in [*result.errors, *report.errors]))
     if report.remaining:
-        FORMATS["text"](for_display(report.remaining, config), sys.stdout)
+        FORMATS[output_format(args)](for_display(report.remaining, config), sys.stdout)
     verb = "would fix" if args.diff else "fixed"
-    summary = (
+    tell(
         f"{verb} {plural(report.applied, 'finding')} in {plural(len(report.changed), 'file')}; "
-        f"{len(report.remaining)} left ({summary_text(config)})"
+        f"{len(report.remaining)} left",
+        checked_against(config),
     )
-    print(printable(summary, sys.stderr), file=sys.stderr)
     if report.errors:
         return 2
     if report.remaining or (args.diff and report.changed):

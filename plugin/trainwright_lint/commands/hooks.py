@@ -3,7 +3,9 @@
 Why this command: before overriding a Trainer method you want to know, for the release you actually run,
 whether the method is public, since when it exists, what its signature is there, whether the Trainer still
 calls it, and what to use instead. All of it comes from the catalogue (``trainwright.catalog``), so the
-command never imports transformers; the target release defaults to the installed one (package metadata).
+command never imports transformers. What it describes is what ``trainwright lint`` checks: the
+project's declared range (or ``--transformers-version``), resolved by the same code and named with its
+source; a table is drawn at the range's newest release and marks what not every release of the range has.
 """
 
 from __future__ import annotations
@@ -11,11 +13,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from trainwright.catalog import Catalog, Guidance, MethodInfo, VersionView, installed_version, load_catalog
+from trainwright.catalog import Catalog, Guidance, MethodInfo, VersionView, load_catalog
 from trainwright.catalog.versions import version_key
-from trainwright_lint.terminal import ENVIRONMENT_HELP, Cell, Column, Terminal, render_table
+from trainwright_lint.configuration import Target, project_targets
+from trainwright_lint.terminal import ENVIRONMENT_HELP, Cell, Column, Terminal, printable, render_table
 
 CLASSES = ("Trainer", "Seq2SeqTrainer")
 
@@ -31,61 +36,63 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--transformers-version",
         metavar="X",
-        help="transformers release to describe (default: the installed one, read from package metadata "
-        "without importing it; else the newest in the catalogue). Uncovered releases resolve to the nearest "
-        "covered release at or below X.",
+        help="transformers release or range to describe (default: what `trainwright lint` checks: "
+        "[tool.trainwright], else the project's requirement, else the installed release, else the newest "
+        "catalogued). A release the catalogue lacks is described as the nearest one at or below it, "
+        "with a warning; one outside the catalogue is an error.",
     )
 
 
-def resolve_or_report(catalog: Catalog, explicit: str | None, command: str) -> tuple[str, str] | None:
-    """:func:`resolve_target`, or ``None`` after printing why the version is unusable (exit status 2)."""
+@dataclass(frozen=True)
+class Described:
+    """The releases a description is for: the project's target, resolved as ``trainwright lint``
+    resolves it (``configuration``), and the one release a table is drawn at (the newest)."""
+
+    target: Target
+
+    @property
+    def version(self) -> str:
+        return self.target.newest
+
+    @property
+    def releases(self) -> tuple[str, ...]:
+        return self.target.releases
+
+    @property
+    def note(self) -> str:
+        """``transformers 5.24.0 (installed)``, or for a range ``transformers 4.45.2, the newest
+        release of >=4.44,<4.46 (pyproject.toml) → 4.44.0–4.45.2``: a noun phrase after "in"."""
+        if len(self.releases) == 1:
+            return self.target.describe()
+        shown = self.target.describe().removeprefix(f"{self.target.library} ")
+        return f"{self.target.library} {self.version}, the newest release of {shown}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "specifier": self.target.specifier,
+            "source": self.target.source,
+            "releases": list(self.releases),
+            "warnings": list(self.target.warnings),
+        }
+
+
+def resolve_or_report(explicit: str | None, command: str) -> Described | None:
+    """The target of the project in the working directory (``--transformers-version`` first), with
+    its warnings printed; ``None`` after printing why it is unusable (exit status 2)."""
     try:
-        return resolve_target(catalog, explicit)
-    except ValueError as exc:
-        print(f"trainwright {command}: {exc}", file=sys.stderr)
+        target = project_targets(Path.cwd(), transformers_option=explicit).transformers
+    except ValueError as exc:  # TargetError, ConfigError
+        print(printable(f"trainwright {command}: error: {exc}", sys.stderr), file=sys.stderr)
         return None
-
-
-def resolve_target(catalog: Catalog, explicit: str | None) -> tuple[str, str]:
-    """``(covered release, what it is and why it was chosen)``; raises ``ValueError`` for a bad version.
-
-    The note is a noun phrase that reads after "in" or "Target:": ``transformers 5.24.0 (installed)``,
-    ``transformers 5.24.0 (not installed; newest catalogued release)``.
-    """
-    if explicit is not None:
-        source, requested = "--transformers-version", explicit
-    else:
-        requested = installed_version("transformers")
-        source = "installed"
-        if requested is None:
-            return catalog.newest, f"transformers {catalog.newest} (not installed; newest catalogued release)"
-    resolved = catalog.resolve_version(requested)
-    if version_key(resolved) == version_key(requested):
-        return resolved, f"transformers {resolved} ({source})"
-    if _older(requested, resolved):
-        return resolved, (
-            f"transformers {resolved} (oldest catalogued release; {source} {requested} is older than the "
-            f"catalogue, {catalog.oldest}..{catalog.newest})"
-        )
-    return resolved, (
-        f"transformers {resolved} (nearest catalogued release below {source} {requested}, which is not "
-        "catalogued)"
-    )
-
-
-def _older(a: str, b: str) -> bool:
-    return version_key(a) < version_key(b)
+    for warning in target.warnings:
+        print(printable(f"trainwright {command}: warning: {warning}", sys.stderr), file=sys.stderr)
+    return Described(target)
 
 
 def emit(text: str) -> None:
-    """Print, tolerating a closed pipe (``trainwright hooks | head``)."""
-    try:
-        print(text)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    """Print one report (a closed pipe, ``trainwright hooks | head``, is the console's business:
+    ``cli.reader_went_away``)."""
+    print(text)
 
 
 def since_text(catalog: Catalog, first: str) -> str:
@@ -152,14 +159,20 @@ def verdict_text(g: Guidance, fallback: str | None = None) -> str:
 # ------------------------------------------------------------------------------------------------ rows
 
 
-def method_rows(catalog: Catalog, view: VersionView, cls: str, include_private: bool) -> list[dict[str, Any]]:
+def method_rows(
+    catalog: Catalog, view: VersionView, cls: str, include_private: bool, releases: tuple[str, ...] = ()
+) -> list[dict[str, Any]]:
+    """The methods at ``view``'s release; ``in_whole_range`` says whether every release of ``releases``
+    (the target range) has it too."""
     rows = []
     for name, info in view.methods(cls).items():
         if info.private and not include_private:
             continue
         history = catalog.method_history(name, cls)
         assert history is not None
-        rows.append(_method_row(catalog, view, cls, info, history.first, len(history.signatures) > 1))
+        row = _method_row(catalog, view, cls, info, history.first, len(history.signatures) > 1)
+        row["in_whole_range"] = all(catalog.at(r).method(name, cls) is not None for r in releases)
+        rows.append(row)
     return rows
 
 
@@ -185,7 +198,10 @@ def _method_row(
     }
 
 
-def event_rows(view: VersionView) -> list[dict[str, Any]]:
+def event_rows(
+    view: VersionView, catalog: Catalog | None = None, releases: tuple[str, ...] = ()
+) -> list[dict[str, Any]]:
+    """The events at ``view``'s release; ``in_whole_range``: whether every release of ``releases`` has it."""
     standard = _standard_kwargs(view)
     return [
         {
@@ -196,6 +212,7 @@ def event_rows(view: VersionView) -> list[dict[str, Any]]:
             "kwargs": list(e.kwargs),
             "extra_kwargs": [k for k in e.kwargs if k not in standard],
             "fires": e.fires,
+            "in_whole_range": catalog is None or all(e.name in catalog.at(r).events for r in releases),
         }
         for e in view.events.values()
     ]
@@ -226,11 +243,21 @@ def methods_text(
     note: str,
     include_private: bool,
     term: Terminal | None = None,
+    releases: tuple[str, ...] = (),
 ) -> str:
     term = term or Terminal()
+    partial = any(not r.get("in_whole_range", True) for r in rows)
     table_rows: list[list[Cell]] = []
     for r in rows:
-        marks = ("!" if r["stopped_being_called"] else "") + ("~" if r["signature_changed"] else "")
+        marks = "".join(
+            mark
+            for mark, on in (
+                ("!", r["stopped_being_called"]),
+                ("~", r["signature_changed"]),
+                ("+", not r["in_whole_range"]),
+            )
+            if on
+        )
         detail: list[str] = [r["signature"]]
         if r["stopped_being_called"]:
             detail.append(
@@ -264,6 +291,11 @@ def methods_text(
         "",
         *term.wrap("~  the signature differs in other catalogued releases", hang=3),
         *term.wrap("!  called by the Trainer in earlier releases, not in this one", hang=3),
+        *(
+            term.wrap(f"+  not in every release of the target range ({_span(releases)})", hang=3)
+            if partial
+            else []
+        ),
         *term.wrap(
             f"{term.arrow}  advice from the catalogue: whether to override it, and what to use instead",
             hang=3,
@@ -290,10 +322,15 @@ def _bold_header(term: Terminal, table: list[str]) -> list[str]:
 
 
 def events_text(
-    view: VersionView, rows: list[dict[str, Any]], note: str, term: Terminal | None = None
+    view: VersionView,
+    rows: list[dict[str, Any]],
+    note: str,
+    term: Terminal | None = None,
+    releases: tuple[str, ...] = (),
 ) -> str:
     term = term or Terminal()
     standard = _standard_kwargs(view)
+    partial = [r["name"] for r in rows if not r.get("in_whole_range", True)]
     columns = (
         Column("ORDER", "fixed"),
         Column("EVENT", "fixed"),
@@ -302,7 +339,13 @@ def events_text(
         Column("FIRES", "wrap", min_width=30),
     )
     table_rows: list[list[Cell]] = [
-        [str(r["order"]), r["name"], r["since"], ", ".join(r["extra_kwargs"]) or "-", r["fires"]]
+        [
+            str(r["order"]),
+            r["name"] + ("" if r.get("in_whole_range", True) else " +"),
+            r["since"],
+            ", ".join(r["extra_kwargs"]) or "-",
+            r["fires"],
+        ]
         for r in rows
     ]
     return "\n".join(
@@ -316,8 +359,21 @@ def events_text(
                 f"keyword arguments {', '.join(standard)}; your method must accept **kwargs."
             ),
             *term.wrap(f"TrainerControl flags: {', '.join(view.control_flags)}", hang=2),
+            *(
+                term.wrap(
+                    f"+  not an event on every release of the target range ({_span(releases)}): "
+                    + ", ".join(partial),
+                    hang=3,
+                )
+                if partial
+                else []
+            ),
         ]
     )
+
+
+def _span(releases: tuple[str, ...]) -> str:
+    return releases[0] if len(releases) == 1 else f"{releases[0]}–{releases[-1]}"
 
 
 # ------------------------------------------------------------------------------------------- command
@@ -348,19 +404,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 def run(args: argparse.Namespace) -> int:
     catalog = load_catalog()
-    target = resolve_or_report(catalog, args.transformers_version, "hooks")
-    if target is None:
+    described = resolve_or_report(args.transformers_version, "hooks")
+    if described is None:
         return 2
-    version, note = target
+    version, note, releases = described.version, described.note, described.releases
     view = catalog.at(version)
     if args.events:
-        rows = event_rows(view)
+        rows = event_rows(view, catalog, releases)
         if args.format == "json":
             emit(
                 json.dumps(
                     {
                         "library": catalog.library,
                         "version": version,
+                        "target": described.as_json(),
                         "events": rows,
                         "control_flags": list(view.control_flags),
                     },
@@ -368,15 +425,18 @@ def run(args: argparse.Namespace) -> int:
                 )
             )
         else:
-            emit(events_text(view, rows, note, Terminal.detect()))
+            emit(events_text(view, rows, note, Terminal.detect(), releases))
         return 0
-    rows = method_rows(catalog, view, args.cls, args.private)
+    rows = method_rows(catalog, view, args.cls, args.private, releases)
     if args.format == "json":
-        emit(
-            json.dumps(
-                {"library": catalog.library, "version": version, "class": args.cls, "methods": rows}, indent=2
-            )
-        )
+        payload = {
+            "library": catalog.library,
+            "version": version,
+            "target": described.as_json(),
+            "class": args.cls,
+            "methods": rows,
+        }
+        emit(json.dumps(payload, indent=2))
     else:
-        emit(methods_text(catalog, view, args.cls, rows, note, args.private, Terminal.detect()))
+        emit(methods_text(catalog, view, args.cls, rows, note, args.private, Terminal.detect(), releases))
     return 0

@@ -12,11 +12,19 @@ import sys
 from collections import Counter
 from typing import TextIO
 
-from trainwright_lint.commands.options import add_common_options, plural, prepare_run, progress_line
-from trainwright_lint.config import LintConfig
+from trainwright_lint.commands.options import (
+    add_common_options,
+    add_output_options,
+    checked_against,
+    output_format,
+    plural,
+    prepare_run,
+    progress_line,
+    tell,
+)
+from trainwright_lint.configuration import LintConfig
 from trainwright_lint.output import FORMATS, write_findings
 from trainwright_lint.runner import LintResult, display_path, for_display, lint_files
-from trainwright_lint.settings import printable, summary_text
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -30,9 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         ),
     )
     add_common_options(parser)
-    parser.add_argument(
-        "--format", choices=sorted(FORMATS), default="text", help="output format (default: text)"
-    )
+    add_output_options(parser, list(FORMATS))
     parser.add_argument("--fix", action="store_true", help="apply safe fixes, then report what is left")
     parser.add_argument(
         "--unsafe-fixes",
@@ -100,14 +106,10 @@ def run(args: argparse.Namespace) -> int:
             from trainwright_lint.driver import fix_findings
 
             report = fix_findings(result.findings, config, result=result, unsafe=args.unsafe_fixes)
-            for error in report.errors:
-                print(f"trainwright lint: {error}", file=sys.stderr)
+            tell(*(f"trainwright lint: {error}" for error in report.errors))
             write_errors = bool(report.errors)
             if report.changed:
-                print(
-                    f"fixed {plural(report.applied, 'finding')} in {plural(len(report.changed), 'file')}",
-                    file=sys.stderr,
-                )
+                tell(f"fixed {plural(report.applied, 'finding')} in {plural(len(report.changed), 'file')}")
                 result = lint_files(files, config, jobs=args.jobs, explicit=explicit, progress=progress)
         if progress is not None:
             progress(-1, len(files))
@@ -117,18 +119,18 @@ def run(args: argparse.Namespace) -> int:
         print("trainwright lint: internal error, please report it:", file=sys.stderr)
         traceback.print_exc()
         return 2
-    for error in result.errors:
-        print(f"trainwright lint: warning: {error}", file=sys.stderr)
+    tell(*(f"trainwright lint: warning: {error}" for error in result.errors))
+    fmt = output_format(args)
     if args.statistics:
-        print_statistics(result, config, args.format == "json", sys.stdout)
+        print_statistics(result, config, fmt == "json", sys.stdout)
     else:
-        write_findings(args.format, for_display(result.findings, config), sys.stdout, str(config.root))
-    if args.format == "text" and not args.statistics:
-        summary = (
+        write_findings(fmt, for_display(result.findings, config), sys.stdout, str(config.root))
+    if fmt in ("full", "concise") and not args.statistics:
+        tell(
             f"{plural(len(result.findings), 'finding')} in {plural(result.files_seen, 'file')} "
-            f"({result.files_linted} with Trainer subclasses or callbacks; {summary_text(config)})"
+            f"({result.files_linted} with Trainer subclasses or callbacks)",
+            checked_against(config),
         )
-        print(printable(summary, sys.stderr), file=sys.stderr)
     if write_errors:
         return 2
     return 1 if result.findings and not args.exit_zero else 0

@@ -1,18 +1,25 @@
-"""What ``lint``, ``fix`` and ``upgrade`` share: their command-line options, how a run's settings
-are built from ``[tool.trainwright]``, the options and the resolved targets, and how warnings and
-errors are printed. One module, so that the commands never import each other.
+"""What ``lint``, ``fix`` and ``upgrade`` share: their command-line options, the settings built from
+them (by ``configuration.settings_for_paths``: the one resolution), and how warnings and errors are
+printed. One module, so that the commands never import each other.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from trainwright_lint.config import ConfigError, LintConfig, known_codes, load_config
-from trainwright_lint.discovery import config_start, discovery_warnings, find_project_root, iter_python_files
-from trainwright_lint.settings import printable, resolve_config_targets, target_warnings
+from trainwright_lint.configuration import (
+    ConfigError,
+    LintConfig,
+    known_codes,
+    settings_for_paths,
+    targets_of,
+)
+from trainwright_lint.discovery import discovery_warnings, iter_python_files
+from trainwright_lint.output import FORMAT_ALIASES
+from trainwright_lint.terminal import GLUE, Terminal, printable, width_is_known
 
 Progress = Callable[[int, int], None]
 
@@ -74,46 +81,70 @@ def add_common_options(parser: argparse.ArgumentParser, *, paths_help: str = "fi
     )
 
 
+def add_output_options(parser: argparse.ArgumentParser, formats: Sequence[str]) -> None:
+    """``--output-format`` (ruff's name) and ``--format`` (the older one, where ``text`` is ``full``)."""
+    parser.add_argument(
+        "--output-format",
+        choices=formats,
+        help="full (default): each finding's headline, then help: and note: lines fitted to the terminal; "
+        "concise: one line per finding with the whole message, for tools"
+        + ("; json (ruff's fields), sarif, github (annotations)" if "json" in formats else ""),
+    )
+    parser.add_argument(
+        "--format",
+        choices=sorted({"text", *formats} - {"full"}),
+        help="the same as --output-format, with text for full",
+    )
+
+
+def output_format(args: argparse.Namespace) -> str:
+    """The format asked for by either option (``--output-format`` wins), ``full`` by default."""
+    chosen = args.output_format or args.format or "full"
+    return FORMAT_ALIASES.get(chosen, chosen)
+
+
 def build_config(args: argparse.Namespace) -> LintConfig:
-    """``[tool.trainwright]`` of the linted project, the command-line overrides, and the resolved targets
-    (raises ``ConfigError``/``TargetError``, both ``ValueError``: exit status 2)."""
-    start = config_start(getattr(args, "paths", None) or ["."])
-    config = load_config(start)
-    config = config.with_overrides(
+    """The run's settings (``configuration.settings_for_paths``) from the parsed options; raises
+    ``ConfigError``/``TargetError``, both ``ValueError``: exit status 2."""
+    return settings_for_paths(
+        getattr(args, "paths", None) or ["."],
+        transformers_option=args.transformers_version,
+        trl_option=getattr(args, "trl_version", None),
         select=args.select,
         ignore=args.ignore,
         file_timeout=getattr(args, "file_timeout", None),
-        trainer_bases=(config.trainer_bases + args.trainer_bases) if args.trainer_bases else None,
-        exclude=(config.exclude + args.exclude) if args.exclude else None,
-    )
-    marked = find_project_root(start)
-    root = marked or _no_marker_root(start)
-    if marked is None and config.root != root:
-        config = config.with_overrides(root=root)
-    return resolve_config_targets(
-        config,
-        root,
-        transformers_option=args.transformers_version,
-        trl_option=getattr(args, "trl_version", None),
+        more_trainer_bases=args.trainer_bases or (),
+        more_exclude=args.exclude or (),
     )
 
 
-def _no_marker_root(start: Path) -> Path:
-    """Without a pyproject.toml, setup.cfg, setup.py or .git, the working directory when the linted
-    paths are inside it (paths then read as they were typed), else where they are."""
-    cwd = Path.cwd().resolve()
-    start = start.resolve()
-    return cwd if start == cwd or cwd in start.parents else start
+def tell(*statements: str) -> None:
+    """Each statement on stderr, spelt in what stderr can encode; wrapped, continuation lines
+    indented, when its width is known (``COLUMNS`` or a terminal), else one line each."""
+    term = Terminal.detect(sys.stderr) if width_is_known(sys.stderr) else None
+    for text in statements:
+        lines = (
+            term.wrap(text, indent="    ", hang=0, lead="") if term is not None else [text.replace(GLUE, " ")]
+        )
+        for line in lines:
+            print(printable(line, sys.stderr), file=sys.stderr)
 
 
 def report_warnings(command: str, warnings: list[str]) -> None:
-    """``trainwright <command>: warning: ...`` on stderr, one line each."""
-    for warning in warnings:
-        print(printable(f"trainwright {command}: warning: {warning}", sys.stderr), file=sys.stderr)
+    """``trainwright <command>: warning: ...`` on stderr, one statement each."""
+    tell(*(f"trainwright {command}: warning: {warning}" for warning in warnings))
 
 
 def report_error(command: str, text: str) -> None:
-    print(printable(f"trainwright {command}: error: {text}", sys.stderr), file=sys.stderr)
+    tell(f"trainwright {command}: error: {text}")
+
+
+def checked_against(config: LintConfig) -> str:
+    """The statement after every summary: which releases were checked, and why those (each target
+    kept on one line when the statement wraps)."""
+    targets = targets_of(config)
+    shown = [targets.transformers] + ([] if targets.trl.is_fallback else [targets.trl])
+    return "checked against " + "; ".join(t.describe().replace(" ", GLUE) for t in shown)
 
 
 def prepare_run(args: argparse.Namespace, command: str) -> tuple[LintConfig, list[str], list[str]] | None:
@@ -128,7 +159,7 @@ def prepare_run(args: argparse.Namespace, command: str) -> tuple[LintConfig, lis
         report_error(command, str(exc))
         return None
     found = discovery_warnings(args.paths, files, config.root, config.exclude, args.force_exclude)
-    report_warnings(command, [*target_warnings(config), *found])
+    report_warnings(command, [*targets_of(config).warnings, *found])
     named = {str(Path(p)) for p in args.paths if Path(p).is_file()}
     return config, files, [f for f in files if f in named]
 

@@ -17,11 +17,11 @@ from itertools import groupby
 from typing import Any, TextIO
 
 from trainwright_lint.commands.options import add_common_options, plural, prepare_run, report_error
-from trainwright_lint.config import LintConfig
+from trainwright_lint.configuration import LintConfig
+from trainwright_lint.configuration.target import TargetError
 from trainwright_lint.output.rule_meta import rule_url
 from trainwright_lint.runner import display_path
-from trainwright_lint.settings import printable
-from trainwright_lint.target import TargetError
+from trainwright_lint.terminal import printable
 from trainwright_lint.upgrade import Break, UpgradePlan, plan_upgrade, target_of
 
 

@@ -116,6 +116,7 @@ def fix_bytes(
             tree = segment.parse_tree(text, path)
             findings = lint(text, tree)
         applied: list[Finding] = []
+        reported = list(findings)  # what the user was shown: the summary counts these
         for _ in range(MAX_PASSES):
             todo = wanted(findings, unsafe)
             if not todo:
@@ -134,10 +135,27 @@ def fix_bytes(
             findings = lint(text, tree)
         if tree is None:
             segment.parse_tree(text, path)  # an unparsable file is reported even with nothing to fix
+        applied = fixed_findings(reported, applied, findings)
         fixed = data if text == source.text else source.encode(text)
     except segment.SegmentError as exc:
         raise FixError(f"{exc}; left untouched") from None
     return FixOutcome(path=path, original=data, fixed=fixed, applied=applied, remaining=findings)
+
+
+def _place(f: Finding) -> tuple[object, ...]:
+    return (f.code, f.class_name, f.method, f.line, f.column)
+
+
+def fixed_findings(
+    reported: Sequence[Finding], applied: Sequence[Finding], remaining: Sequence[Finding]
+) -> list[Finding]:
+    """The findings first reported whose fix was applied and that are gone at the end, each once.
+
+    Counting fixes per pass over-counted: on a range a fix can take two passes (TW301 adds
+    `start_time`, then TW302 drops it from the `super()` call on the releases that reject it), and a
+    pass can fix a finding the previous pass created, which the user was never shown."""
+    fixed = {_place(f) for f in applied} - {_place(f) for f in remaining}
+    return [f for f in reported if _place(f) in fixed]
 
 
 def has_fixable(findings: Sequence[Finding], unsafe: bool) -> bool:

@@ -16,11 +16,16 @@ from trainwright_lint.output import github, json_format, sarif, text
 Renderer = Callable[[Sequence[Finding], TextIO], None]
 
 FORMATS: dict[str, Renderer] = {
-    "text": text.render,
+    "full": text.render,
+    "concise": text.render_concise,
     "json": json_format.render,
     "sarif": sarif.render,
     "github": github.render,
 }
+
+
+# ``--format`` (the older option) spells ``full`` as ``text``.
+FORMAT_ALIASES = {"text": "full"}
 
 
 def write_findings(fmt: str, findings: Sequence[Finding], stream: TextIO, root: str) -> None:
@@ -29,4 +34,4 @@ def write_findings(fmt: str, findings: Sequence[Finding], stream: TextIO, root: 
     if fmt == "sarif":
         sarif.render(findings, stream, root=root)
     else:
-        FORMATS[fmt](findings, stream)
+        FORMATS[FORMAT_ALIASES.get(fmt, fmt)](findings, stream)

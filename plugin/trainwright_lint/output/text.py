@@ -1,10 +1,21 @@
-"""flake8-compatible text: ``path:line:column: CODE message``, one finding per line.
+"""Text output, in ruff's two shapes.
 
-As ruff does, a finding with a safe fix (one ``trainwright fix`` applies without ``--unsafe-fixes``)
-reads ``CODE [*] message``; one whose rule has a fix that is not safe here ends with the reason
-(``[no fix: the class already defines `on_step_end` ...]``). On a colour terminal (see :mod:`trainwright_lint.terminal`) the code is a
-hyperlink to the rule's page (OSC 8: invisible where unsupported); a pipe gets the plain line, so
-editors and problem matchers parse it as before.
+``full`` (the default) is for people: each finding is a short headline in flake8's
+``path:line:column: CODE message`` form, then indented ``help:`` lines (what to do) and ``note:``
+lines (where in the target range it holds, the reference callback, why there is no fix), wrapped to
+the terminal's width (:mod:`trainwright_lint.terminal`: ``COLUMNS``, else the terminal, else 80)::
+
+    src/train.py:13:9: TW201 `training_step` runs gc/cache clearing gated on the global step (lines 13–15)
+      help: move it to a TrainerCallback on `on_step_end`
+      note: on every release of the target range, 4.44.0–4.45.2
+
+``concise`` is for tools: one line per finding with the whole message, ``path:line:column: CODE
+message``, as before this split (editors' and CI problem matchers' regular expressions read it).
+
+In both, a finding with a safe fix (one ``trainwright fix`` applies without ``--unsafe-fixes``)
+reads ``CODE [*] message``, as in ruff. On a colour terminal the code is a hyperlink to the rule's
+page (OSC 8: invisible where unsupported), added after the layout so that it never counts as columns;
+a pipe gets plain text, with ``–``/``→`` spelt ``-``/``->`` where it cannot encode them.
 """
 
 from __future__ import annotations
@@ -14,21 +25,62 @@ from typing import TextIO
 
 from trainwright_lint.finding import Finding
 from trainwright_lint.output.fix_record import has_safe_fix
+from trainwright_lint.output.headline import split_message
 from trainwright_lint.output.rule_meta import rule_url
-from trainwright_lint.terminal import Terminal
+from trainwright_lint.terminal import Terminal, printable
+
+HEADLINE_HANG = "    "  # a headline too wide for the terminal continues under its path, indented
+DETAIL_INDENT = "  "  # before "help:" and "note:"
 
 
 def hyperlink(text: str, url: str) -> str:
     return f"\x1b]8;;{url}\x1b\\{text}\x1b]8;;\x1b\\"
 
 
-def line(f: Finding, links: bool = False) -> str:
+def _links(stream: TextIO, term: Terminal) -> bool:
+    try:
+        return term.colour and stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _prefix(f: Finding) -> str:
+    return f"{f.path}:{f.line}:{f.column}: "
+
+
+def _code(f: Finding, links: bool) -> str:
     code = hyperlink(f.code, rule_url(f.code)) if links else f.code
-    marker = " [*]" if has_safe_fix(f.fix) else ""
+    return code + (" [*]" if has_safe_fix(f.fix) else "")
+
+
+def line(f: Finding, links: bool = False) -> str:
+    """The concise line: the whole message, and why a fixable finding has no fix."""
     why_not = f" [{f.fix_note}]" if f.fix is None and f.fix_note else ""
-    return f"{f.path}:{f.line}:{f.column}: {code}{marker} {f.message}{why_not}"
+    return f"{_prefix(f)}{_code(f, links)} {f.message}{why_not}"
+
+
+def block(f: Finding, term: Terminal, links: bool = False) -> list[str]:
+    """The full form of one finding: its headline, then its help and note lines, fitted to ``term``."""
+    parts = split_message(f.message, f.fix_note if f.fix is None else "")
+    plain_code = f.code + (" [*]" if has_safe_fix(f.fix) else "")
+    lines = term.wrap(f"{_prefix(f)}{plain_code} {parts.headline}", indent=HEADLINE_HANG, hang=0, lead="")
+    if links:
+        lines[0] = lines[0].replace(f": {plain_code} ", f": {_code(f, links)} ", 1)
+    for label, texts in (("help", parts.help), ("note", parts.notes)):
+        for text in texts:
+            lead = f"{DETAIL_INDENT}{label}: "
+            lines += term.wrap(text, indent=" " * len(lead), hang=0, lead=lead)
+    return lines
 
 
 def render(findings: Sequence[Finding], stream: TextIO) -> None:
-    links = Terminal.detect(stream).colour and stream.isatty()
-    stream.writelines(line(f, links) + "\n" for f in findings)
+    """``full``: headline, help and notes per finding."""
+    term = Terminal.detect(stream)
+    links = _links(stream, term)
+    stream.writelines(f"{printable(text, stream)}\n" for f in findings for text in block(f, term, links))
+
+
+def render_concise(findings: Sequence[Finding], stream: TextIO) -> None:
+    """``concise``: one line per finding."""
+    links = _links(stream, Terminal.detect(stream))
+    stream.writelines(printable(line(f, links), stream) + "\n" for f in findings)

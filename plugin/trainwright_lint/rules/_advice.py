@@ -6,6 +6,8 @@ never imports them (that would pull torch into a pre-commit hook).
 
 from __future__ import annotations
 
+import re
+
 from trainwright_lint.analysis import gates as G
 from trainwright_lint.analysis import kinds as K
 from trainwright_lint.rules.base import ClassContext
@@ -82,6 +84,16 @@ GENERIC_PRIVATE = (
 )
 
 
+_EVENT_OR_FLAG = re.compile(r"(?<![`\w.])((?:control\.)?(?:on|should)_[a-z_]+)(?![`\w])")
+
+
+def quoted_events(text: str) -> str:
+    """``on_step_begin -> on_step_end`` as ```on_step_begin` -> `on_step_end```: each event (and
+    ``control.should_*`` flag) its own code span, so that a message never puts prose or an arrow
+    inside backticks; names already quoted stay as they are."""
+    return _EVENT_OR_FLAG.sub(r"`\1`", text)
+
+
 def reference(callback: str | None) -> str:
     return f" (reference: {CALLBACKS_MODULE}.{callback})" if callback else ""
 
@@ -125,4 +137,4 @@ def event_for_effects(kinds: set[str], gates: frozenset[str]) -> str:
         event = "on_step_end or on_log"
     elif gates & {G.STEP, G.ACCUMULATION} and main == K.SAMPLES:  # "every N steps", not "at each evaluation"
         event = "on_step_end"
-    return f"`{event}`" + reference(callback)
+    return quoted_events(event) + reference(callback)

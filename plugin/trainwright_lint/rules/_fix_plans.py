@@ -49,7 +49,11 @@ def signature_with(current: Signature, new: Sequence[NewParam]) -> Signature:
 
 
 def plan_add_params(
-    fn: ast.FunctionDef | ast.AsyncFunctionDef, base: Signature, sites: Sequence[CallSite]
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    base: Signature,
+    sites: Sequence[CallSite],
+    *,
+    forward: bool = True,
 ) -> AddParams | None:
     """The edit that makes ``fn`` accept every call site in ``sites``, or None when adding the base
     method's missing parameters (with their defaults, ``None`` when the base has none) is not enough
@@ -81,7 +85,7 @@ def plan_add_params(
     fixed = signature_with(current, new)
     if not all(fixed.accepts(s.n_positional, s.keywords, s.star_args, s.star_kwargs) for s in sites):
         return None
-    return AddParams(method=fn.name, line=fn.lineno, params=tuple(new), forward=tuple(new))
+    return AddParams(method=fn.name, line=fn.lineno, params=tuple(new), forward=tuple(new) if forward else ())
 
 
 def plan_drop_args(call: ast.Call, method: str, base: Signature) -> DropArgs | None:

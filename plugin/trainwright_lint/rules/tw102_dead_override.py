@@ -91,7 +91,7 @@ class DeadOverride(Rule):
 
     code = "TW102"
     name = "dead-override"
-    message = "`{method}` {why}, so this override silently does nothing; {instead}"
+    message = "this override of `{method}` silently does nothing; `{method}` {why}; {instead}"
 
     INVALID = (
         Example(

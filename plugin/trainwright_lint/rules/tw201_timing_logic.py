@@ -192,7 +192,8 @@ def _what(reasons: set[str], by_reason: dict[str, set[str]], gates: frozenset[st
     elif "output" in reasons:
         shown = shown_for("output")
         parts.append(f"adds {', '.join(shown) or 'output'} around the `super()` call")
-    return " and ".join(parts)
+    # One thing in the headline; the others follow as a clause of their own (text output: a help line).
+    return "; it also ".join([parts[0], " and ".join(parts[1:])] if len(parts) > 1 else parts)
 
 
 _GATE_WORDS = frozenset(

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from trainwright_lint.analysis import kinds as K
 from trainwright_lint.finding import Finding
-from trainwright_lint.rules._advice import WRAPPER_EVENTS, reference
+from trainwright_lint.rules._advice import WRAPPER_EVENTS, quoted_events, reference
 from trainwright_lint.rules._observing import line_list, observe, spans
 from trainwright_lint.rules.base import ClassContext, Example, Rule
 
@@ -155,7 +155,7 @@ class SideEffectWrapper(Rule):
                 method=method.name,
                 effects=", ".join(sorted(kinds)),
                 where=where,
-                events=f"`{events}`",
+                events=quoted_events(events),
                 ref=reference(callback),
             )
             yield self.report(ctx, node, message, method=method.name, moved=moved)

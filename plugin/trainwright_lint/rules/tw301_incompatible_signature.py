@@ -16,7 +16,7 @@ from trainwright_lint.project.model import split_key
 from trainwright_lint.project.summary import MethodSummary
 from trainwright_lint.rules._fix_plans import plan_add_params, signature_with
 from trainwright_lint.rules.base import SAFE, ClassContext, Example, Rule
-from trainwright_lint.syntax import FunctionNode, call_shape, is_self
+from trainwright_lint.syntax import FunctionNode, call_shape, is_self, super_method
 
 
 def describe_call(n_positional: int, keywords: Sequence[str]) -> str:
@@ -70,16 +70,16 @@ class IncompatibleSignature(Rule):
     name = "incompatible-signature"
     fix_applicability = SAFE
     message = (
-        "`{method}{signature}` cannot accept what transformers {version} passes from `{caller}` "
-        "({call}); the base signature is `{base}`: add the missing parameters or `**kwargs`"
+        "`{method}` cannot accept what transformers {version} passes; `{caller}` passes {call} to "
+        "`{method}{signature}`; add the missing parameters of the base signature, `{base}`, or `**kwargs`"
     )
     library_message = (
-        "`{method}{signature}` cannot accept what {owner} passes from `{caller}` ({call}); "
-        "its signature there is `{base}`: add the missing parameters or `**kwargs`"
+        "`{method}` cannot accept what {owner} passes; `{caller}` passes {call} to `{method}{signature}`; "
+        "add the missing parameters of its signature there, `{base}`, or `**kwargs`"
     )
     project_message = (
-        "`{method}{signature}` cannot accept what `{caller}` passes at {where} ({call}): "
-        "add the missing parameters or `**kwargs`"
+        "`{method}` cannot accept what `{caller}` passes at {where}; it passes {call} to "
+        "`{method}{signature}`; add the missing parameters or `**kwargs`"
     )
 
     INVALID = (
@@ -190,7 +190,9 @@ class IncompatibleSignature(Rule):
         if info is None or info.kind == "property" or site is None:
             return None
         message = self.message.format(version=ctx.target, **_described(method, site, info))
-        return self.report(ctx, fn, message, method=method.name, fix=_plan(ctx, fn, info.signature))
+        calls_super = any(super_method(c) == method.name for c in ctx.super_calls(method, fn))
+        fix = _plan(ctx, fn, info.signature, calls_super)
+        return self.report(ctx, fn, message, method=method.name, fix=fix)
 
     def _library_check(
         self, ctx: ClassContext, method: MethodSummary, fn: FunctionNode, live: LiveCallers
@@ -441,9 +443,10 @@ def _is_self_call(node: ast.AST, name: str) -> bool:
     )
 
 
-def _plan(ctx: ClassContext, fn: FunctionNode, base: Signature) -> AddParams | None:
+def _plan(ctx: ClassContext, fn: FunctionNode, base: Signature, calls_super: bool) -> AddParams | None:
     """Add the base's missing parameters so that every call site of every release of the target
-    range binds (the edit is checked again per release by ``fix_is_valid``)."""
+    range binds (the edit is checked again per release by ``fix_is_valid``), and forward them when
+    the override calls ``super()`` for its method."""
     sites: list[CallSite] = []
     live = LiveCallers(ctx)
     catalog = ctx.catalog
@@ -453,4 +456,4 @@ def _plan(ctx: ClassContext, fn: FunctionNode, base: Signature) -> AddParams | N
         info = catalog.at(release).method(fn.name, cls=ctx.catalog_cls)
         if info is not None:
             sites += [s for s in info.call_sites if live.transformers(s.caller)]
-    return plan_add_params(fn, base, sites)
+    return plan_add_params(fn, base, sites, forward=calls_super)

@@ -19,11 +19,13 @@ from trainwright_lint.syntax import call_shape, super_method
 
 @dataclass(frozen=True, slots=True)
 class SuperTarget:
-    """The definition ``super().m`` reaches: its owner (for messages) and signature."""
+    """The definition ``super().m`` reaches: its owner class and where it comes from (for messages),
+    and its signature."""
 
-    owner: str
+    owner: str  # the class: `Trainer`, a project base `BaseTrainer`, TRL's `GRPOTrainer`
     signature: Signature
     upstream: bool  # transformers' own Trainer (the catalogue; the fix applies)
+    release: str = ""  # " in trl 1.16.0" for a TRL class (transformers' release is the context's)
 
 
 def super_target(ctx: ClassContext, concrete: str, method: str) -> SuperTarget | None:
@@ -50,7 +52,7 @@ def super_target(ctx: ClassContext, concrete: str, method: str) -> SuperTarget |
                 continue
             if info.kind != "method":
                 return None
-            return SuperTarget(f"Trainer.{method}", info.signature, upstream=True)
+            return SuperTarget(cls, info.signature, upstream=True)
         if key.startswith("trl.") and ctx.library_view is not None:
             short = key.split(".", 1)[1]
             if short not in ctx.library_view.classes:
@@ -58,9 +60,7 @@ def super_target(ctx: ClassContext, concrete: str, method: str) -> SuperTarget |
             info = ctx.library_view.method(method, cls=short)
             # The TRL catalogue lists what a class and its TRL bases define: stop at the owner.
             if info is not None and (info.owner == short or f"trl.{info.owner}" not in mro):
-                return SuperTarget(
-                    f"{short}.{method} (trl {ctx.library_view.version})", info.signature, False
-                )
+                return SuperTarget(short, info.signature, False, f" in trl {ctx.library_view.version}")
             continue
         return None  # an external or unresolved class: its methods are unknown
     return None
@@ -92,7 +92,8 @@ class StaleSuperCall(Rule):
     name = "stale-super-call"
     fix_applicability = SAFE
     message = (
-        "`super().{method}({call_text})` passes {call} but `{owner}{signature}`{where} cannot accept it{hint}"
+        "`super().{method}()` passes arguments that `{owner}` rejects; "
+        "`super().{method}({call_text})` passes {call} to `{owner}.{method}{signature}`{where}{hint}"
     )
 
     INVALID = (
@@ -185,7 +186,7 @@ class StaleSuperCall(Rule):
                 bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id == "self"
             )
             call_text = ", ".join(ast.unparse(a) for a in [*call.args, *call.keywords])
-            where = f" in transformers {ctx.target}" if target.upstream else ""
+            where = f" in transformers {ctx.target}" if target.upstream else target.release
             if ctx.users:
                 where += f" (as combined in `{short_name(key)}`)"
             message = self.message.format(

@@ -32,7 +32,7 @@ class UnknownEvent(Rule):
 
     code = "TW401"
     name = "unknown-event"
-    message = "`{method}` {why}, so it is never called{suggestion}"
+    message = "`{method}` is never called: it {why}{suggestion}"
     roles = frozenset({CALLBACK})
     fix_applicability = UNSAFE
 
@@ -104,7 +104,7 @@ class UnknownEvent(Rule):
                 )
                 suggestion = f"; upgrade transformers or move the code to `{closest_event(ctx, name) or 'on_step_end'}`"
             else:
-                why = f"is not a TrainerCallback event (transformers {ctx.target})"
+                why = f"is not a TrainerCallback event in transformers {ctx.target}"
                 close = closest_event(ctx, name)
                 suggestion = f"; did you mean `{close}`?" if close else f"; events are: {', '.join(events)}"
             fix, note = _rename_fix(fn, renames, own)

@@ -8,7 +8,7 @@ from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import CALLBACK
 from trainwright_lint.rules._events import is_event_name
 from trainwright_lint.rules._fix_plans import plan_var_keyword
-from trainwright_lint.rules.base import SAFE, ClassContext, Example, Rule
+from trainwright_lint.rules.base import SAFE, ClassContext, Example, Rule, describe_release_runs
 
 
 class EventWithoutKwargs(Rule):
@@ -25,7 +25,10 @@ class EventWithoutKwargs(Rule):
 
     code = "TW402"
     name = "event-without-kwargs"
-    message = "`{method}` has no `**kwargs` but the Trainer passes {kwargs}; add `**kwargs`"
+    message = (
+        "`{method}` cannot take the keyword arguments the Trainer passes; it has no `**kwargs`, and the "
+        "Trainer passes {kwargs}; add `**kwargs`"
+    )
     roles = frozenset({CALLBACK})
     fix_applicability = SAFE
 
@@ -64,13 +67,37 @@ class EventWithoutKwargs(Rule):
         for _method, fn in ctx.methods():
             if not fn.name.startswith("on_") or fn.args.kwarg is not None or not is_event_name(ctx, fn.name):
                 continue
-            event = ctx.view.events.get(fn.name) if ctx.view is not None else None
-            if event is None and ctx.catalog is not None:
-                event = ctx.catalog.event_history(fn.name)
             accepted = {a.arg for a in (*fn.args.args, *fn.args.kwonlyargs)}
-            passed = [k for k in (event.kwargs if event else ("model",)) if k not in accepted]
+            passed = {k: r for k, r in _passed_on_range(ctx, fn.name).items() if k not in accepted}
             if not passed:
                 continue
-            shown = ", ".join(f"`{k}=`" for k in passed[:4]) + (", ..." if len(passed) > 4 else "")
-            message = self.message.format(method=fn.name, kwargs=shown)
+            message = self.message.format(method=fn.name, kwargs=_shown(ctx, passed))
             yield self.report(ctx, fn, message, method=fn.name, fix=plan_var_keyword(fn))
+
+
+def _passed_on_range(ctx: ClassContext, event_name: str) -> dict[str, tuple[str, ...]]:
+    """Each keyword argument the event receives on some release of the target range -> those releases,
+    oldest release's order first (``tokenizer`` on 4.x, ``processing_class`` from 4.46): the message is
+    the same at every release, so the finding merged over the range names what each release passes."""
+    passed: dict[str, tuple[str, ...]] = {}
+    releases = ctx.releases or ((ctx.view.version,) if ctx.view is not None else ())
+    for release in releases:
+        event = ctx.catalog.at(release).events.get(event_name) if ctx.catalog is not None else None
+        for k in event.kwargs if event else ():
+            passed[k] = (*passed.get(k, ()), release)
+    if not passed and ctx.catalog is not None:
+        history = ctx.catalog.event_history(event_name)
+        passed = {k: releases for k in (history.kwargs if history is not None else ())}
+    return passed or {"model": releases}
+
+
+def _shown(ctx: ClassContext, passed: dict[str, tuple[str, ...]]) -> str:
+    """The first four names, and every name that only part of the range passes, with where."""
+    range_ = ctx.releases or tuple(sorted({r for rs in passed.values() for r in rs}))
+    out = []
+    for i, (name, releases) in enumerate(passed.items()):
+        partial = len(releases) < len(range_)
+        if i < 4 or partial:
+            where = f" (on {describe_release_runs(releases, range_)})" if partial else ""
+            out.append(f"`{name}=`{where}")
+    return ", ".join(out) + (", ..." if len(passed) > len(out) else "")

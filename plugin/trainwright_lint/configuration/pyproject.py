@@ -1,4 +1,4 @@
-"""Linter configuration: ``[tool.trainwright]`` in ``pyproject.toml`` plus command-line overrides.
+"""``[tool.trainwright]`` in ``pyproject.toml``: read and validated into a :class:`LintConfig`.
 
 Keys (all optional)::
 
@@ -24,14 +24,14 @@ the target versions from here (:func:`configured_versions`).
 
 from __future__ import annotations
 
-import fnmatch
 import re
 import sys
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from trainwright_lint.target import Target, TargetError, parse_version_text
+from trainwright_lint.configuration.settings import ConfigError, LintConfig, known_codes
+from trainwright_lint.configuration.target import TargetError, parse_version_text
+from trainwright_lint.discovery import find_project_root
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -40,10 +40,6 @@ else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
     except ImportError:  # pragma: no cover
         tomllib = None  # type: ignore[assignment]
-
-
-class ConfigError(ValueError):
-    """A configuration value the linter cannot use; the message names the key and the fix."""
 
 
 KNOWN_KEYS = frozenset(
@@ -58,73 +54,6 @@ KNOWN_KEYS = frozenset(
         "exclude",
     }
 )
-
-
-@dataclass(frozen=True)
-class LintConfig:
-    """Every setting of one run, from ``[tool.trainwright]`` and the command line, resolved once:
-    frozen, because the worker processes and the fixer must all see the same settings."""
-
-    select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    trainer_bases: tuple[str, ...] = ()
-    transformers_version: str | None = None
-    exclude: tuple[str, ...] = ()
-    root: Path = field(default_factory=Path.cwd)
-    trl_version: str | None = None
-    file_timeout: float = 20.0
-    # The resolved targets (trainwright_lint.target); transformers_version/trl_version then hold the
-    # newest release of each, for code that checks one release.
-    transformers_target: Target | None = None
-    trl_target: Target | None = None
-
-    def code_enabled(self, code: str, path: str | None = None) -> bool:
-        """flake8 semantics: a code is on if it matches a select prefix and no (longer) ignore prefix."""
-        if self.select and not any(code.startswith(p) for p in self.select):
-            return False
-        if any(code.startswith(p) for p in self.ignore):
-            return False
-        if path is not None and self.per_file_ignores:
-            rel = _relative(path, self.root)
-            for pattern, codes in self.per_file_ignores:
-                if _path_matches(rel, pattern) and any(code.startswith(c) for c in codes):
-                    return False
-        return True
-
-    def with_overrides(self, **changes: Any) -> LintConfig:
-        return replace(self, **{k: v for k, v in changes.items() if v is not None})
-
-
-def _relative(path: str, root: Path) -> str:
-    p = Path(path)
-    try:
-        p = p.resolve().relative_to(root.resolve())
-    except ValueError:
-        pass
-    return p.as_posix()
-
-
-def _path_matches(rel: str, pattern: str) -> bool:
-    pattern = pattern.strip()
-    pattern = pattern.removeprefix("./")
-    if fnmatch.fnmatch(rel, pattern):
-        return True
-    # "tests/" or "tests" matches everything below it; "*.py" matches the basename anywhere.
-    stripped = pattern.rstrip("/")
-    if rel == stripped or rel.startswith(stripped + "/"):
-        return True
-    return "/" not in pattern and fnmatch.fnmatch(rel.rsplit("/", 1)[-1], pattern)
-
-
-PSEUDO_CODES = ("TW000",)  # a file skipped (parse error, timeout): not a rule, but selectable
-
-
-def known_codes() -> tuple[str, ...]:
-    """Every code a ``select``/``ignore`` prefix may match: the rule registry plus ``TW000``."""
-    from trainwright_lint.rules import RULES
-
-    return (*PSEUDO_CODES, *sorted(RULES))
 
 
 def _codes(value: Any, key: str) -> tuple[str, ...]:
@@ -248,8 +177,6 @@ def load_config(start: Path) -> LintConfig:
     """Read ``[tool.trainwright]`` from the nearest pyproject.toml that has one (defaults when there is
     none). ``root`` (what ``exclude`` and ``per-file-ignores`` patterns are relative to) is that file's
     directory, else the project root (:func:`trainwright_lint.discovery.find_project_root`)."""
-    from trainwright_lint.discovery import find_project_root
-
     pyproject = find_pyproject(start)
     table = _read_table(pyproject) if pyproject is not None else None
     if pyproject is None or table is None:

@@ -1,0 +1,96 @@
+"""A source file's text, decoded the way Python decodes it, or why it cannot be.
+
+Python reads source as UTF-8 (a UTF-8 byte-order mark dropped) unless a PEP 263 coding line declares
+another encoding. The linter reads it the same way, and so does the fixer (``fixes.segment``): a file
+that ``trainwright fix`` refuses to decode is one that ``trainwright lint`` reports as TW000, never one
+it lints under a guessed encoding. A file Python cannot decode (UTF-16, or bytes that are not UTF-8
+without a coding line) cannot run either, so it is reported, not skipped: the reason says what to do.
+"""
+
+from __future__ import annotations
+
+import io
+import tokenize
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def read_bytes(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def decode_source(data: bytes) -> str | None:
+    """The text Python would read from ``data``; ``None`` when it cannot decode it."""
+    if data.startswith(_UTF8_BOM):  # the "utf-8-sig" codec is slower
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return _declared(data)
+    if "\0" in text and _looks_utf16(data):
+        return None  # UTF-16 of ASCII text is valid UTF-8, with a NUL byte after every letter
+    if "coding" in text[: text.find("\n", text.find("\n") + 1) + 1 or len(text)]:
+        return _declared(data) or text  # a coding line (PEP 263: on line 1 or 2) that names another codec
+    return text
+
+
+def read_source(path: str) -> str | None:
+    """``path``'s text as Python reads it; ``None`` when it cannot be read or decoded
+    (:func:`unreadable_reason` says why)."""
+    data = read_bytes(path)
+    return None if data is None else decode_source(data)
+
+
+def unreadable_reason(path: str) -> str:
+    """Why :func:`read_source` gave nothing for ``path``: the TW000 message."""
+    try:
+        with open(path, "rb") as fh:  # again, for the error itself: this is the rare path
+            data = fh.read()
+    except OSError as exc:
+        return f"cannot read file ({exc.strerror or exc.__class__.__name__})"
+    if data.startswith(_UTF16_BOMS) or _looks_utf16(data):
+        return (
+            "cannot decode: the file is UTF-16 text, and Python reads source as UTF-8 (or as a coding line "
+            "declares); save it as UTF-8"
+        )
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        return f"cannot decode: {exc.msg}"
+    if encoding.replace("_", "-").lower() in ("utf-8", "utf-8-sig"):
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return (
+                f"cannot decode: byte 0x{data[exc.start]:02x} at offset {exc.start} is not UTF-8 and no coding "
+                "line declares another encoding (Python cannot run it either); save it as UTF-8 or add a "
+                "coding line"
+            )
+    return f"cannot decode: the bytes are not valid {encoding}, the encoding its coding line declares"
+
+
+def _declared(data: bytes) -> str | None:
+    """``data`` decoded as its coding line declares; ``None`` when that is UTF-8 (the caller decoded
+    it as such already) or fails."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        if encoding.replace("_", "-").lower() in ("utf-8", "utf-8-sig"):
+            return None
+        return data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return None
+
+
+def _looks_utf16(data: bytes) -> bool:
+    """A NUL in at least two of every five even (or odd) bytes of the start: UTF-16 of mostly ASCII
+    text, which no Python source is (Python rejects NUL bytes in source)."""
+    head = data[:2048]
+    if len(head) < 4 or b"\0" not in head:
+        return False
+    half = len(head) // 2
+    return head[0::2].count(0) * 5 >= half * 2 or head[1::2].count(0) * 5 >= half * 2
