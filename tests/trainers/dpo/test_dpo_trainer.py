@@ -50,14 +50,17 @@ def test_dpo_sequence_logps_equals_naive_log_softmax(make_model, tokenizer, tmp_
     assert torch.allclose(got.logits_sum, (logits[:, :-1].mean(-1) * mask).sum(-1), atol=1e-5)
 
 
-@pytest.mark.parametrize("with_sum_sq", [False, True])
-def test_dpo_shared_prompt_forward_equals_plain(make_model, tokenizer, tmp_path, with_sum_sq) -> None:
-    """Each pair's prompt run once, each half trimmed to its own length: same sums and gradients."""
+@pytest.mark.parametrize(("with_sum_sq", "ld_alpha"), [(False, None), (True, None), (False, 0.3)])
+def test_dpo_shared_prompt_forward_equals_plain(make_model, tokenizer, tmp_path, with_sum_sq, ld_alpha) -> None:
+    """Each pair's prompt run once, each half trimmed to its own length: same sums and gradients (with
+    LD-DPO token weights too)."""
     from trainwright.trainers.dpo import shared_prompt_sequence_logps
 
     model = make_model()
     pairs = text_pairs(4).map(lambda row, i: {"chosen": row["chosen"] * (i + 1)}, with_indices=True)
-    trainer = DPOTrainer(model, args=make_config(tmp_path), train_dataset=pairs, processing_class=tokenizer)
+    trainer = DPOTrainer(
+        model, args=make_config(tmp_path, ld_alpha=ld_alpha), train_dataset=pairs, processing_class=tokenizer
+    )
     batch = batch_of(trainer)
     params = list(model.parameters())
     plain = sequence_logps(model, batch, with_sum_sq=with_sum_sq)
