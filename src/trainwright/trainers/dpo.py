@@ -728,14 +728,14 @@ class DPOTrainer(Trainer):
         return loss.detach(), logits, torch.zeros(logits.shape[0], dtype=torch.long, device=logits.device)
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-        """Add the window-averaged preference metrics (``eval_``-prefixed in evaluation) and ``num_tokens``
-        (the training tokens seen so far, in evaluation too, as TRL)."""
+        """Add the window-averaged preference metrics (``eval_``-prefixed in evaluation) and, with them,
+        ``num_tokens``: the training tokens seen so far, in evaluation too. As TRL, a log with an empty window
+        (the run summary right after a logging step) gets neither."""
         evaluating = any(key.startswith("eval_") for key in logs)
+        before = len(logs)
         self._dpo_metrics.merge_into(logs)  # in place, so evaluate() returns them too
-        if evaluating and any(key.startswith("eval_rewards/") for key in logs):
-            logs["eval_num_tokens"] = float(self.state.num_input_tokens_seen)
-        elif not evaluating:
-            logs["num_tokens"] = float(self.state.num_input_tokens_seen)
+        if len(logs) > before:
+            logs["eval_num_tokens" if evaluating else "num_tokens"] = float(self.state.num_input_tokens_seen)
         super().log(logs, start_time)
 
     def evaluate(

@@ -389,3 +389,49 @@ def test_dpo_moe_load_balancing_loss_matches_trl(tokenizer, tmp_path) -> None:
     off_loss, off_logs = our_loss_and_logs(off, batch)
     assert "aux_loss" not in off_logs
     assert loss - off_loss == pytest.approx(0.5 * logs["aux_loss"], rel=1e-4)
+
+
+@pytest.mark.parametrize("config", [{}, {"loss_type": ["sigmoid", "sft"], "loss_weights": [1.0, 0.5]}])
+def test_dpo_log_and_evaluate_keys_equal_trls(config, models, tokenizer, tmp_path) -> None:
+    """The same toy run with both trainers: every training log, the run summary and ``evaluate()`` carry
+    exactly TRL's keys (so a dashboard or ``metric_for_best_model`` written for TRL finds its metrics)."""
+    from trainwright import DPOTrainer
+
+    policy, reference = models
+    train, held_out = parity_pairs(), parity_pairs().select(range(3))
+    run = {"max_steps": 2, "logging_steps": 1, "per_device_train_batch_size": 3, "max_length": 64, **config}
+    theirs = trl.DPOTrainer(
+        model=copy.deepcopy(policy),
+        ref_model=copy.deepcopy(reference),
+        args=trl.DPOConfig(
+            output_dir=str(tmp_path / "trl"),
+            bf16=False,
+            gradient_checkpointing=False,
+            report_to="none",
+            use_cpu=True,
+            save_strategy="no",
+            **run,
+        ),
+        train_dataset=train,
+        eval_dataset=held_out,
+        processing_class=tokenizer,
+    )
+    ours = DPOTrainer(
+        copy.deepcopy(policy),
+        ref_model=copy.deepcopy(reference),
+        args=make_config(tmp_path, **run),
+        train_dataset=train,
+        eval_dataset=held_out,
+        processing_class=tokenizer,
+    )
+
+    def keys(trainer) -> tuple[list[set[str]], set[str]]:
+        trainer.train()
+        logs = [set(entry) for entry in trainer.state.log_history]
+        return logs, set(trainer.evaluate())
+
+    trl_logs, trl_eval = keys(theirs)
+    our_logs, our_eval = keys(ours)
+    assert our_logs == trl_logs
+    assert our_eval == trl_eval
+    assert {"eval_rewards/margins", "eval_entropy", "eval_mean_token_accuracy", "eval_num_tokens"} <= our_eval
