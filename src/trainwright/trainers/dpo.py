@@ -42,7 +42,7 @@ from torch.utils.data import DataLoader
 from transformers import PreTrainedTokenizerBase, Trainer, TrainerCallback
 
 from trainwright.trainers.config_checks import finite_knob
-from trainwright.trainers.construction import attach_owned_callbacks, prepare_parts, resolve_resume
+from trainwright.trainers.construction import attach_owned_callbacks, prepare_parts, resolve_resume, tag_model
 from trainwright.trainers.dpo_config import DPOConfig
 from trainwright.trainers.dpo_data import (
     REF_COLUMNS,
@@ -68,13 +68,14 @@ from trainwright.trainers.logprobs import (
     token_logps_and_entropy,
 )
 from trainwright.trainers.metrics import MetricsWindow
+from trainwright.trainers.model_card import ModelCardCallback
 from trainwright.trainers.reference import is_peft_model, reference_forward
 from trainwright.trainers.streaming import RepeatedStream, is_streamed
 from trainwright.trainers.tensor_files import UNREADABLE, load_tensor_file, why_unusable
 
 logger = logging.getLogger(__name__)
 
-#: the tags TRL's DPOTrainer adds to the model (and so to the model card Trainer writes)
+#: the tags TRL's DPOTrainer adds to the model (and so to its model card)
 MODEL_TAGS = ("trl", "dpo")
 
 CACHE_FORMAT_VERSION = "1"
@@ -442,9 +443,8 @@ class DPOTrainer(Trainer):
         self.num_reference_forwards = 0  # precompute batches actually run (0 when the cache was reused)
         #: weight of the MoE load-balancing loss; TRL's ``aux_loss_enabled`` says whether it is added
         self.router_aux_loss_coef = router_aux_loss_coef(model, args.router_aux_loss_coef)
-        # TRL's model tags: Trainer writes them into the model card it saves
-        if hasattr(self.model, "add_model_tags"):
-            self.model.add_model_tags(list(MODEL_TAGS))
+        tag_model(self.model, *MODEL_TAGS)
+        self.add_callback(ModelCardCallback(self))
 
         given = parts.given_ref_model
         if self.uses_reference and args.precompute_ref_log_probs:

@@ -435,3 +435,42 @@ def test_dpo_log_and_evaluate_keys_equal_trls(config, models, tokenizer, tmp_pat
     assert our_logs == trl_logs
     assert our_eval == trl_eval
     assert {"eval_rewards/margins", "eval_entropy", "eval_mean_token_accuracy", "eval_num_tokens"} <= our_eval
+
+
+def test_dpo_per_row_chat_template_kwargs_tokenise_as_trl(tokenizer, models, tmp_path) -> None:
+    """Each row's ``chat_template_kwargs`` reach the chat template (here: upper-case role names on odd rows),
+    giving TRL's token ids; an implicit conversational prompt too."""
+    from trainwright import DPOTrainer
+
+    tok = copy.deepcopy(tokenizer)
+    tok.chat_template = (
+        "{% for m in messages %}<|im_start|>{{ m['role'] | upper if shout else m['role'] }}\n{{ m['content'] }}"
+        "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
+    rows = [
+        {
+            "chosen": [{"role": "user", "content": f"Is {w} good?"}, {"role": "assistant", "content": c}],
+            "rejected": [{"role": "user", "content": f"Is {w} good?"}, {"role": "assistant", "content": r}],
+            "chat_template_kwargs": {"shout": bool(i % 2)},
+        }
+        for i, (w, c, r) in enumerate([("a", "yes", "no"), ("bb", "sure", "never"), ("ccc", "ok", "bad")])
+    ]
+    data = Dataset.from_list(rows)
+    policy, reference = models
+    theirs = trl_dpo_trainer(policy, reference, data, tok, tmp_path / "trl")
+    ours = DPOTrainer(
+        copy.deepcopy(policy),
+        ref_model=copy.deepcopy(reference),
+        args=make_config(tmp_path),
+        train_dataset=data,
+        processing_class=tok,
+    )
+    for column in ("prompt_ids", "chosen_ids", "rejected_ids"):
+        assert ours.train_dataset[column] == theirs.train_dataset[column], column
+    shouted = tok("USER")["input_ids"]
+    first, second = ours.train_dataset["prompt_ids"][:2]
+    assert not _contains(first, shouted) and _contains(second, shouted)
+
+
+def _contains(ids: list[int], part: list[int]) -> bool:
+    return any(ids[i : i + len(part)] == part for i in range(len(ids) - len(part) + 1))
