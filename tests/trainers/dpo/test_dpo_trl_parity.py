@@ -204,8 +204,6 @@ def test_dpo_rpo_combination_matches_trl(trl_side, models, tokenizer, tmp_path) 
 
 
 def test_dpo_conversational_tokenisation_matches_trl(tokenizer, models, tmp_path) -> None:
-    from trainwright import DPOTrainer
-
     def msg(role: str, text: str) -> list[dict[str, str]]:
         return [{"role": role, "content": text}]
 
@@ -219,6 +217,13 @@ def test_dpo_conversational_tokenisation_matches_trl(tokenizer, models, tmp_path
             for w, c, r in [("a", "yes", "no"), ("bb", "sure thing", "never"), ("ccc", "ok", "not at all")]
         ]
     )
+    tokenised_like_trl(data, tokenizer, models, tmp_path)
+
+
+def tokenised_like_trl(data: Dataset, tokenizer, models, tmp_path):
+    """Our trainer on ``data``, after checking its tokenised columns equal TRL's trainer's."""
+    from trainwright import DPOTrainer
+
     policy, reference = models
     theirs = trl_dpo_trainer(policy, reference, data, tokenizer, tmp_path / "trl")
     ours = DPOTrainer(
@@ -230,6 +235,7 @@ def test_dpo_conversational_tokenisation_matches_trl(tokenizer, models, tmp_path
     )
     for column in ("prompt_ids", "chosen_ids", "rejected_ids"):
         assert ours.train_dataset[column] == theirs.train_dataset[column], column
+    return ours
 
 
 def trl_loss_and_metrics(trl_trainer, trl_batch, loss_type: str, **attributes):
@@ -440,8 +446,6 @@ def test_dpo_log_and_evaluate_keys_equal_trls(config, models, tokenizer, tmp_pat
 def test_dpo_per_row_chat_template_kwargs_tokenise_as_trl(tokenizer, models, tmp_path) -> None:
     """Each row's ``chat_template_kwargs`` reach the chat template (here: upper-case role names on odd rows),
     giving TRL's token ids; an implicit conversational prompt too."""
-    from trainwright import DPOTrainer
-
     tok = copy.deepcopy(tokenizer)
     tok.chat_template = (
         "{% for m in messages %}<|im_start|>{{ m['role'] | upper if shout else m['role'] }}\n{{ m['content'] }}"
@@ -455,18 +459,7 @@ def test_dpo_per_row_chat_template_kwargs_tokenise_as_trl(tokenizer, models, tmp
         }
         for i, (w, c, r) in enumerate([("a", "yes", "no"), ("bb", "sure", "never"), ("ccc", "ok", "bad")])
     ]
-    data = Dataset.from_list(rows)
-    policy, reference = models
-    theirs = trl_dpo_trainer(policy, reference, data, tok, tmp_path / "trl")
-    ours = DPOTrainer(
-        copy.deepcopy(policy),
-        ref_model=copy.deepcopy(reference),
-        args=make_config(tmp_path),
-        train_dataset=data,
-        processing_class=tok,
-    )
-    for column in ("prompt_ids", "chosen_ids", "rejected_ids"):
-        assert ours.train_dataset[column] == theirs.train_dataset[column], column
+    ours = tokenised_like_trl(Dataset.from_list(rows), tok, models, tmp_path)
     shouted = tok("USER")["input_ids"]
     first, second = ours.train_dataset["prompt_ids"][:2]
     assert not _contains(first, shouted) and _contains(second, shouted)
