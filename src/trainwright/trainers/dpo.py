@@ -447,19 +447,16 @@ class DPOTrainer(Trainer):
         self.add_callback(ModelCardCallback(self))
 
         given = parts.given_ref_model
-        if self.uses_reference and args.precompute_ref_log_probs:
+        precompute = self.uses_reference and args.precompute_ref_log_probs
+        if precompute:
             # One pass with the reference before training, then no reference is kept. Without an explicit
             # ref_model the untrained policy itself is the reference, so no copy is ever made.
             self.train_dataset = self._add_reference_logps(self.train_dataset, "train", given)
-            if isinstance(self.eval_dataset, dict):
-                self.eval_dataset = {
-                    k: self._add_reference_logps(d, f"eval-{k}", given) for k, d in self.eval_dataset.items()
-                }
-            elif self.eval_dataset is not None:
-                self.eval_dataset = self._add_reference_logps(self.eval_dataset, "eval", given)
+            if self.eval_dataset is not None:
+                self.eval_dataset = self._with_reference_logps(self.eval_dataset, "eval", given)
         # An explicit reference is freed after precompute: evaluate() can then only score new data while the
         # policy (or the PEFT base) still is the reference.
-        self._reference_freed = given is not None if self.uses_reference and args.precompute_ref_log_probs else False
+        self._reference_freed = precompute and given is not None
         del parts, ref_model, given
         attach_owned_callbacks(self, self.ref_model)
 
@@ -780,11 +777,13 @@ class DPOTrainer(Trainer):
                 "precompute_ref_log_probs=False"
             )
 
-    def _with_reference_logps(self, dataset: Any, name: str) -> Any:
+    def _with_reference_logps(self, dataset: Any, name: str, ref_model: nn.Module | None = None) -> Any:
         """``dataset`` (or each split of a dict) with its reference log-prob columns."""
         if isinstance(dataset, dict):
-            return {key: self._add_reference_logps(split, f"{name}-{key}", None) for key, split in dataset.items()}
-        return self._add_reference_logps(dataset, name, None)
+            return {
+                key: self._add_reference_logps(split, f"{name}-{key}", ref_model) for key, split in dataset.items()
+            }
+        return self._add_reference_logps(dataset, name, ref_model)
 
     def get_eval_dataloader(self, eval_dataset: str | Dataset | IterableDataset | None = None) -> DataLoader:
         """Tokenise a raw preference dataset handed here directly (``evaluate`` already did); read a stream
