@@ -30,17 +30,15 @@ from trainwright.callbacks.checkpoint_guard import (
     checkpoint_folders,
     newest_complete_checkpoint,
 )
+from trainwright.callbacks.checkpointed import restore_from_checkpoint
+from trainwright.callbacks.completions_log import CompletionsLogCallback
+from trainwright.callbacks.reference_sync import ReferenceSyncCallback
 from trainwright.trainers.distributed import (
     check_distributed_support,
     check_launch,
     enable_fsdp_on_cpu,
     prepare_reference,
     refuse_deepspeed_on_cpu,
-)
-from trainwright.trainers.owned_callbacks import (
-    CompletionsLogCallback,
-    ReferenceSyncCallback,
-    restore_from_checkpoint,
 )
 from trainwright.trainers.reference import build_reference_model, is_peft_model
 

@@ -37,6 +37,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 from transformers import PreTrainedTokenizerBase, Trainer, TrainerCallback
 
+from trainwright.storage.tensor_files import UNREADABLE, load_tensor_file, save_tensor_file, why_unusable
 from trainwright.trainers.config_checks import finite_knob
 from trainwright.trainers.construction import attach_owned_callbacks, prepare_parts, resolve_resume
 from trainwright.trainers.dpo_config import DPOConfig
@@ -63,7 +64,6 @@ from trainwright.trainers.logprobs import (
 )
 from trainwright.trainers.metrics import MetricsWindow
 from trainwright.trainers.reference import is_peft_model, reference_forward
-from trainwright.trainers.tensor_files import UNREADABLE, load_tensor_file, why_unusable
 
 CACHE_FORMAT_VERSION = "1"
 
@@ -426,9 +426,8 @@ class DPOTrainer(Trainer):
             chosen, rejected = self._compute_reference_logps(dataset, ref_model)
             if self.accelerator.is_main_process:
                 cache_dir.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".tmp{os.getpid()}")
-                torch.save({"chosen": chosen, "rejected": rejected}, tmp)
-                os.replace(tmp, path)  # atomic: a crashed run never leaves a half-written cache
+                # atomic: a crashed run never leaves a half-written cache
+                save_tensor_file({"chosen": chosen, "rejected": rejected}, path)
             self.accelerator.wait_for_everyone()
         try:
             cached = load_tensor_file(path)  # tensors only: a cache file planted in the folder runs no code

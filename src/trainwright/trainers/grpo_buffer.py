@@ -17,7 +17,7 @@ and regenerates the round, which is always correct, only not bit-identical to th
 
 Trust: a checkpoint may come from someone else, and its completion marker (sizes only) proves nothing
 about its content. The buffer is read with tensors and plain data only
-(:mod:`trainwright.trainers.tensor_files`); a file that names anything else is refused without running
+(:mod:`trainwright.storage.tensor_files`); a file that names anything else is refused without running
 it (a warning; the round is regenerated), and its structure is checked before it is used.
 """
 
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +32,8 @@ from typing import Any
 import torch
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
-from trainwright.trainers.tensor_files import UNREADABLE, load_tensor_file, why_unusable
+from trainwright.callbacks.checkpointed import checkpoint_folder
+from trainwright.storage.tensor_files import UNREADABLE, load_tensor_file, save_tensor_file, why_unusable
 
 BUFFER_FILE = "grpo_buffer_rank{rank}.pt"
 
@@ -52,22 +52,9 @@ class RoundBuffer:
         return {"key": self.key, "micro_batches": self.micro_batches}
 
     def save(self, folder: str, rank: int) -> str:
-        """Write the buffer to ``folder`` atomically (temporary file, fsync, ``os.replace``); return the path."""
+        """Write the buffer to ``folder`` atomically and durably (see the module docstring); return the path."""
         path = os.path.join(folder, BUFFER_FILE.format(rank=rank))
-        # a unique name in the same folder, created with the default (umask) permissions, unlike mkstemp's 0o600
-        tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                torch.save(self.state_dict(), handle)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        _fsync_dir(folder)
+        save_tensor_file(self.state_dict(), path)
         return path
 
     @classmethod
@@ -115,20 +102,6 @@ def _checked_state(state: Any) -> tuple[tuple[int, int] | None, list[dict[str, A
     return (tuple(key) if key is not None else None), micro_batches  # type: ignore[return-value]
 
 
-def _fsync_dir(folder: str) -> None:
-    """Make the rename durable (ignored where directories cannot be opened or fsynced)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 class SaveRoundBufferCallback(TrainerCallback):
     """Writes the trainer's current :class:`RoundBuffer` into every checkpoint folder.
 
@@ -142,7 +115,7 @@ class SaveRoundBufferCallback(TrainerCallback):
     def on_save(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> TrainerControl:
-        folder = os.path.join(args.output_dir, f"checkpoint-{state.global_step}")
+        folder = checkpoint_folder(args, state)
         if not os.path.isdir(folder):
             return control
         try:
