@@ -10,7 +10,8 @@ checkpointing and logging stay Trainer's):
 * ``prediction_step``: evaluation batches have no ``labels``, so Trainer would not ask for a loss;
 * ``log``: adds the preference metrics (TRL's names) averaged over the logging window;
 * ``get_eval_dataloader``: tokenises a raw dataset handed to ``evaluate()`` after construction;
-* ``train``: restores the TR-DPO reference saved in the checkpoint before ``Trainer.train`` resumes.
+* ``train`` and the metrics window's part of ``log`` are :class:`~trainwright.trainers.skeleton.TrainerSkeleton`'s,
+  shared with GRPO (resume from the newest complete checkpoint, TR-DPO reference restored).
 
 The reference policy is, in order: ``reference_free`` / reference-free losses (none), precomputed
 log-probs (computed once, cached, reference freed), an explicit ``ref_model``, the PEFT policy with
@@ -35,11 +36,10 @@ import torch
 from datasets import Dataset
 from torch import nn
 from torch.utils.data import DataLoader
-from transformers import PreTrainedTokenizerBase, Trainer, TrainerCallback
+from transformers import PreTrainedTokenizerBase, TrainerCallback
 
 from trainwright.storage.tensor_files import UNREADABLE, load_tensor_file, save_tensor_file, why_unusable
 from trainwright.trainers.config_checks import finite_knob
-from trainwright.trainers.construction import attach_owned_callbacks, prepare_parts, resolve_resume
 from trainwright.trainers.dpo_config import DPOConfig
 from trainwright.trainers.dpo_data import (
     REF_COLUMNS,
@@ -62,8 +62,8 @@ from trainwright.trainers.logprobs import (
     run_shared_prefix,
     selective_log_softmax,
 )
-from trainwright.trainers.metrics import MetricsWindow
 from trainwright.trainers.reference import is_peft_model, reference_forward
+from trainwright.trainers.skeleton import TrainerSkeleton
 
 CACHE_FORMAT_VERSION = "1"
 
@@ -267,7 +267,7 @@ def _hash_token_columns(dataset: Dataset) -> str:
     return digest.hexdigest()
 
 
-class DPOTrainer(Trainer):
+class DPOTrainer(TrainerSkeleton):
     """Train a causal LM on ``prompt`` / ``chosen`` / ``rejected`` pairs (DPO and 16 related losses).
 
     The arguments are TRL's, in TRL's order (``peft_config`` is keyword-only). ``model`` may be a model
@@ -282,8 +282,19 @@ class DPOTrainer(Trainer):
     # column, which preference batches do not have, so it is None). Declaring False makes Trainer do the
     # division: with equal micro-batches, the accumulated gradient is that of the mean over all pairs of
     # the optimizer step, independent of the GA setting. Under DDP each rank's mean is averaged by the
-    # gradient all-reduce, which gives the same global mean.
-    loss_is_scaled_for_ga = False
+    # gradient all-reduce, which gives the same global mean. (``loss_is_scaled_for_ga = False``: TrainerSkeleton.)
+    trl_name = "DPO"
+    config_class = DPOConfig
+
+    @classmethod
+    def uses_reference_for(cls, args: DPOConfig) -> bool:
+        """Whether the objective compares with a reference policy (not for reference-free losses)."""
+        return not args.reference_free and needs_reference(args.loss_type)
+
+    @classmethod
+    def keeps_reference_module(cls, args: DPOConfig) -> bool:
+        """With precomputed reference log-probs no reference module is kept during training."""
+        return cls.uses_reference_for(args) and not args.precompute_ref_log_probs
 
     def __init__(
         self,
@@ -309,15 +320,11 @@ class DPOTrainer(Trainer):
             raise ValueError(
                 "train_dataset is required: a datasets.Dataset with prompt/chosen/rejected columns"
             )
-        parts = prepare_parts(
-            who="DPOTrainer",
+        parts = self.prepare(
             args=args,
-            config_class=DPOConfig,
-            default_output_dir="dpo_output",
             model=model,
             processing_class=processing_class,
             ref_model=ref_model,
-            needs_reference=lambda config: _uses_reference(config) and not config.precompute_ref_log_probs,
             peft_config=peft_config,
         )
         args, model, tokenizer = parts.args, parts.model, parts.processing_class
@@ -339,21 +346,10 @@ class DPOTrainer(Trainer):
                 }
             elif eval_dataset is not None:
                 eval_dataset = prepare_preference_dataset(eval_dataset, tokenizer, name="eval", **prepare)
-        pad_token_id = (
-            tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-        )
-        if pad_token_id is None:
-            raise ValueError(
-                "the tokenizer has neither a pad token nor an EOS token to pad with; set tokenizer.pad_token"
-            )
         if data_collator is None:
             data_collator = PreferenceCollator(
-                pad_token_id, args.max_length, args.truncation_mode, padding_free=args.padding_free
+                self.pad_token_id, args.max_length, args.truncation_mode, padding_free=args.padding_free
             )
-
-        self.uses_reference = _uses_reference(args)
-        # With precompute (or no reference at all) no reference module is kept on the trainer.
-        self.ref_model = parts.ref_model
 
         super().__init__(
             model=model,
@@ -368,7 +364,6 @@ class DPOTrainer(Trainer):
         )
         base_model = model.get_base_model() if is_peft_model(model) else model
         self._accepts_logits_to_keep = "logits_to_keep" in inspect.signature(base_model.forward).parameters
-        self._dpo_metrics = MetricsWindow()
         self.num_reference_forwards = 0  # precompute batches actually run (0 when the cache was reused)
 
         if self.uses_reference and args.precompute_ref_log_probs:
@@ -384,12 +379,7 @@ class DPOTrainer(Trainer):
                 self.eval_dataset = self._add_reference_logps(self.eval_dataset, "eval", given)
             del given
         del parts, ref_model
-        attach_owned_callbacks(self, self.ref_model)
-
-    def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs: Any) -> Any:
-        """``Trainer.train`` that also restores the TR-DPO reference saved in the checkpoint (the Trainer
-        restores the rest)."""
-        return super().train(resume_from_checkpoint=resolve_resume(self, resume_from_checkpoint), **kwargs)
+        self.finish()
 
     # ---------------------------------------------------------------------------------------------
     # reference log-probs
@@ -593,12 +583,12 @@ class DPOTrainer(Trainer):
             "logps/rejected",
         )
         for name, value in zip(names, means):
-            self._dpo_metrics.add(mode, name, value, weight=n)
+            self.metrics.add(mode, name, value, weight=n)
         logit_c, tok_c, logit_r, tok_r, attended = token_stats.tolist()
         if tok_c > 0:
-            self._dpo_metrics.add(mode, "logits/chosen", logit_c / tok_c, weight=tok_c)
+            self.metrics.add(mode, "logits/chosen", logit_c / tok_c, weight=tok_c)
         if tok_r > 0:
-            self._dpo_metrics.add(mode, "logits/rejected", logit_r / tok_r, weight=tok_r)
+            self.metrics.add(mode, "logits/rejected", logit_r / tok_r, weight=tok_r)
         if mode == "train" and self.args.include_num_input_tokens_seen == "no":
             # Kept in TrainerState (saved in checkpoints, so resuming continues the count). When the user
             # asks Trainer to count input tokens itself, Trainer owns the field and we only report it.
@@ -626,8 +616,7 @@ class DPOTrainer(Trainer):
         return loss.detach(), logits, torch.zeros(logits.shape[0], dtype=torch.long, device=logits.device)
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-        """Add the window-averaged preference metrics (``eval_``-prefixed in evaluation) and ``num_tokens``."""
-        self._dpo_metrics.merge_into(logs)  # in place, so evaluate() returns them too
+        """Add ``num_tokens`` to training logs; ``TrainerSkeleton.log`` adds the window-averaged metrics."""
         if not any(key.startswith("eval_") for key in logs):
             logs["num_tokens"] = float(self.state.num_input_tokens_seen)
         super().log(logs, start_time)
@@ -644,11 +633,6 @@ class DPOTrainer(Trainer):
                 name="eval",
             )
         return super().get_eval_dataloader(eval_dataset)
-
-
-def _uses_reference(args: DPOConfig) -> bool:
-    """Whether the objective compares with a reference policy (not for reference-free losses)."""
-    return not args.reference_free and needs_reference(args.loss_type)
 
 
 def _attended_tokens(inputs: dict[str, torch.Tensor]) -> torch.Tensor:

@@ -4,7 +4,8 @@ Why checkpoint it: a round feeds ``steps_per_generation × num_iterations`` micr
 checkpoint usually falls in the middle of a round. TRL drops the buffer and regenerates on resume,
 which changes the completions (new samples), hence the gradients, hence the whole rest of the run.
 We write each process's buffer into the checkpoint folder (``on_save`` of a callback, a public
-route) and load it back in ``GRPOTrainer.train``. Random state: a round's completions are sampled
+route) and load it back before training resumes (:meth:`SaveRoundBufferCallback.load_checkpoint`).
+Random state: a round's completions are sampled
 from an RNG seeded by ``(seed, process, epoch, round)`` (``GRPOTrainer.generation_rng``), so they
 do not depend on what ran before; the global RNG (dropout, ...) comes back through the Trainer's own
 ``rng_state*.pth``. Together they make a resumed run continue exactly as the uninterrupted one.
@@ -26,13 +27,14 @@ from __future__ import annotations
 import contextlib
 import os
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+from transformers import TrainerControl, TrainerState, TrainingArguments
 
-from trainwright.callbacks.checkpointed import checkpoint_folder
+from trainwright.callbacks.checkpointed import CheckpointedCallback, checkpoint_folder
 from trainwright.storage.tensor_files import UNREADABLE, load_tensor_file, save_tensor_file, why_unusable
 
 BUFFER_FILE = "grpo_buffer_rank{rank}.pt"
@@ -102,15 +104,30 @@ def _checked_state(state: Any) -> tuple[tuple[int, int] | None, list[dict[str, A
     return (tuple(key) if key is not None else None), micro_batches  # type: ignore[return-value]
 
 
-class SaveRoundBufferCallback(TrainerCallback):
-    """Writes the trainer's current :class:`RoundBuffer` into every checkpoint folder.
+class SaveRoundBufferCallback(CheckpointedCallback):
+    """Writes the trainer's current :class:`RoundBuffer` into every checkpoint folder, and hands the saved
+    one back on resume.
 
-    ``on_save`` runs on every process right after the Trainer wrote ``checkpoint-<global_step>``.
+    ``on_save`` runs on every process right after the Trainer wrote ``checkpoint-<global_step>``;
+    :meth:`load_checkpoint` runs before training resumes (``TrainerSkeleton.train``).
     """
 
-    def __init__(self, get_buffer: Any, rank: int) -> None:
+    def __init__(
+        self,
+        get_buffer: Callable[[], RoundBuffer],
+        set_buffer: Callable[[RoundBuffer], None],
+        rank: int,
+    ) -> None:
         self.get_buffer = get_buffer
+        self.set_buffer = set_buffer
         self.rank = rank
+
+    def load_checkpoint(self, folder: str) -> bool:
+        restored = RoundBuffer.load(folder, self.rank)
+        if restored is None:
+            return False
+        self.set_buffer(restored)
+        return True
 
     def on_save(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
