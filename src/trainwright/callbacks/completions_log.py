@@ -12,6 +12,8 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+from trainwright.storage.atomic import append_bytes
+
 
 class CompletionsLogCallback(TrainerCallback):
     """Buffers completion rows and flushes them to ``path`` (JSONL) and W&B when the Trainer logs.
@@ -50,10 +52,8 @@ class CompletionsLogCallback(TrainerCallback):
             return control
         path = self._resolve_path(args)
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.writelines(
-                json.dumps({"step": state.global_step, **row}, default=str) + "\n" for row in rows
-            )
+        lines = (json.dumps({"step": state.global_step, **row}, default=str) + "\n" for row in rows)
+        append_bytes(path, "".join(lines).encode("utf-8"))  # whole lines, or none if the write fails
         self.rows_written += len(rows)
         if self.num_to_print:
             print(format_rows(rows[: self.num_to_print], state.global_step, len(rows)))

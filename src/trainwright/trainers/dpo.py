@@ -284,6 +284,7 @@ class DPOTrainer(TrainerSkeleton):
     # the optimizer step, independent of the GA setting. Under DDP each rank's mean is averaged by the
     # gradient all-reduce, which gives the same global mean. (``loss_is_scaled_for_ga = False``: TrainerSkeleton.)
     trl_name = "DPO"
+    train_dataset_needs = "a datasets.Dataset with prompt/chosen/rejected columns"
     config_class = DPOConfig
 
     @classmethod
@@ -316,13 +317,10 @@ class DPOTrainer(TrainerSkeleton):
                 "DPOConfig.remove_unused_columns=True would drop the tokenised prompt_ids/chosen_ids/rejected_ids "
                 "columns before the collator sees them; leave it False"
             )
-        if train_dataset is None:
-            raise ValueError(
-                "train_dataset is required: a datasets.Dataset with prompt/chosen/rejected columns"
-            )
         parts = self.prepare(
             args=args,
             model=model,
+            train_dataset=train_dataset,
             processing_class=processing_class,
             ref_model=ref_model,
             peft_config=peft_config,

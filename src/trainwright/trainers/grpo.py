@@ -108,6 +108,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
     """
 
     trl_name = "GRPO"
+    train_dataset_needs = "GRPO generates its completions from the dataset's prompts"
     config_class = GRPOConfig
 
     @classmethod
@@ -135,13 +136,10 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
             raise ValueError(
                 "No reward source provided: pass reward_funcs (reward functions, reward models or model ids)"
             )
-        if train_dataset is None:
-            raise ValueError(
-                "`train_dataset` is required: GRPO generates its completions from the dataset's prompts"
-            )
         parts = self.prepare(
             args=args,
             model=model,
+            train_dataset=train_dataset,
             processing_class=processing_class,
             ref_model=ref_model,
             peft_config=peft_config,

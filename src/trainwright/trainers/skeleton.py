@@ -50,6 +50,8 @@ class TrainerSkeleton(Trainer):
     trl_name: ClassVar[str]
     #: the trainer's config class (``DPOConfig`` / ``GRPOConfig``); ``args`` must be one
     config_class: ClassVar[type]
+    #: what the train dataset must hold, for the error when there is none
+    train_dataset_needs: ClassVar[str]
 
     # Both compute_loss methods return the mean over the micro-batch; Trainer.training_step then divides
     # by gradient accumulation (transformers 5.x asks a subclass whether it already did).
@@ -79,12 +81,15 @@ class TrainerSkeleton(Trainer):
         *,
         args: Any,
         model: str | nn.Module,
+        train_dataset: Any,
         processing_class: Any,
         ref_model: str | nn.Module | None,
         peft_config: Any,
     ) -> TrainerParts:
         """Step 1 of ``__init__`` (before ``Trainer.__init__``): checks, parts and the shared facts."""
         cls = type(self)
+        if train_dataset is None:
+            raise ValueError(f"`train_dataset` is required: {cls.train_dataset_needs}")
         parts = prepare_parts(
             who=cls.__name__,
             args=args,
