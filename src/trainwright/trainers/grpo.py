@@ -55,7 +55,7 @@ from trainwright.trainers.grpo_entropy import (
 )
 from trainwright.trainers.grpo_loss import LossOutput, LossSettings, grpo_loss, off_policy_mask
 from trainwright.trainers.grpo_metrics import StepTimeCallback
-from trainwright.trainers.grpo_model import cast_lm_head_to_fp32, router_aux_loss_coef
+from trainwright.trainers.grpo_model import cast_lm_head_to_fp32
 from trainwright.trainers.grpo_rewards import RewardFunc, RewardScorer
 from trainwright.trainers.grpo_round import check_prompt_dataset
 from trainwright.trainers.grpo_rounds import GenerationRounds
@@ -66,12 +66,7 @@ from trainwright.trainers.grpo_sampler import (
     RoundRows,
     collate_round,
 )
-from trainwright.trainers.grpo_stream import (
-    NO_DISPATCH,
-    RoundStream,
-    configure_for_streaming,
-    is_streamed,
-)
+from trainwright.trainers.grpo_stream import NO_DISPATCH, RoundStream, configure_for_streaming
 from trainwright.trainers.learning_signal import NoSignalRounds
 from trainwright.trainers.logprobs import (
     SharedPrefix,
@@ -82,6 +77,7 @@ from trainwright.trainers.logprobs import (
 )
 from trainwright.trainers.reference import reference_forward
 from trainwright.trainers.skeleton import TrainerSkeleton
+from trainwright.trainers.streaming import is_streamed
 
 logger = logging.getLogger(__name__)
 
@@ -166,8 +162,6 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
             for module in (model, parts.ref_model):
                 if module is not None:
                     cast_lm_head_to_fp32(module)
-        #: weight of the MoE load-balancing loss; TRL's ``aux_loss_enabled`` says whether it is added
-        self.router_aux_loss_coef = router_aux_loss_coef(model, args.router_aux_loss_coef)
         super().__init__(
             model=model,
             args=args,
@@ -229,11 +223,6 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
     @property
     def reward_weights(self) -> torch.Tensor:
         return self.scorer.weights
-
-    @property
-    def aux_loss_enabled(self) -> bool:
-        """Whether the loss adds the MoE load-balancing loss (``router_aux_loss_coef != 0``)."""
-        return self.router_aux_loss_coef != 0.0
 
     @property
     def entropy_coef(self) -> float:

@@ -11,7 +11,8 @@ A trainer's ``__init__`` runs, in order:
 1. :meth:`TrainerSkeleton.prepare`: the construction checks and parts of
    :func:`~trainwright.trainers.construction.prepare_parts` (config type, model and tokenizer loading,
    PEFT, the reference policy, dropout off), with TRL's default output folder
-   (``<model name>-DPO`` / ``<model name>-GRPO``), the pad id and the metrics window;
+   (``<model name>-DPO`` / ``<model name>-GRPO``), the pad id, the metrics window and the weight of
+   a Mixture-of-Experts model's load-balancing loss (TRL's ``aux_loss_enabled``);
 2. its own set-up, then ``Trainer.__init__``;
 3. :meth:`TrainerSkeleton.finish`: the model tags (``trl`` and the trainer's name), the reference on
    the device and the callbacks the configuration asks for
@@ -39,6 +40,7 @@ from trainwright.trainers.construction import (
     resolve_resume,
     tag_model,
 )
+from trainwright.trainers.grpo_model import router_aux_loss_coef
 from trainwright.trainers.metrics import MetricsWindow
 
 
@@ -65,6 +67,8 @@ class TrainerSkeleton(Trainer):
     metrics: MetricsWindow
     #: the reference module kept on the trainer (``None``: none needed, precomputed, or a PEFT policy's base)
     ref_model: nn.Module | None
+    #: weight of a Mixture-of-Experts model's load-balancing loss in the objective (0: not added)
+    router_aux_loss_coef: float
 
     @classmethod
     def uses_reference_for(cls, args: Any) -> bool:
@@ -105,7 +109,13 @@ class TrainerSkeleton(Trainer):
         self.pad_token_id = padding_token_id(parts.processing_class, parts.model, cls.__name__)
         self.metrics = MetricsWindow()
         self.ref_model = parts.ref_model
+        self.router_aux_loss_coef = router_aux_loss_coef(parts.model, parts.args.router_aux_loss_coef)
         return parts
+
+    @property
+    def aux_loss_enabled(self) -> bool:
+        """Whether the loss adds the MoE load-balancing loss (``router_aux_loss_coef != 0``), TRL's name."""
+        return self.router_aux_loss_coef != 0.0
 
     def finish(self) -> CompletionsLogCallback | None:
         """Step 3 of ``__init__`` (after ``Trainer.__init__``); returns the completions table's callback
