@@ -222,7 +222,7 @@ class Catalog:
         self._module_facts: ModuleFacts | None = None
         self._argument_facts: ArgumentFacts | None = None
         self._names_cache: dict[tuple[str, int], frozenset[str] | None] = {}
-        self._runs_cache: dict[tuple[str, str, str, tuple[str, ...]], tuple[int, ...]] = {}
+        self._runs_cache: dict[tuple[str, str, str, tuple[str, ...]], tuple[Any, ...]] = {}
 
     def __repr__(self) -> str:
         return f"Catalog({self.library}, {self.versions[0]}..{self.newest}, {len(self.versions)} releases)"
@@ -349,6 +349,23 @@ class Catalog:
             entry = self._raw["classes"].get(cls, {}).get(name)
             spans = (entry["defs"], entry["calls"], entry["called"]) if entry is not None else ()
             cached = self._runs_cache[key] = self._run_ids(releases, spans)
+        return cached
+
+    def caller_closure(self, name: str, cls: str = DEFAULT_CLASS) -> tuple[str, ...]:
+        """Every method of ``cls`` that calls ``name`` in some covered release, directly or through
+        such callers, sorted: the methods whose facts decide whether a call of ``name`` still runs."""
+        key = ("closure", cls, name, ())
+        cached = self._runs_cache.get(key)
+        if cached is None:
+            seen: set[str] = set()
+            todo = [name]
+            while todo:
+                for _first, _last, sites in self.call_history(todo.pop(), cls):
+                    for site in sites:
+                        if "." not in site.caller and site.caller not in seen:
+                            seen.add(site.caller)
+                            todo.append(site.caller)
+            cached = self._runs_cache[key] = tuple(sorted(seen))
         return cached
 
     def class_runs(self, cls: str, releases: tuple[str, ...]) -> tuple[int, ...]:
