@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import CALLBACK
 from trainwright_lint.rules._events import is_event_name
-from trainwright_lint.rules.base import ClassContext, Example, Rule
+from trainwright_lint.rules.base import Candidate, ClassContext, Example, Rule
 from trainwright_lint.syntax import dotted_name, super_method
 
 
@@ -118,29 +118,45 @@ class EventReturnValue(Rule):
         ),
     )
 
-    def check(self, ctx: ClassContext) -> Iterator[Finding]:
+    def candidates(self, ctx: ClassContext) -> Iterator[Candidate]:
+        # Whether a method is an event counts every catalogued release (``is_event_name``): the
+        # judgement does not depend on the release, so each candidate is judged once.
         for _method, fn in ctx.methods():
-            if not fn.name.startswith("on_") or not is_event_name(ctx, fn.name):
+            if not fn.name.startswith("on_"):
                 continue
-            control = _control_param(fn)
-            copies = _control_copies(fn, control)
-            for node in _returns(fn):
-                if not isinstance(node, ast.Return) or node.value is None:
-                    continue
-                value = node.value
-                if isinstance(value, ast.Constant) and value.value is None:
-                    continue
-                if isinstance(value, ast.Name) and (value.id == control or value.id in copies):
-                    continue
-                if _copies(value, control):
-                    continue  # copy.deepcopy(control): a TrainerControl all the same
-                if super_method(value) == fn.name:
-                    continue  # forwards the parent callback's own return value
-                shown = ast.unparse(value)
-                shown = shown if len(shown) <= 40 else shown[:37] + "..."
-                yield self.report(
-                    ctx,
-                    node,
-                    self.message.format(method=fn.name, value=shown, control=control),
-                    method=fn.name,
+            for node, shown, control in _bad_returns(fn):
+                yield Candidate(
+                    lambda c, fn=fn, node=node, shown=shown, control=control: self._judge(  # type: ignore[misc]
+                        c, fn, node, shown, control
+                    )
                 )
+
+    def _judge(
+        self, ctx: ClassContext, fn: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.Return, shown: str, control: str
+    ) -> Finding | None:
+        if not is_event_name(ctx, fn.name):
+            return None
+        return self.report(ctx, node, self.message.format(method=fn.name, value=shown, control=control), method=fn.name)
+
+
+def _bad_returns(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.Return, str, str]]:
+    """(return, its value as shown, the control parameter) of each ``return`` whose value is not
+    None, the control object, a copy of it or the parent callback's own return value."""
+    control = _control_param(fn)
+    copies = _control_copies(fn, control)
+    out = []
+    for node in _returns(fn):
+        if not isinstance(node, ast.Return) or node.value is None:
+            continue
+        value = node.value
+        if isinstance(value, ast.Constant) and value.value is None:
+            continue
+        if isinstance(value, ast.Name) and (value.id == control or value.id in copies):
+            continue
+        if _copies(value, control):
+            continue  # copy.deepcopy(control): a TrainerControl all the same
+        if super_method(value) == fn.name:
+            continue  # forwards the parent callback's own return value
+        shown = ast.unparse(value)
+        out.append((node, shown if len(shown) <= 40 else shown[:37] + "...", control))
+    return out
