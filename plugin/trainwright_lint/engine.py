@@ -71,10 +71,13 @@ def lint_unit(
     releases: TargetReleases,
     rules: Sequence[Rule],
     timings: dict[str, float] | None = None,
+    *,
+    per_release: bool = False,
 ) -> list[Finding]:
     """The findings of one file (not noqa-filtered: front ends decide), sorted. ``timings``, when
     given, accumulates CPU seconds per rule code (a shared fact counts for the rule that needed it
-    first)."""
+    first). ``per_release`` judges every candidate at every release point instead of once per run
+    of equal facts: the slow reference that the runs must agree with (tests)."""
     if not rules:
         return []
     model = workspace.model
@@ -93,12 +96,14 @@ def lint_unit(
             continue  # a CallbackHandler dispatches events: its returns are the control object by design
         applicable = [r for r in rules if role in r.roles]
         if applicable:
-            findings += _lint_class(key, role, unit, cls, node, workspace, releases, applicable, timings)
+            findings += _lint_class(
+                key, role, unit, cls, node, workspace, releases, applicable, timings, per_release
+            )
     findings.sort(key=Finding.sort_key)
     return findings
 
 
-def _lint_class(key, role, unit, cls, node, workspace, releases, rules, timings):  # type: ignore[no-untyped-def]
+def _lint_class(key, role, unit, cls, node, workspace, releases, rules, timings, per_release):  # type: ignore[no-untyped-def]
     model: ProjectModel = workspace.model
     info = model.info(key)
     users = model.mixin_users().get(key, ()) if role == MIXIN else ()
@@ -142,9 +147,9 @@ def _lint_class(key, role, unit, cls, node, workspace, releases, rules, timings)
     out: list[Finding] = []
     for rule in rules:
         started = time.process_time()
-        if rule.judges_candidates():
+        if rule.judges_candidates() and not per_release:
             out += _judge_candidates(rule, rule.candidates(at(newest)), runs, at, releases)
-        elif not rule.version_dependent:
+        elif not rule.version_dependent and not rule.judges_candidates():
             out += _with_fix_range(rule, list(rule.check(at(newest))), {p: at(p) for p in points}, releases)
         else:
             held: dict[tuple[object, ...], list[tuple[tuple[str, str], Finding]]] = {}
