@@ -71,12 +71,7 @@ from trainwright.trainers.grpo_sampler import (
     RoundRows,
     collate_round,
 )
-from trainwright.trainers.grpo_stream import (
-    NO_DISPATCH,
-    RoundStream,
-    configure_for_streaming,
-    is_streamed,
-)
+from trainwright.trainers.grpo_stream import NO_DISPATCH, RoundStream, configure_for_streaming
 from trainwright.trainers.learning_signal import NoSignalRounds
 from trainwright.trainers.logprobs import (
     SharedPrefix,
@@ -87,6 +82,7 @@ from trainwright.trainers.logprobs import (
 )
 from trainwright.trainers.metrics import MetricsWindow
 from trainwright.trainers.reference import reference_forward
+from trainwright.trainers.streaming import is_streamed
 
 logger = logging.getLogger(__name__)
 
