@@ -90,7 +90,9 @@ def parse_only(paths: list[str]) -> float:
 
 def rounds(repeat: int, sides: dict[str, Callable[[], float]]) -> dict[str, float]:
     """The median of each side over ``repeat`` interleaved rounds, after one unmeasured warm-up run of
-    each (it writes the bytecode caches and fills the file cache)."""
+    each (it writes the bytecode caches and fills the file cache). ``repeat`` 0: not measured (nan)."""
+    if repeat <= 0:
+        return {name: float("nan") for name in sides}
     for measure in sides.values():
         measure()
     values: dict[str, list[float]] = {name: [] for name in sides}
@@ -107,7 +109,11 @@ def rounds(repeat: int, sides: dict[str, Callable[[], float]]) -> dict[str, floa
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="rounds per measure (median reported)")
+    parser.add_argument(
+        "--measures", nargs="+", choices=sorted(GOALS), default=sorted(GOALS), help="which ratios to measure"
+    )
     args = parser.parse_args(argv)
+    wanted = set(args.measures)
     bindir = Path(sys.executable).parent
     trainwright, ruff = str(bindir / "trainwright"), str(bindir / "ruff")
     with tempfile.TemporaryDirectory(prefix="tw-lint-speed-") as tmp:
@@ -128,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
             return timed([trainwright, "lint", "-j", "1", "--exit-zero", "trl"], work)[1]
 
         first = rounds(
-            args.repeat, {"ast.parse (gated TRL files)": parse_cpu, "trainwright lint -j 1": lint_cpu}
+            args.repeat if "lint_vs_parse" in wanted else 0,
+            {"ast.parse (gated TRL files)": parse_cpu, "trainwright lint -j 1": lint_cpu},
         )
 
         flake8 = ["--isolated", "--exit-zero", "-j", "1", "trl"]
@@ -140,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
             return timed([sys.executable, __file__, NO_PLUGIN, *flake8], work)[1]
 
         second = rounds(
-            args.repeat, {"flake8 without plugin": flake8_bare_cpu, "flake8 + plugin": flake8_cpu}
+            args.repeat if "flake8_plugin" in wanted else 0,
+            {"flake8 without plugin": flake8_bare_cpu, "flake8 + plugin": flake8_cpu},
         )
 
         def lint_wall() -> float:
@@ -151,13 +159,18 @@ def main(argv: list[str] | None = None) -> int:
                 [ruff, "check", "--isolated", "--no-cache", "--exit-zero", "-q", "transformers", "trl"], work
             )[0]
 
-        third = rounds(args.repeat, {"ruff check": ruff_wall, "trainwright lint": lint_wall})
+        third = rounds(
+            args.repeat if "lint_vs_ruff" in wanted else 0, {"ruff check": ruff_wall, "trainwright lint": lint_wall}
+        )
 
         def lint_at(version: str) -> Callable[[], float]:
             cmd = [trainwright, "lint", "-j", "1", "--exit-zero", "--transformers-version", version, "trl"]
             return lambda: timed(cmd, work)[1]
 
-        fourth = rounds(args.repeat, {f"lint at {RELEASE}": lint_at(RELEASE), f"lint at {RANGE}": lint_at(RANGE)})
+        fourth = rounds(
+            args.repeat if "range_vs_release" in wanted else 0,
+            {f"lint at {RELEASE}": lint_at(RELEASE), f"lint at {RANGE}": lint_at(RANGE)},
+        )
         n_trl = sum(1 for _ in (work / "trl").rglob("*.py"))
         n_all = n_trl + sum(1 for _ in (work / "transformers").rglob("*.py"))
     ratios = {
@@ -195,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     print("| measure | goal | result | ratio |")
     print("|---|---:|---|---:|")
     for key, label, detail in rows:
+        if key not in wanted:
+            continue
         print(f"| {label} | ≤ {GOALS[key]:g} | {detail} | {ratios[key]:.2f} |")
     return 0
 
