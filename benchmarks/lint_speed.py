@@ -160,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
             )[0]
 
         third = rounds(
-            args.repeat if "lint_vs_ruff" in wanted else 0, {"ruff check": ruff_wall, "trainwright lint": lint_wall}
+            args.repeat if "lint_vs_ruff" in wanted else 0,
+            {"ruff check": ruff_wall, "trainwright lint": lint_wall},
         )
 
         def lint_at(version: str) -> Callable[[], float]:

@@ -8,14 +8,14 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
-
-from trainwright.catalog import load_catalog
 from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.analysis.workspace import parse_source
 from trainwright_lint.configuration import LintConfig
 from trainwright_lint.engine import enabled_rules, lint_unit, single_file_workspace, target_releases
 from trainwright_lint.project.summary import summarise
 from trainwright_lint.rules import RULES
+
+from trainwright.catalog import load_catalog
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RANGES = (">=4.36", ">=4.46,<5.25", ">=4.44,<4.50", ">=5.0")
@@ -37,7 +37,9 @@ def _lint(source: str, path: Path, version: str, per_release: bool) -> list[dict
     tree = parse_source(source, str(path))
     unit = FileUnit(str(path), source, tree, summarise(tree, str(path), source, workspace.words))
     workspace.add(unit)
-    findings = lint_unit(unit, workspace, target_releases(config), enabled_rules(config), per_release=per_release)
+    findings = lint_unit(
+        unit, workspace, target_releases(config), enabled_rules(config), per_release=per_release
+    )
     return [asdict(f) for f in findings]
 
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from trainwright_lint.analysis import effects as effects_mod
-from trainwright_lint.analysis.unit import FileUnit, nodes_on_lines
+from trainwright_lint.analysis.observing import MethodFacts, Observation, observe
+from trainwright_lint.analysis.unit import FileUnit, nodes_on_lines, own_statements
 from trainwright_lint.analysis.workspace import MethodRef, Workspace
 from trainwright_lint.edits import Edit
 from trainwright_lint.finding import Finding
@@ -232,6 +233,21 @@ class ClassContext:
             return sorted(found, key=lambda n: (n.lineno, n.col_offset))  # type: ignore[arg-type, return-value]
 
         return self.unit.memo(("super", self.cls.qualname, method.line), compute)  # type: ignore[return-value]
+
+    def statements(self, method: MethodSummary, node: FunctionNode) -> list[ast.stmt]:
+        """The method's own statements, nested blocks included (``analysis.unit.own_statements``)."""
+        return self.unit.memo(("statements", self.cls.qualname, method.line), lambda: own_statements(node))  # type: ignore[return-value]
+
+    def observation(self, method: MethodSummary, node: FunctionNode) -> Observation:
+        """What of ``method`` a callback could do (``analysis.observing``; TW201, TW202, TW203)."""
+        facts = MethodFacts(
+            unit=self.unit,
+            qualname=self.cls.qualname,
+            overrides_upstream=self.upstream_method(method.name),
+            effects=lambda: self.effects(method, node),
+            owners=lambda: self.upstream_owners(method.name),
+        )
+        return observe(facts, method, node)
 
     def method_ref(self, name: str) -> MethodRef | None:
         return self.workspace.method(self.key, name)
