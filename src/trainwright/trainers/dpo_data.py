@@ -65,7 +65,9 @@ def extract_implicit_prompt(example: dict[str, Any]) -> dict[str, Any]:
             "prompt to extract; add a 'prompt' column"
         )
     if n == len(chosen) or n == len(rejected):
-        raise ValueError(f"implicit prompt: one of the {what} is a prefix of the other, leaving an empty reply")
+        raise ValueError(
+            f"implicit prompt: one of the {what} is a prefix of the other, leaving an empty reply"
+        )
     return {"prompt": chosen[:n], "chosen": chosen[n:], "rejected": rejected[n:]}
 
 
@@ -301,7 +303,9 @@ def _report_dropped(name: str, before: int, after: int, max_length: int) -> None
             max_length,
         )
     if after == 0:
-        raise ValueError(f"{name} dataset is empty after dropping prompts longer than max_length={max_length}")
+        raise ValueError(
+            f"{name} dataset is empty after dropping prompts longer than max_length={max_length}"
+        )
 
 
 def ld_token_weights(completion_rows: list[list[int]], pairs: int, alpha: float) -> list[list[float]]:

@@ -38,4 +38,6 @@ def check_stream_settings(args: Any, train_dataset: Any, eval_dataset: Any = Non
         )
     args.accelerator_config.dispatch_batches = False
     if is_streamed(train_dataset):
-        read_stream_with_one_worker(args, "(each loader worker would read the whole stream, repeating its rows)")
+        read_stream_with_one_worker(
+            args, "(each loader worker would read the whole stream, repeating its rows)"
+        )

@@ -11,10 +11,9 @@ uninterrupted one saw, across passes too.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import Any
-
-import logging
 
 import datasets
 import torch
