@@ -15,6 +15,7 @@ frozen copy instead, so the reference works for any ``nn.Module``.
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,6 +44,8 @@ from trainwright.trainers.distributed import (
 from trainwright.trainers.reference import build_reference_model, is_peft_model
 
 _DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
+
+logger = logging.getLogger(__name__)
 
 
 def init_kwargs(args: TrainingArguments) -> dict[str, Any]:
@@ -84,10 +87,9 @@ def load_model(model: str | nn.Module, args: TrainingArguments) -> nn.Module:
 
         return load_pretrained(model, AutoModelForCausalLM, args)
     if getattr(args, "model_init_kwargs", None):
-        warnings.warn(
+        logger.warning(
             "model_init_kwargs is ignored: the model is already instantiated (it only applies to models given "
-            "as an id or folder)",
-            stacklevel=3,
+            "as an id or folder)"
         )
     return model
 

@@ -217,14 +217,18 @@ def test_dpo_loads_model_reference_and_tokenizer_from_folders(tmp_path) -> None:
     assert default.model.dtype == torch.float32
 
 
-def test_dpo_model_init_kwargs_ignored_for_an_instance_warns(make_model, tokenizer, tmp_path) -> None:
-    with pytest.warns(UserWarning, match="model_init_kwargs is ignored"):
+def test_dpo_model_init_kwargs_ignored_for_an_instance_warns(make_model, tokenizer, tmp_path, caplog) -> None:
+    """Through a ``trainwright`` logger, as TRL's ``logger.warning`` (TRL's tests read warnings with caplog)."""
+    with caplog.at_level("WARNING", logger="trainwright"):
         DPOTrainer(
             make_model(),
             args=make_config(tmp_path, model_init_kwargs={"dtype": "bfloat16"}),
             train_dataset=text_pairs(2),
             processing_class=tokenizer,
         )
+    assert any(
+        r.name.startswith("trainwright.") and "model_init_kwargs is ignored" in r.getMessage() for r in caplog.records
+    )
 
 
 # ---- bad rows are named ------------------------------------------------------------------------------
