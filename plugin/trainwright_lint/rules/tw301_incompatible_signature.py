@@ -16,7 +16,17 @@ from trainwright_lint.project.model import split_key
 from trainwright_lint.project.summary import MethodSummary
 from trainwright_lint.rules._fix_plans import plan_add_params, signature_with
 from trainwright_lint.rules._super_target import super_target
-from trainwright_lint.rules.base import SAFE, ClassContext, Example, Rule
+from trainwright_lint.rules.base import (
+    SAFE,
+    Candidate,
+    ClassContext,
+    Example,
+    Fact,
+    Rule,
+    library_class_fact,
+    library_fact,
+    trainer_fact,
+)
 from trainwright_lint.syntax import FunctionNode, call_shape, is_self, super_method
 
 
@@ -167,27 +177,34 @@ class IncompatibleSignature(Rule):
         ),
     )
 
-    def check(self, ctx: ClassContext) -> Iterator[Finding]:
+    def candidates(self, ctx: ClassContext) -> Iterator[Candidate]:
         if ctx.catalog_cls is None and ctx.library_cls is None:
             return
-        live = LiveCallers(ctx)
         for method, fn in ctx.methods():
             if method.name.startswith("__") or method.kind == "property":
                 continue
-            finding = self._library_check(ctx, method, fn, live)
-            if finding is None:
-                finding = self._trainer_check(ctx, method, fn, live)
-            if finding is None:
-                finding = self._project_check(ctx, method, fn)
-            if finding is not None:
-                yield finding
+            yield Candidate(
+                lambda c, method=method, fn=fn: self._judge(c, method, fn),  # type: ignore[misc]
+                _reads(ctx, method),
+            )
+
+    def _judge(self, ctx: ClassContext, method: MethodSummary, fn: FunctionNode) -> Finding | None:
+        live = live_callers(ctx)
+        finding = self._library_check(ctx, method, fn, live)
+        if finding is None:
+            finding = self._trainer_check(ctx, method, fn, live)
+        if finding is None:
+            finding = ctx.fact(("tw301-project", method.name), lambda: self._project_check(ctx, method, fn))
+        return finding
 
     def _trainer_check(
         self, ctx: ClassContext, method: MethodSummary, fn: FunctionNode, live: LiveCallers
     ) -> Finding | None:
         """Call sites inside transformers' Trainer; the only kind with a fix (its signature is the model)."""
         info = ctx.trainer_method(method.name)
-        site = _first_incompatible(method.signature, info.call_sites if info else (), live.transformers)
+        site = _first_incompatible(
+            method.signature, info.call_sites if info else (), live.transformers_calling(method.name)
+        )
         if info is None or info.kind == "property" or site is None:
             return None
         message = self.message.format(version=ctx.target, **_described(method, site, info))
@@ -233,7 +250,51 @@ class IncompatibleSignature(Rule):
         if ref is None or info is None:
             return True  # the method does not exist at this release: nothing calls it
         fixed = signature_with(ref.method.signature, edit.params)
-        return _first_incompatible(fixed, info.call_sites, LiveCallers(ctx).transformers) is None
+        return (
+            _first_incompatible(fixed, info.call_sites, live_callers(ctx).transformers_calling(edit.method))
+            is None
+        )
+
+
+def _reads(ctx: ClassContext, method: MethodSummary) -> tuple[Fact, ...]:
+    """The catalogue facts that decide the upstream checks of ``method``: its own and those of every
+    method that may call it (whether a call still runs), on each side that has, in some covered
+    release, a call site the override cannot bind. None: the checks fail at every release alike."""
+    reads: list[Fact] = []
+    sides = (
+        (ctx.catalog, ctx.catalog_cls, trainer_fact),
+        (ctx.library_catalog, ctx.library_cls, library_fact),
+    )
+    for catalog, cls, fact in sides:
+        if catalog is None or cls is None or not catalog.ever_defined(method.name, cls=cls):
+            continue
+        if all(
+            method.signature.accepts(s.n_positional, s.keywords, s.star_args, s.star_kwargs)
+            for _first, _last, sites in catalog.call_history(method.name, cls=cls)
+            for s in sites
+        ):
+            continue
+        reads += [fact(cls, name) for name in (method.name, *catalog.caller_closure(method.name, cls=cls))]
+        if fact is library_fact:
+            reads.append(library_class_fact(cls))
+    return tuple(reads)
+
+
+def live_callers(ctx: ClassContext) -> LiveCallers:
+    """The live callers at ``ctx``'s release point, shared by the class's methods judged there."""
+    point = (ctx.target, ctx.library_view.version if ctx.library_view is not None else None)
+    return ctx.fact(("tw301-live", point), lambda: LiveCallers(ctx))
+
+
+# Methods the Trainer hands on as a value instead of calling them: ``get_train_dataloader`` passes
+# ``sampler_fn=self._get_train_sampler`` to ``_get_dataloader``, which calls ``sampler_fn(dataset)``. The
+# catalogue records that call under ``_get_dataloader`` (which every dataloader getter reaches), but it
+# runs only while a method that hands the value on runs: a class whose own ``get_train_dataloader`` calls
+# ``self._get_train_sampler()`` never gets the dataset passed. (caller, callee) -> the methods handing it on.
+_HANDED_ON: dict[tuple[str, str], tuple[str, ...]] = {
+    ("_get_dataloader", "_get_train_sampler"): ("get_train_dataloader",),
+    ("_get_dataloader", "_get_eval_sampler"): ("get_eval_dataloader", "get_test_dataloader"),
+}
 
 
 class LiveCallers:
@@ -244,11 +305,23 @@ class LiveCallers:
 
     def __init__(self, ctx: ClassContext) -> None:
         self.ctx = ctx
-        self.replaced, self.texts = _replaced_methods(ctx)
+        self.replaced, self.texts = ctx.fact("tw301-replaced", lambda: _replaced_methods(ctx))
         self._memo: dict[tuple[str, str], bool] = {}
 
     def transformers(self, caller: str) -> bool:
         return self._live("transformers", caller, set())
+
+    def transformers_calling(self, callee: str) -> Callable[[str], bool]:
+        """``transformers`` for the call sites of ``callee``: a call through a value that another method
+        hands on (``_HANDED_ON``) runs only while one of those methods does."""
+
+        def live(caller: str) -> bool:
+            passers = _HANDED_ON.get((caller, callee))
+            if passers is not None:
+                return any(self.transformers(p) for p in passers)
+            return self.transformers(caller)
+
+        return live
 
     def trl(self, caller: str) -> bool:
         return self._live("trl", caller, set())
@@ -451,7 +524,7 @@ def _plan(
     range binds (the edit is checked again per release by ``fix_is_valid``), and forward those that
     the definition ``super()`` reaches accepts when the override calls ``super()`` for its method."""
     sites: list[CallSite] = []
-    live = LiveCallers(ctx)
+    live = live_callers(ctx)
     catalog = ctx.catalog
     if catalog is None or ctx.catalog_cls is None:
         return None

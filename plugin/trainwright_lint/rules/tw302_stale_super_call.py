@@ -10,9 +10,30 @@ from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import short_name
 from trainwright_lint.rules._fix_plans import plan_drop_args
 from trainwright_lint.rules._super_target import super_target
-from trainwright_lint.rules.base import SAFE, ClassContext, Example, Rule
+from trainwright_lint.rules.base import (
+    SAFE,
+    Candidate,
+    ClassContext,
+    Example,
+    Fact,
+    Rule,
+    library_class_fact,
+    library_fact,
+    trainer_fact,
+)
 from trainwright_lint.rules.tw301_incompatible_signature import describe_call
 from trainwright_lint.syntax import call_shape, super_method
+
+
+def _reads(ctx: ClassContext, concrete: tuple[str, ...], method: str) -> tuple[Fact, ...]:
+    """The catalogue facts ``super_target`` may read for ``method``: transformers' trainers and the
+    TRL classes of the MROs."""
+    reads = [trainer_fact("Trainer", method), trainer_fact("Seq2SeqTrainer", method)]
+    for key in dict.fromkeys(k for c in concrete for k in ctx.workspace.model.info(c).mro_keys):
+        if key.startswith("trl."):
+            short = key.split(".", 1)[1]
+            reads += [library_fact(short, method), library_class_fact(short)]
+    return tuple(reads)
 
 
 class StaleSuperCall(Rule):
@@ -112,16 +133,19 @@ class StaleSuperCall(Rule):
         ),
     )
 
-    def check(self, ctx: ClassContext) -> Iterator[Finding]:
+    def candidates(self, ctx: ClassContext) -> Iterator[Candidate]:
         concrete = ctx.users if ctx.users else (ctx.key,)
         for method, fn in ctx.methods():
             for call in ctx.super_calls(method, fn):
                 name = super_method(call)
                 if name is None or name == "__init__":
                     continue
-                finding = self._check_call(ctx, concrete, method.name, call, name)
-                if finding is not None:
-                    yield finding
+                yield Candidate(
+                    lambda c, caller=method.name, call=call, name=name: self._check_call(  # type: ignore[misc]
+                        c, concrete, caller, call, name
+                    ),
+                    _reads(ctx, concrete, name),
+                )
 
     def _check_call(
         self, ctx: ClassContext, concrete: tuple[str, ...], caller: str, call: ast.Call, name: str

@@ -67,6 +67,7 @@ from trainwright.trainers.logprobs import (
     run_shared_prefix,
     token_logps_and_entropy,
 )
+from trainwright.trainers.model_card import ModelCardCallback
 from trainwright.trainers.reference import is_peft_model, reference_forward
 from trainwright.trainers.skeleton import TrainerSkeleton
 from trainwright.trainers.streaming import RepeatedStream, is_streamed
@@ -83,9 +84,14 @@ class SequenceLogps(NamedTuple):
     lengths: torch.Tensor  # (2B,) number of scored completion tokens
     logits_sum: torch.Tensor  # (2B,) sum over completion tokens of the vocabulary-mean logit (no grad)
     log_sum_sq: torch.Tensor | None = None  # (2B,) sum over completion tokens of log Σ_v p_v² (WPO; no grad)
-    entropy_sum: torch.Tensor | None = None  # (2B,) sum over completion tokens of the next-token entropy (no grad)
-    top1_sum: torch.Tensor | None = None  # (2B,) completion tokens that are the argmax of their logits (no grad)
+    entropy_sum: torch.Tensor | None = (
+        None  # (2B,) sum over completion tokens of the next-token entropy (no grad)
+    )
+    top1_sum: torch.Tensor | None = (
+        None  # (2B,) completion tokens that are the argmax of their logits (no grad)
+    )
     aux_loss: torch.Tensor | None = None  # the MoE load-balancing loss of the forward (None unless asked)
+    unweighted_logps: torch.Tensor | None = None  # (2B,) with LD-DPO weights: the plain sum of log-probs
 
 
 def sequence_logps(
@@ -131,7 +137,11 @@ def sequence_logps(
     bounds = [torch.where(target_mask.any(dim=0), columns[:width], width - 1).min()]
     half = input_ids.shape[0] // 2
     share = (
-        cache_argument is not None and logits_to_keep and not aux_loss and half > 0 and input_ids.shape[0] == 2 * half
+        cache_argument is not None
+        and logits_to_keep
+        and not aux_loss
+        and half > 0
+        and input_ids.shape[0] == 2 * half
     )
     if share:
         # the first column where a pair's two rows differ (or either is a completion token), and where
@@ -250,9 +260,16 @@ def _summed(
     if with_sum_sq:
         per_token = torch.cat([log_sum_squared_probs(piece, chunk_size) for piece in pieces], dim=1)
         log_sum_sq = (per_token * mask).sum(dim=-1)
-    logp_mask = mask if weights is None else weights.to(mask.dtype)
+    plain = (token_logps * mask).sum(dim=-1)
+    weighted = plain if weights is None else (token_logps * weights.to(mask.dtype)).sum(dim=-1)
     return SequenceLogps(
-        (token_logps * logp_mask).sum(dim=-1), mask.sum(dim=-1), logits_sum, log_sum_sq, entropy_sum, top1_sum
+        weighted,
+        mask.sum(dim=-1),
+        logits_sum,
+        log_sum_sq,
+        entropy_sum,
+        top1_sum,
+        unweighted_logps=None if weights is None else plain,
     )
 
 
@@ -280,10 +297,12 @@ def packed_sequence_logps(
     targets = input_ids[0, 1:]
     owner = owner_of[0, :-1]
     mask = (batch["completion_mask"][0, 1:].bool() & (owner_of[0, 1:] == owner)).to(logits.dtype)
-    logp_mask = mask if "logp_weights" not in batch else mask * batch["logp_weights"][0, 1:].to(mask.dtype)
+    weights = batch.get("logp_weights")
     # chunks of about chunk_size sequences' worth of positions, as in the padded path
     chunk = chunk_size * max(1, logits.shape[0] // num_rows)
-    token_logps, entropy = token_logps_and_entropy(logits.unsqueeze(1), targets.unsqueeze(1), chunk_size=chunk)
+    token_logps, entropy = token_logps_and_entropy(
+        logits.unsqueeze(1), targets.unsqueeze(1), chunk_size=chunk
+    )
 
     def per_sequence(values: torch.Tensor) -> torch.Tensor:
         return values.new_zeros(num_rows).index_add(0, owner, values)
@@ -295,14 +314,18 @@ def packed_sequence_logps(
         log_sum_sq = None
         if with_sum_sq:
             log_sum_sq = per_sequence(log_sum_squared_probs(logits.unsqueeze(1), chunk).squeeze(1) * mask)
+    token_logps = token_logps.squeeze(1)
+    plain = per_sequence(token_logps * mask)
+    weighted = plain if weights is None else per_sequence(token_logps * mask * weights[0, 1:].to(mask.dtype))
     return SequenceLogps(
-        per_sequence(token_logps.squeeze(1) * logp_mask),
+        weighted,
         per_sequence(mask),
         logits_sum,
         log_sum_sq,
         entropy_sum,
         top1_sum,
         getattr(outputs, "aux_loss", None) if aux_loss else None,
+        None if weights is None else plain,
     )
 
 
@@ -416,6 +439,7 @@ class DPOTrainer(TrainerSkeleton):
         base_model = model.get_base_model() if is_peft_model(model) else model
         self._accepts_logits_to_keep = "logits_to_keep" in inspect.signature(base_model.forward).parameters
         self.num_reference_forwards = 0  # precompute batches actually run (0 when the cache was reused)
+        self.add_callback(ModelCardCallback(self))  # TRL writes the tagged model card at every checkpoint
 
         given = parts.given_ref_model
         if self.uses_reference and args.precompute_ref_log_probs:
@@ -430,7 +454,9 @@ class DPOTrainer(TrainerSkeleton):
                 self.eval_dataset = self._add_reference_logps(self.eval_dataset, "eval", given)
         # An explicit reference is freed after precompute: evaluate() can then only score new data while the
         # policy (or the PEFT base) still is the reference.
-        self._reference_freed = given is not None if self.uses_reference and args.precompute_ref_log_probs else False
+        self._reference_freed = (
+            given is not None if self.uses_reference and args.precompute_ref_log_probs else False
+        )
         del parts, ref_model, given
         self.finish()
 
@@ -531,7 +557,11 @@ class DPOTrainer(TrainerSkeleton):
             return self._forward(ref, inputs).logps.detach()
 
     def _forward(
-        self, model: nn.Module, inputs: dict[str, torch.Tensor], with_sum_sq: bool = False, aux_loss: bool = False
+        self,
+        model: nn.Module,
+        inputs: dict[str, torch.Tensor],
+        with_sum_sq: bool = False,
+        aux_loss: bool = False,
     ) -> SequenceLogps:
         return sequence_logps(
             model,
@@ -583,6 +613,7 @@ class DPOTrainer(TrainerSkeleton):
             ref_rejected=None if ref is None else ref[half:],
             chosen_lengths=policy.lengths[:half],
             rejected_lengths=policy.lengths[half:],
+            chosen_unweighted=None if policy.unweighted_logps is None else policy.unweighted_logps[:half],
         )
         weights = wpo_pair_weights(policy.logps, policy.log_sum_sq, policy.lengths) if use_weighting else None
         params = self.loss_params()
@@ -687,13 +718,12 @@ class DPOTrainer(TrainerSkeleton):
         return loss.detach(), logits, torch.zeros(logits.shape[0], dtype=torch.long, device=logits.device)
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-        """Add ``num_tokens`` (the training tokens seen so far, in evaluation too, as TRL);
-        ``TrainerSkeleton.log`` adds the window-averaged preference metrics (``eval_``-prefixed in evaluation)."""
+        """Add ``num_tokens`` (the training tokens seen so far, in evaluation too) beside the window-averaged
+        preference metrics that ``TrainerSkeleton.log`` adds (``eval_``-prefixed in evaluation). As TRL, a log
+        with an empty window (the run summary right after a logging step) gets neither."""
         evaluating = any(key.startswith("eval_") for key in logs)
-        if evaluating and self.metrics.has("eval", "rewards/chosen"):
-            logs["eval_num_tokens"] = float(self.state.num_input_tokens_seen)
-        elif not evaluating:
-            logs["num_tokens"] = float(self.state.num_input_tokens_seen)
+        if self.metrics.has("eval" if evaluating else "train", "rewards/chosen"):
+            logs["eval_num_tokens" if evaluating else "num_tokens"] = float(self.state.num_input_tokens_seen)
         super().log(logs, start_time)
 
     def evaluate(
@@ -707,7 +737,11 @@ class DPOTrainer(TrainerSkeleton):
         needs the reference still at hand (see :meth:`_check_reference_available`)."""
         if eval_dataset is not None and not isinstance(eval_dataset, str):
             check_stream_settings(self.args, None, eval_dataset)
-            if self.uses_reference and self.args.precompute_ref_log_probs and not _has_reference_logps(eval_dataset):
+            if (
+                self.uses_reference
+                and self.args.precompute_ref_log_probs
+                and not _has_reference_logps(eval_dataset)
+            ):
                 self._check_reference_available()
             eval_dataset = _prepared(eval_dataset, self.processing_class, self.args, metric_key_prefix)
             if self.uses_reference and self.args.precompute_ref_log_probs:
@@ -741,7 +775,9 @@ class DPOTrainer(TrainerSkeleton):
     def _with_reference_logps(self, dataset: Any, name: str) -> Any:
         """``dataset`` (or each split of a dict) with its reference log-prob columns."""
         if isinstance(dataset, dict):
-            return {key: self._add_reference_logps(split, f"{name}-{key}", None) for key, split in dataset.items()}
+            return {
+                key: self._add_reference_logps(split, f"{name}-{key}", None) for key, split in dataset.items()
+            }
         return self._add_reference_logps(dataset, name, None)
 
     def get_eval_dataloader(self, eval_dataset: str | Dataset | IterableDataset | None = None) -> DataLoader:

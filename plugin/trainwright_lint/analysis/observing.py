@@ -13,19 +13,25 @@ instead, at statement granularity:
 
 Statements copied from transformers' or TRL's own methods (``analysis.upstream``) are upstream's
 behaviour, not the user's: none of them is reported.
+
+An analysis, not a rule: it sees one method and the few facts about its class it needs (whether the
+method overrides upstream's, whose copies count as upstream code, its effects), which the rules'
+``ClassContext.observation`` hands it, so that rules read the result and walk no tree themselves.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from trainwright_lint.analysis import kinds as K
 from trainwright_lint.analysis.effects import MethodEffects
+from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.analysis.upstream import CopiedStatements
 from trainwright_lint.project.summary import MethodSummary
-from trainwright_lint.rules.base import ClassContext
 from trainwright_lint.syntax import FunctionNode, dotted_name, walk_expression
 
 # Words without which a method body cannot hold callback-worthy code: a cheap text test that spares
@@ -54,6 +60,16 @@ def _may_observe(method: MethodSummary, body_text: str) -> bool:
 # Overrides that replace the training loop wholesale are copies of upstream's loop (from whichever
 # release, catalogued or not): the gates and flags in them are the Trainer's, not the user's choices.
 LOOP_REPLACEMENTS = frozenset({"train", "_inner_training_loop", "_run_epoch"})
+# Entry points whose own bookkeeping after the event they fire is the user's (``CoFiQATrainer.evaluate``
+# saves the best checkpoint after ``on_evaluate``). Any other override that fires callback events itself
+# (``self.callback_handler.on_log(...)``) re-implements a piece of the loop, usually copied from a release
+# older than the catalogue: its gates are the Trainer's, and TW101 reports the override itself.
+_EVENT_FIRING_ENTRY_POINTS = frozenset({"evaluate", "predict"})
+# Save methods whose purpose is writing the model: the files they write decide *what* is saved.
+SAVE_METHODS = frozenset({"save_model", "_save"})
+_MODEL_WRITES = re.compile(
+    r"save_pretrained|state_dict|torch\.save|save_file|safe_save|_save\(|save_model\(|push_to_hub|makedirs|mkdir"
+)
 
 
 @dataclass
@@ -72,22 +88,37 @@ class Observation:
     effects: MethodEffects | None = None
 
 
-def observe(ctx: ClassContext, method: MethodSummary, fn: FunctionNode) -> Observation:
+@dataclass(frozen=True)
+class MethodFacts:
+    """What ``observe`` needs to know about a method beyond its text: whether it overrides a method
+    upstream defines, and (computed only if needed) its effects and the upstream classes whose
+    copies of it count as upstream code (``analysis.upstream.CopiedStatements``)."""
+
+    unit: FileUnit
+    qualname: str  # the class's
+    overrides_upstream: bool
+    effects: Callable[[], MethodEffects]
+    owners: Callable[[], list[tuple[Any, str]]]
+
+
+def observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Observation:
     """What of ``method`` a callback could do (memoised per method)."""
-    return ctx.unit.memo(("observe", ctx.cls.qualname, method.line), lambda: _observe(ctx, method, fn))  # type: ignore[return-value]
+    return facts.unit.memo(("observe", facts.qualname, method.line), lambda: _observe(facts, method, fn))  # type: ignore[return-value]
 
 
-def _observe(ctx: ClassContext, method: MethodSummary, fn: FunctionNode) -> Observation:
+def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Observation:
     obs = Observation()
-    body_text = ctx.unit.text(method.line + 1, method.end_line) if method.end_line > method.line else ""
-    override = ctx.upstream_method(method.name) and not method.name.startswith("__")
+    body_text = facts.unit.text(method.line + 1, method.end_line) if method.end_line > method.line else ""
+    override = facts.overrides_upstream and not method.name.startswith("__")
     if not ((override and _may_observe(method, body_text)) or "control.should_" in body_text):
         return obs
     if method.name in LOOP_REPLACEMENTS and not re.search(rf"super\(.*?\)\.{method.name}\b", body_text):
         return obs  # a replaced training loop: a copy of upstream's, whatever release it came from
-    effects = ctx.effects(method, fn)
+    if method.name not in _EVENT_FIRING_ENTRY_POINTS and "callback_handler.on_" in body_text:
+        return obs  # fires the events itself: a piece of the loop, re-implemented
+    effects = facts.effects()
     obs.effects = effects
-    copied = CopiedStatements(fn, effects, ctx.upstream_owners(method.name))
+    copied = CopiedStatements(fn, effects, facts.owners())
     statements = effects.statements
 
     for i, s in enumerate(statements):
@@ -97,8 +128,11 @@ def _observe(ctx: ClassContext, method: MethodSummary, fn: FunctionNode) -> Obse
         return obs
 
     observing = [i for i in effects.observing() if i not in copied]
+    if method.name in SAVE_METHODS:
+        observing = [i for i in observing if not _writes_the_model(facts.unit, effects, i)]
     gated = any(effects.gated_on_progress(j) for i in observing for j in effects.under(i))
-    movable = [i for i in observing if not _reads_private_arguments(effects, i)]
+    hidden = _hidden_values(effects, _computed_locals(effects) | _hidden_result(method.name, effects))
+    movable = [i for i in observing if not _reads(effects, i, hidden)]
     if (
         not gated and len(movable) == len(observing) and _is_wrapper(effects, observing)
     ):  # gated logic is reported, more precisely, by TW201
@@ -115,7 +149,6 @@ def _observe(ctx: ClassContext, method: MethodSummary, fn: FunctionNode) -> Obse
 
     chosen: dict[int, str] = {}
     delegation_line = statements[effects.delegation].line if effects.delegation is not None else None
-    computed = _computed_locals(effects)
     clocks = _clock_locals(effects)
     timing = delegation_line is not None and _brackets(effects, observing, delegation_line)
     cadence_possible = "torch_empty_cache_steps" in body_text  # once: the body may be long
@@ -126,13 +159,14 @@ def _observe(ctx: ClassContext, method: MethodSummary, fn: FunctionNode) -> Obse
         if cadence_possible and _trainer_cadence(effects, i):
             continue
         if effects.gated_on_progress(i) and kinds & (K.OBSERVING_KINDS | {K.RECORD}):
-            chosen[i] = "gated"  # output or metrics at a moment of the loop (a reset alone is bookkeeping)
+            if not _reads(effects, i, hidden):  # values only this method sees cannot move to an event
+                chosen[i] = "gated"  # output or metrics at a moment of the loop (a reset alone is bookkeeping)
         elif timing and (K.CLOCK in kinds or statements[i].uses & clocks):
             chosen[i] = "timing"
         elif (
             delegation_line is not None
             and kinds & K.LOUD_KINDS
-            and _movable_output(effects, i, computed | _hidden_result(method.name, effects))
+            and _movable_output(effects, i, hidden)
         ):
             chosen[i] = "output"
     for i, s in enumerate(statements):
@@ -203,12 +237,9 @@ def _brackets(effects: MethodEffects, observing: list[int], line: int) -> bool:
 
 # Arguments no callback event receives: observing them needs the override (``print(inputs[...])``).
 _PRIVATE_ARGUMENTS = frozenset(
-    {"inputs", "batch", "generation_batch", "features", "epoch_iterator", "outputs"}
-)
-
-
-def _reads_private_arguments(effects: MethodEffects, index: int) -> bool:
-    return any(effects.statements[j].uses & _PRIVATE_ARGUMENTS for j in effects.under(index))
+    {"inputs", "batch", "generation_batch", "features", "epoch_iterator", "outputs", "tr_loss",
+     "grad_norm"}
+)  # fmt: skip
 
 
 def _computed_locals(effects: MethodEffects) -> set[str]:
@@ -227,7 +258,6 @@ _RESULT_VISIBLE = frozenset(
     {
         "log",
         "evaluate",
-        "evaluation_loop",
         "predict",
         "training_step",
         "train",
@@ -244,19 +274,75 @@ def _hidden_result(method: str, effects: MethodEffects) -> set[str]:
     return {d for d in effects.statements[effects.delegation].defines if not d.startswith("self.")}
 
 
-def _movable_output(effects: MethodEffects, index: int, computed: set[str]) -> bool:
-    """Output around the ``super()`` call that a callback event could produce as well: it reads
-    neither the method's private arguments (``inputs``) nor values the method computes itself, and it
-    is not on an early-return path that replaces the delegation."""
-    under = effects.under(index)
-    if any(effects.statements[j].uses & (computed | _PRIVATE_ARGUMENTS) for j in under):
+def _hidden_values(effects: MethodEffects, seeds: set[str]) -> set[str]:
+    """The method's private arguments (``inputs``, ``dataloader``), ``seeds`` (values it computes itself),
+    and every local derived from them (``batch = self.data_collator(dataloader.dataset.select(...))``):
+    values no callback event receives. The ``super()`` result is left to ``_hidden_result``: it
+    reads ``inputs`` too, and an event may see it all the same (the logged loss)."""
+    hidden = set(seeds) | _PRIVATE_ARGUMENTS
+    changed = True
+    while changed:
+        changed = False
+        for i, s in enumerate(effects.statements):
+            if i != effects.delegation and s.uses & hidden:
+                new = {d for d in s.defines if not d.startswith("self.")} - hidden
+                if new:
+                    hidden |= new
+                    changed = True
+    return hidden
+
+
+def _reads(effects: MethodEffects, index: int, names: set[str]) -> bool:
+    return any(effects.statements[j].uses & names for j in effects.under(index))
+
+
+def _movable_output(effects: MethodEffects, index: int, hidden: set[str]) -> bool:
+    """Output around the ``super()`` call that a callback event could produce as well: it reads no
+    value only the method sees (``_hidden_values``), and it is not on a path that replaces the
+    delegation (an early return, or the other branch of the ``if`` that calls ``super()``)."""
+    if _reads(effects, index, hidden):
         return False
     parent = effects.statements[index].parent
     while parent != -1:
         if any(K.RETURN in effects.statements[j].kinds for j in effects.under(parent)):
             return False
         parent = effects.statements[parent].parent
-    return True
+    return not _replaces_delegation(effects, index)
+
+
+def _path(effects: MethodEffects, index: int) -> list[int]:
+    """``index`` and its enclosing statements, innermost first."""
+    out = [index]
+    while effects.statements[out[-1]].parent != -1:
+        out.append(effects.statements[out[-1]].parent)
+    return out
+
+
+def _replaces_delegation(effects: MethodEffects, index: int) -> bool:
+    """``if self.fsdp: <save it yourself, push> else: super().save_model(...)``: the statement sits in
+    one branch of an ``if`` whose other branch calls ``super()``, so it is part of the replacement."""
+    if effects.delegation is None:
+        return False
+    mine = _path(effects, index)
+    theirs = _path(effects, effects.delegation)
+    for child, parent in zip(mine, mine[1:]):
+        node = effects.statements[parent].node
+        if not isinstance(node, ast.If) or parent not in theirs:
+            continue
+        other = theirs[theirs.index(parent) - 1]
+        in_body = effects.statements[child].node in node.body
+        return in_body != (effects.statements[other].node in node.body)
+    return False
+
+
+def _writes_the_model(unit: FileUnit, effects: MethodEffects, index: int) -> bool:
+    """In ``save_model``/``_save``: file output or a save/push that writes the model (a chosen subset of
+    weights, the folder it goes to). That is what the method is for, not an observer of it."""
+    kinds = effects.kinds_under(index) & K.OBSERVING_KINDS
+    if not kinds or not kinds <= {K.FILE, K.ACTION, K.LOG}:
+        return False
+    s = effects.statements[index]
+    return _MODEL_WRITES.search(unit.text(s.line, s.end_line)) is not None
 
 
 def _trainer_cadence(effects: MethodEffects, index: int) -> bool:
