@@ -365,7 +365,7 @@ def measure(algo: str, impl: str, config: str, steps: int, spg: int, profile: bo
         "WANDB_DISABLED": "true",
         "OMP_NUM_THREADS": str(THREADS),
     }
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    out = subprocess.run(cmd, check=False, capture_output=True, text=True, env=env)
     if out.returncode != 0:
         raise SystemExit(f"benchmark run failed: {' '.join(cmd)}\n{out.stderr[-4000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
