@@ -104,5 +104,6 @@ def test_prefix_sharing_skips_small_savings_checkpointing_and_failures(tokenizer
     enable = getattr(checkpointed, "activation_checkpointing_enable", None)
     (enable or checkpointed.gradient_checkpointing_enable)()
     assert PrefixSharing().argument(checkpointed) is None
-    monkeypatch.setattr(logprobs, "MIN_SAVED_PARAMETER_TOKENS", 0)
+    monkeypatch.setattr(logprobs, "CALL_OVERHEAD_PARAMETER_TOKENS", 0)
+    monkeypatch.setattr(logprobs, "WEIGHT_GRADIENT_TOKENS", 0)
     assert PrefixSharing().min_saved_tokens(tiny) == 1

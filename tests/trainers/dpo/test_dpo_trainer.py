@@ -50,9 +50,12 @@ def test_dpo_sequence_logps_equals_naive_log_softmax(make_model, tokenizer, tmp_
     assert torch.allclose(got.logits_sum, (logits[:, :-1].mean(-1) * mask).sum(-1), atol=1e-5)
 
 
-@pytest.mark.parametrize("with_sum_sq", [False, True])
-def test_dpo_shared_prompt_forward_equals_plain(make_model, tokenizer, tmp_path, with_sum_sq) -> None:
-    """Each pair's prompt run once, each half trimmed to its own length: same sums and gradients."""
+@pytest.mark.parametrize(("with_sum_sq", "min_split_tokens"), [(False, 0), (True, 0), (False, 10**9)])
+def test_dpo_shared_prompt_forward_equals_plain(
+    make_model, tokenizer, tmp_path, with_sum_sq, min_split_tokens
+) -> None:
+    """Each pair's prompt run once, then both halves in one call or each trimmed to its own length (the
+    halves differ in length here, so ``min_split_tokens=0`` splits them): same sums and gradients."""
     from trainwright.trainers.dpo import shared_prompt_sequence_logps
 
     model = make_model()
@@ -61,7 +64,9 @@ def test_dpo_shared_prompt_forward_equals_plain(make_model, tokenizer, tmp_path,
     batch = batch_of(trainer)
     params = list(model.parameters())
     plain = sequence_logps(model, batch, with_sum_sq=with_sum_sq)
-    shared = sequence_logps(model, batch, with_sum_sq=with_sum_sq, cache_argument="cache")
+    shared = sequence_logps(
+        model, batch, with_sum_sq=with_sum_sq, cache_argument="cache", min_split_tokens=min_split_tokens
+    )
     for name in plain._fields:
         if getattr(plain, name) is not None:
             torch.testing.assert_close(getattr(shared, name), getattr(plain, name), atol=1e-5, rtol=1e-5)
@@ -78,7 +83,7 @@ def test_dpo_shared_prompt_forward_equals_plain(make_model, tokenizer, tmp_path,
 def test_dpo_shared_prompt_forward_is_skipped_when_pairs_differ_before_completions(
     make_model, tokenizer, tmp_path, monkeypatch
 ) -> None:
-    import trainwright.trainers.dpo as dpo_module
+    import trainwright.trainers.preference_logps as dpo_module
 
     calls = []
     monkeypatch.setattr(dpo_module, "shared_prompt_sequence_logps", lambda *a, **k: calls.append(1))
