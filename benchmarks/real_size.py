@@ -27,6 +27,10 @@ optimiser steps, after ``WARMUP`` steps (one generation round for GRPO), so a sp
 without generation are both counted. ``--profile`` adds the per-part split of ``benchmarks/_profile.py``
 (forward, backward, generation, optimizer, ...). The printed table is ready to paste into
 docs/benchmarks.md together with the command, date and ``uptime``.
+
+On a machine with CUDA the same command trains on the GPU (``--bf16`` loads the weights in bf16) and
+each run also reports its peak GPU memory (``peak_gpu_gib``); no code changes. The model folder lives
+under ``$TRAINWRIGHT_BENCH_MODELS`` (default ``/tmp/trainwright-real-size``): 2 GB for the 0.5B config.
 """
 
 from __future__ import annotations
@@ -180,11 +184,16 @@ def text_of(words: list[str], start: int, length: int) -> str:
 # --------------------------------------------------------------------------------------------------
 # one run (in its own process)
 # --------------------------------------------------------------------------------------------------
+#: "float32" (the CPU measurement) or "bfloat16" (``--bf16``, for a GPU run); set in the run's process
+DTYPE = os.environ.get("TRAINWRIGHT_BENCH_DTYPE", "float32")
+
+
 def _load(path: Path) -> tuple[Any, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    # the checkpoint is float32; with --bf16 the weights are loaded in bf16 (Trainer's bf16 flag is autocast)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, DTYPE))
     return model, AutoTokenizer.from_pretrained(path)
 
 
@@ -209,6 +218,9 @@ def _step_clock() -> Any:
 
 
 def _common(workdir: str, steps: int) -> dict[str, Any]:
+    import torch
+
+    gpu = torch.cuda.is_available()  # same code on a GPU machine: no flag needed
     return {
         "output_dir": workdir,
         "max_steps": steps,
@@ -216,8 +228,8 @@ def _common(workdir: str, steps: int) -> dict[str, Any]:
         "logging_steps": 1,
         "report_to": "none",
         "save_strategy": "no",
-        "use_cpu": True,
-        "bf16": False,
+        "use_cpu": not gpu,
+        "bf16": gpu and DTYPE == "bfloat16",
         "disable_tqdm": True,
         "seed": 0,
         "dataloader_num_workers": 0,
@@ -340,6 +352,7 @@ def one_run(algo: str, impl: str, config: str, steps: int, spg: int, profile: bo
         "sec_per_step": statistics.fmean(wall),
         "cpu_sec_per_step": statistics.fmean(cpu),
         "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+        "peak_gpu_gib": torch.cuda.max_memory_allocated() / 2**30 if torch.cuda.is_available() else 0.0,
         "generate_calls": generate_calls[0],
         "losses": losses,
     }
@@ -353,7 +366,9 @@ def one_run(algo: str, impl: str, config: str, steps: int, spg: int, profile: bo
 # --------------------------------------------------------------------------------------------------
 # the driver
 # --------------------------------------------------------------------------------------------------
-def measure(algo: str, impl: str, config: str, steps: int, spg: int, profile: bool) -> dict[str, Any]:
+def measure(
+    algo: str, impl: str, config: str, steps: int, spg: int, profile: bool, dtype: str = "float32"
+) -> dict[str, Any]:
     """:func:`one_run` in a fresh process."""
     cmd = [sys.executable, __file__, "_one", algo, impl, config, str(steps), str(spg)]
     if profile:
@@ -364,6 +379,7 @@ def measure(algo: str, impl: str, config: str, steps: int, spg: int, profile: bo
         "TQDM_DISABLE": "1",
         "WANDB_DISABLED": "true",
         "OMP_NUM_THREADS": str(THREADS),
+        "TRAINWRIGHT_BENCH_DTYPE": dtype,
     }
     out = subprocess.run(cmd, check=False, capture_output=True, text=True, env=env)
     if out.returncode != 0:
@@ -397,6 +413,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spg", type=int, default=None, choices=[1, 2], help="GRPO steps_per_generation")
     parser.add_argument("--profile", action="store_true", help="also print where each step's time goes")
     parser.add_argument("--json", type=Path, default=None, help="write every run here")
+    parser.add_argument("--bf16", action="store_true", help="bf16 weights (for a GPU run; CPU runs use fp32)")
     args = parser.parse_args(argv)
     path = model_folder(args.config)
     if args.algo == "prepare":
@@ -410,7 +427,8 @@ def main(argv: list[str] | None = None) -> int:
         runs: dict[str, list[dict[str, Any]]] = {impl: [] for impl in IMPLS}
         for _ in range(args.repeats):
             for impl in IMPLS:
-                run = measure(algo, impl, args.config, steps, spg, args.profile)
+                dtype = "bfloat16" if args.bf16 else "float32"
+                run = measure(algo, impl, args.config, steps, spg, args.profile, dtype)
                 runs[impl].append(run)
                 print(
                     f"  {algo} spg{spg} {impl}: {run['sec_per_step']:.2f} s/step, {run['peak_rss_gib']:.2f} GiB",
