@@ -173,10 +173,15 @@ class SharingCost(NamedTuple):
 
     per_call: float  # an extra call through the body (no LM-head gradient)
     per_head: float  # an extra LM-head weight gradient (a call that projects onto the vocabulary)
+    per_forward: float  # an extra call without backward (generation's prefill): the fixed part only
 
-    def pays(self, saved_tokens: float, extra_calls: int = 1, extra_heads: int = 0) -> bool:
-        """Whether not running ``saved_tokens`` body tokens pays for the extra calls and LM-head gradients."""
-        return saved_tokens >= max(1.0, extra_calls * self.per_call + extra_heads * self.per_head)
+    def pays(
+        self, saved_tokens: float, extra_calls: int = 1, extra_heads: int = 0, backward: bool = True
+    ) -> bool:
+        """Whether not running ``saved_tokens`` body tokens pays for the extra calls and LM-head gradients
+        (``backward=False``: calls without a backward, so without weight gradients)."""
+        per_call = self.per_call if backward else self.per_forward
+        return saved_tokens >= max(1.0, extra_calls * per_call + extra_heads * self.per_head)
 
 
 def sharing_cost(model: nn.Module) -> SharingCost:
@@ -192,8 +197,8 @@ def sharing_cost(model: nn.Module) -> SharingCost:
     head = _call_or_none(inner, "get_output_embeddings")
     head_params = sum(p.numel() for p in head.parameters()) if head is not None else 0
     body = max(1, sum(p.numel() for p in inner.parameters() if id(p) not in embeddings))
-    per_call = CALL_OVERHEAD_PARAMETER_TOKENS / body + WEIGHT_GRADIENT_TOKENS
-    return SharingCost(per_call, WEIGHT_GRADIENT_TOKENS * head_params / body)
+    fixed = CALL_OVERHEAD_PARAMETER_TOKENS / body
+    return SharingCost(fixed + WEIGHT_GRADIENT_TOKENS, WEIGHT_GRADIENT_TOKENS * head_params / body, fixed)
 
 
 def _call_or_none(model: nn.Module, getter: str) -> nn.Module | None:
@@ -222,14 +227,17 @@ class PrefixSharing:
             weakref.WeakKeyDictionary()
         )
 
-    def argument(self, model: nn.Module, saved_tokens: int | None = None) -> str | None:
+    def argument(
+        self, model: nn.Module, saved_tokens: int | None = None, backward: bool = True
+    ) -> str | None:
         """The KV-cache argument to share a prefix with ``model``, or ``None`` to run the plain forward.
-        ``saved_tokens``: prefix tokens sharing would not compute, for one extra model call; ``None``
-        when not known yet (then weigh them with :meth:`cost` once they are)."""
+        ``saved_tokens``: prefix tokens sharing would not compute, for one extra model call (with a
+        backward unless ``backward=False``); ``None`` when not known yet (then weigh them with
+        :meth:`cost` once they are)."""
         if not self.enabled:
             return None
         argument, cost = self._facts(model)
-        if saved_tokens is not None and not cost.pays(saved_tokens):
+        if saved_tokens is not None and not cost.pays(saved_tokens, backward=backward):
             return None
         return argument
 
