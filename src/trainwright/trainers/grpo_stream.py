@@ -22,10 +22,10 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
-import datasets
 import torch
 
 from trainwright.trainers.grpo_sampler import RoundItem, RoundLayout
+from trainwright.trainers.streaming import is_streamed, pass_rows, uses_streaming
 
 logger = logging.getLogger(__name__)
 
@@ -35,20 +35,6 @@ NO_DISPATCH = (
     "read it on the main process and concatenate the string columns. Set accelerator_config="
     "{'dispatch_batches': False} (or leave it unset)"
 )
-
-
-def is_streamed(dataset: Any) -> bool:
-    """True for a dataset read by iteration only (``datasets.IterableDataset``, a torch ``IterableDataset``)."""
-    return isinstance(dataset, (torch.utils.data.IterableDataset, datasets.IterableDataset))
-
-
-def uses_streaming(*datasets_: Any) -> bool:
-    """Whether any of the datasets (or of the values of a dict of datasets) is streamed."""
-    for dataset in datasets_:
-        parts = dataset.values() if isinstance(dataset, dict) else [dataset]
-        if any(is_streamed(part) for part in parts):
-            return True
-    return False
 
 
 def configure_for_streaming(args: Any, train_dataset: Any, eval_dataset: Any) -> None:
@@ -81,11 +67,7 @@ class RoundStream(torch.utils.data.IterableDataset):
 
     def pass_rows(self, epoch: int) -> Iterator[dict[str, Any]]:
         """The rows of pass ``epoch`` over the source, shuffled with ``seed`` and ``epoch`` when asked."""
-        source = self.source
-        if self.layout.shuffle and hasattr(source, "shuffle") and hasattr(source, "set_epoch"):
-            source = source.shuffle(seed=self.layout.seed)
-            source.set_epoch(epoch)
-        return iter(source)
+        return pass_rows(self.source, epoch, self.layout.shuffle, self.layout.seed)
 
     def __iter__(self) -> Iterator[tuple[RoundItem, dict[str, Any]]]:
         epoch, size = 0, self.layout.prompts_per_round

@@ -19,7 +19,7 @@ from trainwright.trainers.logprobs import (
     embed_tokens,
     log_sum_squared_probs,
     run_shared_prefix,
-    selective_log_softmax,
+    token_logps_and_entropy,
 )
 
 
@@ -30,6 +30,13 @@ class SequenceLogps(NamedTuple):
     lengths: torch.Tensor  # (2B,) number of scored completion tokens
     logits_sum: torch.Tensor  # (2B,) sum over completion tokens of the vocabulary-mean logit (no grad)
     log_sum_sq: torch.Tensor | None = None  # (2B,) sum over completion tokens of log Σ_v p_v² (WPO; no grad)
+    entropy_sum: torch.Tensor | None = (
+        None  # (2B,) sum over completion tokens of the next-token entropy (no grad)
+    )
+    top1_sum: torch.Tensor | None = (
+        None  # (2B,) completion tokens that are the argmax of their logits (no grad)
+    )
+    aux_loss: torch.Tensor | None = None  # the MoE load-balancing loss of the forward (None unless asked)
 
 
 def sequence_logps(
@@ -42,6 +49,7 @@ def sequence_logps(
     cache_argument: str | None = None,
     min_shared_tokens: float = 1,
     min_split_tokens: float = 0,
+    aux_loss: bool = False,
 ) -> SequenceLogps:
     """Summed log-probs of the completion tokens of every row of ``batch``.
 
@@ -58,17 +66,31 @@ def sequence_logps(
     tokens (``B × start``: the prompt columns that are cached once per pair), and continues the two
     halves in separate calls when that skips at least ``min_split_tokens`` padding tokens (the
     trainer takes both from :func:`~trainwright.trainers.logprobs.sharing_cost`).
+
+    A batch with ``logp_weights`` (LD-DPO, :class:`~trainwright.trainers.dpo_data.PreferenceCollator`) sums
+    each token's log-prob with its weight; lengths and the other statistics count tokens unweighted. With
+    ``aux_loss`` the model is asked for its router logits and its load-balancing loss is returned (one plain
+    forward then).
     """
     if "sequence_index" in batch:
-        return packed_sequence_logps(model, batch, chunk_size=chunk_size, with_sum_sq=with_sum_sq)
+        return packed_sequence_logps(
+            model, batch, chunk_size=chunk_size, with_sum_sq=with_sum_sq, aux_loss=aux_loss
+        )
     input_ids, completion_mask = batch["input_ids"], batch["completion_mask"]
     attention_mask = batch["attention_mask"]
+    weights = batch.get("logp_weights")
     target_mask = completion_mask[:, 1:]
     width = target_mask.shape[1]
     columns = torch.arange(width + 1, device=input_ids.device)
     bounds = [torch.where(target_mask.any(dim=0), columns[:width], width - 1).min()]
     half = input_ids.shape[0] // 2
-    share = cache_argument is not None and logits_to_keep and half > 0 and input_ids.shape[0] == 2 * half
+    share = (
+        cache_argument is not None
+        and logits_to_keep
+        and not aux_loss
+        and half > 0
+        and input_ids.shape[0] == 2 * half
+    )
     if share:
         # the first column where a pair's two rows differ (or either is a completion token), and where
         # each half's last attended column ends
@@ -97,12 +119,21 @@ def sequence_logps(
         if shared is not None:
             return shared
     kwargs: dict[str, Any] = {"input_ids": input_ids, "attention_mask": attention_mask, "use_cache": False}
+    if aux_loss:
+        kwargs["output_router_logits"] = True
     if logits_to_keep:
         kwargs["logits_to_keep"] = input_ids.shape[1] - start
-        logits = model(**kwargs).logits[:, :-1]
-    else:
-        logits = model(**kwargs).logits[:, start:-1]
-    return _summed([logits], input_ids[:, start + 1 :], target_mask[:, start:], chunk_size, with_sum_sq)
+    outputs = model(**kwargs)
+    logits = outputs.logits[:, :-1] if logits_to_keep else outputs.logits[:, start:-1]
+    summed = _summed(
+        [logits],
+        input_ids[:, start + 1 :],
+        target_mask[:, start:],
+        chunk_size,
+        with_sum_sq,
+        None if weights is None else weights[:, 1:][:, start:],
+    )
+    return summed._replace(aux_loss=getattr(outputs, "aux_loss", None)) if aux_loss else summed
 
 
 def shared_prompt_sequence_logps(
@@ -129,7 +160,7 @@ def shared_prompt_sequence_logps(
     (:func:`~trainwright.trainers.logprobs.shared_prefix_logits`).
     """
     input_ids, attention_mask = batch["input_ids"], batch["attention_mask"]
-    completion_mask = batch["completion_mask"]
+    completion_mask, weights = batch["completion_mask"], batch.get("logp_weights")
     half, k = input_ids.shape[0] // 2, prompt_length
     if min(ends) <= k:
         return None
@@ -150,7 +181,10 @@ def shared_prompt_sequence_logps(
         tail = continue_after_prefix(model, ids, mask, state, index, cache_argument, rows_embeds)
         if tail is None:
             return None
-        parts.append(_summed([tail], ids[:, k:], completion_mask[rows, k:end], chunk_size, with_sum_sq))
+        row_weights = None if weights is None else weights[rows, k:end]
+        parts.append(
+            _summed([tail], ids[:, k:], completion_mask[rows, k:end], chunk_size, with_sum_sq, row_weights)
+        )
     if len(parts) == 1:
         return parts[0]
     chosen, rejected = parts
@@ -165,29 +199,40 @@ def _summed(
     target_mask: torch.Tensor,
     chunk_size: int,
     with_sum_sq: bool,
+    weights: torch.Tensor | None = None,
 ) -> SequenceLogps:
     """Per-row sums over the scored tokens of logits given in consecutive column ``pieces``.
 
     ``targets`` / ``target_mask``: ``(n, t)`` the token each logit position scores and whether it counts;
-    the pieces' widths add up to ``t``.
+    the pieces' widths add up to ``t``. ``weights`` (``(n, t)``, LD-DPO) weigh the log-probs' sum only.
     """
     mask = target_mask.to(pieces[0].dtype)
     split = targets.split([piece.shape[1] for piece in pieces], dim=1)
-    token_logps = torch.cat(
-        [selective_log_softmax(p, t, chunk_size=chunk_size) for p, t in zip(pieces, split)], dim=1
-    )
+    scored = [token_logps_and_entropy(p, t, chunk_size=chunk_size) for p, t in zip(pieces, split)]
+    token_logps = torch.cat([logps for logps, _ in scored], dim=1)
     with torch.no_grad():
         mean_logits = torch.cat([piece.float().mean(dim=-1) for piece in pieces], dim=1)
         logits_sum = (mean_logits * mask).sum(dim=-1)
+        entropy_sum = (torch.cat([entropy for _, entropy in scored], dim=1) * mask).sum(dim=-1)
+        top1 = torch.cat([p.argmax(dim=-1) == t for p, t in zip(pieces, split)], dim=1)
+        top1_sum = (top1.to(mask.dtype) * mask).sum(dim=-1)
     log_sum_sq = None
     if with_sum_sq:
         per_token = torch.cat([log_sum_squared_probs(piece, chunk_size) for piece in pieces], dim=1)
         log_sum_sq = (per_token * mask).sum(dim=-1)
-    return SequenceLogps((token_logps * mask).sum(dim=-1), mask.sum(dim=-1), logits_sum, log_sum_sq)
+    logp_mask = mask if weights is None else weights.to(mask.dtype)
+    return SequenceLogps(
+        (token_logps * logp_mask).sum(dim=-1), mask.sum(dim=-1), logits_sum, log_sum_sq, entropy_sum, top1_sum
+    )
 
 
 def packed_sequence_logps(
-    model: nn.Module, batch: dict[str, torch.Tensor], *, chunk_size: int = 4, with_sum_sq: bool = False
+    model: nn.Module,
+    batch: dict[str, torch.Tensor],
+    *,
+    chunk_size: int = 4,
+    with_sum_sq: bool = False,
+    aux_loss: bool = False,
 ) -> SequenceLogps:
     """:func:`sequence_logps` of a padding-free batch: one forward over the ``(1, L)`` packed row.
 
@@ -199,14 +244,17 @@ def packed_sequence_logps(
     """
     input_ids, owner_of = batch["input_ids"], batch["sequence_index"]
     num_rows = batch["sequence_lengths"].shape[0]
-    logits = model(input_ids=input_ids, position_ids=batch["position_ids"], use_cache=False).logits[0, :-1]
+    extra = {"output_router_logits": True} if aux_loss else {}
+    outputs = model(input_ids=input_ids, position_ids=batch["position_ids"], use_cache=False, **extra)
+    logits = outputs.logits[0, :-1]
     targets = input_ids[0, 1:]
     owner = owner_of[0, :-1]
     mask = (batch["completion_mask"][0, 1:].bool() & (owner_of[0, 1:] == owner)).to(logits.dtype)
+    logp_mask = mask if "logp_weights" not in batch else mask * batch["logp_weights"][0, 1:].to(mask.dtype)
     # chunks of about chunk_size sequences' worth of positions, as in the padded path
     chunk = chunk_size * max(1, logits.shape[0] // num_rows)
-    token_logps = selective_log_softmax(logits.unsqueeze(1), targets.unsqueeze(1), chunk_size=chunk).squeeze(
-        1
+    token_logps, entropy = token_logps_and_entropy(
+        logits.unsqueeze(1), targets.unsqueeze(1), chunk_size=chunk
     )
 
     def per_sequence(values: torch.Tensor) -> torch.Tensor:
@@ -214,10 +262,20 @@ def packed_sequence_logps(
 
     with torch.no_grad():
         logits_sum = per_sequence(logits.float().mean(dim=-1) * mask)
+        entropy_sum = per_sequence(entropy.squeeze(1) * mask)
+        top1_sum = per_sequence((logits.argmax(dim=-1) == targets).to(mask.dtype) * mask)
         log_sum_sq = None
         if with_sum_sq:
             log_sum_sq = per_sequence(log_sum_squared_probs(logits.unsqueeze(1), chunk).squeeze(1) * mask)
-    return SequenceLogps(per_sequence(token_logps * mask), per_sequence(mask), logits_sum, log_sum_sq)
+    return SequenceLogps(
+        per_sequence(token_logps.squeeze(1) * logp_mask),
+        per_sequence(mask),
+        logits_sum,
+        log_sum_sq,
+        entropy_sum,
+        top1_sum,
+        getattr(outputs, "aux_loss", None) if aux_loss else None,
+    )
 
 
 __all__ = ["SequenceLogps", "packed_sequence_logps", "sequence_logps", "shared_prompt_sequence_logps"]

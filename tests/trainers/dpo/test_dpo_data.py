@@ -89,13 +89,15 @@ def test_dpo_pretokenised_input_is_used_as_is(tokenizer) -> None:
     assert out[0] == {"prompt_ids": [5, 6, 7], "chosen_ids": [8, 1], "rejected_ids": [9, 9, 1]}
 
 
-def test_dpo_drops_prompts_without_room_with_one_counting_warning(tokenizer) -> None:
+def test_dpo_drops_prompts_without_room_with_one_counting_warning(tokenizer, caplog) -> None:
     rows = [{"prompt": "short", "chosen": " a", "rejected": " b"}] * 3 + [
         {"prompt": "x" * 40, "chosen": " a", "rejected": " b"}
     ] * 2
-    with pytest.warns(UserWarning, match="dropped 2 of 5 examples") as record:
+    with caplog.at_level("WARNING", logger="trainwright"):
         out = prepare(Dataset.from_list(rows), tokenizer, max_length=20)
-    assert len([w for w in record if "dropped" in str(w.message)]) == 1
+    dropped = [r for r in caplog.records if "dropped" in r.getMessage()]
+    assert len(dropped) == 1 and "dropped 2 of 5 examples" in dropped[0].getMessage()
+    assert dropped[0].name.startswith("trainwright.")
     assert len(out) == 3
     # keep_end keeps the completion's end: nothing is dropped
     assert len(prepare(Dataset.from_list(rows), tokenizer, max_length=20, mode="keep_end")) == 5
@@ -149,9 +151,19 @@ def test_dpo_error_missing_columns(tokenizer) -> None:
     ds = Dataset.from_list([{"prompt": "p", "chosen": "a", "answer": "b"}])
     with pytest.raises(ValueError, match=r"missing column\(s\) \['rejected'\]"):
         prepare(ds, tokenizer)
-    ds = Dataset.from_list([{"chosen": "a", "rejected": "b"}])
-    with pytest.raises(ValueError, match="missing column 'prompt'"):
+    ds = Dataset.from_list([{"chosen": "a", "rejected": "b"}])  # no prompt, and no common beginning either
+    with pytest.raises(ValueError, match="share no common beginning.*add a 'prompt' column"):
         prepare(ds, tokenizer)
+
+
+def test_dpo_text_implicit_prompt_is_the_common_prefix_before_its_space(tokenizer) -> None:
+    """TRL's split of plain-text rows without a prompt: the space before the first difference starts the
+    completion, so the result tokenises exactly like the explicit row."""
+    implicit = Dataset.from_list([{"chosen": "Is it good? yes", "rejected": "Is it good? no"}])
+    explicit = Dataset.from_list([{"prompt": "Is it good?", "chosen": " yes", "rejected": " no"}])
+    assert prepare(implicit, tokenizer)[0] == prepare(explicit, tokenizer)[0]
+    with pytest.raises(ValueError, match="is a prefix of the other"):
+        prepare(Dataset.from_list([{"chosen": "Is it good? yes", "rejected": "Is it good? yes!"}]), tokenizer)
 
 
 def test_dpo_error_empty_dataset(tokenizer) -> None:
@@ -175,9 +187,12 @@ def test_dpo_error_no_chat_template_for_conversations() -> None:
         prepare(ds, tok)
 
 
-def test_dpo_error_iterable_dataset(tokenizer) -> None:
-    with pytest.raises(TypeError, match="must be a datasets.Dataset"):
-        prepare(text_pairs(2).to_iterable_dataset(), tokenizer)
+def test_dpo_streamed_dataset_tokenises_like_the_map_style_one(tokenizer) -> None:
+    rows = text_pairs(3)
+    streamed = prepare(rows.to_iterable_dataset(), tokenizer)
+    assert list(streamed) == list(prepare(rows, tokenizer))
+    with pytest.raises(TypeError, match="must be a datasets.Dataset or datasets.IterableDataset"):
+        prepare(rows.to_list(), tokenizer)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

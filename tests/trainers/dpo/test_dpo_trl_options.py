@@ -13,9 +13,9 @@ from conftest import make_config, text_pairs, trl_dpo_trainer
 from datasets import Dataset
 
 from trainwright import DPOConfig, DPOTrainer
+from trainwright.callbacks.reference_sync import ReferenceSyncCallback
 from trainwright.toy import save_tiny_model
 from trainwright.trainers.dpo_data import PreferenceCollator, prepare_preference_dataset
-from trainwright.trainers.owned_callbacks import ReferenceSyncCallback
 
 BETA = 0.5
 
