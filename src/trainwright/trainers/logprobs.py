@@ -156,9 +156,11 @@ def kv_cache_argument(model: nn.Module) -> str | None:
 #:   more, forward and backward; measured on the toy Qwen2 models on one CPU core (1.5e8 saved
 #:   parameter-tokens was 9 % slower, 2.2e8 8 % faster), negligible from ~100M parameters on;
 #: * WEIGHT_GRADIENT_TOKENS per body parameter: the call's backward builds its own gradient of each
-#:   weight it uses (a fresh buffer, written, then added into ``.grad``), memory-bound work worth about
-#:   this many tokens of matmul through the same weights on CPU (the issue-24 profile at 0.5B: 1,595 vs
-#:   543 ``aten::mm`` calls, ``fill_``/``zeros`` 2.8 s vs 1.0 s for three calls vs one).
+#:   weight it uses (a fresh buffer, faulted in, written, then added into ``.grad``), memory-bound work.
+#:   The value is an estimate, not a fitted one: ~16 bytes moved per parameter against 6 FLOPs per
+#:   parameter-token of forward + backward matmul, at this CPU's ~10 GB/s and ~100 GFLOP/s with two
+#:   threads. The issue-24 profile at 0.5B shows the effect (three calls against one: 1,595 vs 543
+#:   ``aten::mm`` calls, ``fill_``/``zeros`` 2.8 s vs 1.0 s); ``benchmarks/real_size.py`` measures the result.
 #:
 #: An extra call that also projects onto the vocabulary adds the output embedding's gradient
 #: (vocabulary × hidden) to the second part. The shared-prefix forward below keeps that out of the
