@@ -60,6 +60,7 @@ from trainwright.trainers.dpo_losses import (
 )
 from trainwright.trainers.dpo_stream import check_stream_settings
 from trainwright.trainers.logprobs import prefix_sharing_for
+from trainwright.trainers.model_card import ModelCardCallback
 from trainwright.trainers.preference_logps import (
     SequenceLogps,
     packed_sequence_logps,
@@ -185,6 +186,7 @@ class DPOTrainer(TrainerSkeleton):
         base_model = model.get_base_model() if is_peft_model(model) else model
         self._accepts_logits_to_keep = "logits_to_keep" in inspect.signature(base_model.forward).parameters
         self.num_reference_forwards = 0  # precompute batches actually run (0 when the cache was reused)
+        self.add_callback(ModelCardCallback(self))  # TRL writes the tagged model card at every checkpoint
 
         given = parts.given_ref_model
         if self.uses_reference and args.precompute_ref_log_probs:
@@ -363,6 +365,7 @@ class DPOTrainer(TrainerSkeleton):
             ref_rejected=None if ref is None else ref[half:],
             chosen_lengths=policy.lengths[:half],
             rejected_lengths=policy.lengths[half:],
+            chosen_unweighted=None if policy.unweighted_logps is None else policy.unweighted_logps[:half],
         )
         weights = wpo_pair_weights(policy.logps, policy.log_sum_sq, policy.lengths) if use_weighting else None
         params = self.loss_params()
@@ -467,13 +470,12 @@ class DPOTrainer(TrainerSkeleton):
         return loss.detach(), logits, torch.zeros(logits.shape[0], dtype=torch.long, device=logits.device)
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-        """Add ``num_tokens`` (the training tokens seen so far, in evaluation too, as TRL);
-        ``TrainerSkeleton.log`` adds the window-averaged preference metrics (``eval_``-prefixed in evaluation)."""
+        """Add ``num_tokens`` (the training tokens seen so far, in evaluation too) beside the window-averaged
+        preference metrics that ``TrainerSkeleton.log`` adds (``eval_``-prefixed in evaluation). As TRL, a log
+        with an empty window (the run summary right after a logging step) gets neither."""
         evaluating = any(key.startswith("eval_") for key in logs)
-        if evaluating and self.metrics.has("eval", "rewards/chosen"):
-            logs["eval_num_tokens"] = float(self.state.num_input_tokens_seen)
-        elif not evaluating:
-            logs["num_tokens"] = float(self.state.num_input_tokens_seen)
+        if self.metrics.has("eval" if evaluating else "train", "rewards/chosen"):
+            logs["eval_num_tokens" if evaluating else "num_tokens"] = float(self.state.num_input_tokens_seen)
         super().log(logs, start_time)
 
     def evaluate(

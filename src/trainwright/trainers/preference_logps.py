@@ -37,6 +37,7 @@ class SequenceLogps(NamedTuple):
         None  # (2B,) completion tokens that are the argmax of their logits (no grad)
     )
     aux_loss: torch.Tensor | None = None  # the MoE load-balancing loss of the forward (None unless asked)
+    unweighted_logps: torch.Tensor | None = None  # (2B,) with LD-DPO weights: the plain sum of log-probs
 
 
 def sequence_logps(
@@ -220,9 +221,16 @@ def _summed(
     if with_sum_sq:
         per_token = torch.cat([log_sum_squared_probs(piece, chunk_size) for piece in pieces], dim=1)
         log_sum_sq = (per_token * mask).sum(dim=-1)
-    logp_mask = mask if weights is None else weights.to(mask.dtype)
+    plain = (token_logps * mask).sum(dim=-1)
+    weighted = plain if weights is None else (token_logps * weights.to(mask.dtype)).sum(dim=-1)
     return SequenceLogps(
-        (token_logps * logp_mask).sum(dim=-1), mask.sum(dim=-1), logits_sum, log_sum_sq, entropy_sum, top1_sum
+        weighted,
+        mask.sum(dim=-1),
+        logits_sum,
+        log_sum_sq,
+        entropy_sum,
+        top1_sum,
+        unweighted_logps=None if weights is None else plain,
     )
 
 
@@ -250,7 +258,7 @@ def packed_sequence_logps(
     targets = input_ids[0, 1:]
     owner = owner_of[0, :-1]
     mask = (batch["completion_mask"][0, 1:].bool() & (owner_of[0, 1:] == owner)).to(logits.dtype)
-    logp_mask = mask if "logp_weights" not in batch else mask * batch["logp_weights"][0, 1:].to(mask.dtype)
+    weights = batch.get("logp_weights")
     # chunks of about chunk_size sequences' worth of positions, as in the padded path
     chunk = chunk_size * max(1, logits.shape[0] // num_rows)
     token_logps, entropy = token_logps_and_entropy(
@@ -267,14 +275,18 @@ def packed_sequence_logps(
         log_sum_sq = None
         if with_sum_sq:
             log_sum_sq = per_sequence(log_sum_squared_probs(logits.unsqueeze(1), chunk).squeeze(1) * mask)
+    token_logps = token_logps.squeeze(1)
+    plain = per_sequence(token_logps * mask)
+    weighted = plain if weights is None else per_sequence(token_logps * mask * weights[0, 1:].to(mask.dtype))
     return SequenceLogps(
-        per_sequence(token_logps.squeeze(1) * logp_mask),
+        weighted,
         per_sequence(mask),
         logits_sum,
         log_sum_sq,
         entropy_sum,
         top1_sum,
         getattr(outputs, "aux_loss", None) if aux_loss else None,
+        None if weights is None else plain,
     )
 
 
