@@ -107,6 +107,8 @@ def _handle(message: tuple[Any, ...]) -> Any:
     assert _STATE is not None
     if kind == "parse":
         return _parse(_STATE, message[1])
+    if kind == "summarise":
+        return _parse(_STATE, message[1], keep=False)
     if kind == "model":
         summaries, loose = message[1], message[2]
         _STATE.workspace.model.add_all(summaries, keep_existing=True)
@@ -122,7 +124,11 @@ def _forget_state() -> None:
     _STATE = None
 
 
-def _parse(state: _State, path: str) -> tuple[ModuleSummary | None, Finding | None]:
+def _parse(state: _State, path: str, keep: bool = True) -> tuple[ModuleSummary | None, Finding | None]:
+    """The file's summary (or why there is none); with ``keep`` its tree stays in the workspace for
+    the lint. Without (files parsed only for their classes' bases, as every file pre-commit names
+    is), the tree is dropped: the few of them that turn out to need linting are read again, and
+    6,000 named files no longer hold 6,000 trees at once."""
     source = read_source(path)
     if source is None:
         return None, not_linted(path, unreadable_reason(path))
@@ -135,7 +141,8 @@ def _parse(state: _State, path: str) -> tuple[ModuleSummary | None, Finding | No
     except _PARSE_ERRORS as exc:
         return None, not_linted(path, f"cannot parse ({exc.__class__.__name__}: {exc})")
     summary = summarise(tree, path, source, state.words)
-    state.workspace.add(FileUnit(path, source, tree, summary))
+    if keep:
+        state.workspace.add(FileUnit(path, source, tree, summary))
     return summary, None
 
 
@@ -163,7 +170,8 @@ def _parallel(jobs: int, n_files: int) -> bool:
     return jobs > 1 and n_files >= PARALLEL_MIN_FILES
 
 
-def _timeout_problem(timeout: float) -> str:
+def timeout_problem(timeout: float) -> str:
+    """Why a file was skipped by the per-file time limit (lint and fix say it alike)."""
     return f"skipped: took longer than {timeout:g}s (file-timeout)"
 
 
@@ -240,7 +248,7 @@ class _Runner:
             if kind == "parse" and not r.timed_out and not r.crashed:
                 self.owner[path] = r.worker
             if r.timed_out:
-                out.append((path, None, _timeout_problem(self.timeout)))
+                out.append((path, None, timeout_problem(self.timeout)))
             elif r.crashed:
                 out.append((path, None, f"internal error ({r.crashed})"))
             else:
@@ -307,7 +315,7 @@ def lint_files(
                 result.model = None
             return result
 
-        return supervisor.run(in_child, config.file_timeout, _timeout_problem)  # type: ignore[no-any-return]
+        return supervisor.run(in_child, config.file_timeout, timeout_problem)  # type: ignore[no-any-return]
     with _collection_paused():
         return _lint_files(shown, config, jobs, explicit, progress, None, None)
 
@@ -376,15 +384,19 @@ def _lint_files(
         known: set[str] = set()
         pending = candidates
         explicit_left = [p for p in others if p in explicit_real]
+        kind = "parse"
+        bases_only: set[str] = set()  # named files parsed only for their classes' bases
         while True:
             if not pending:
                 if not explicit_left:
                     break
-                pending, explicit_left = explicit_left, []
+                pending, explicit_left, kind = explicit_left, [], "summarise"
                 for p in pending:
                     others.pop(p, None)
             parsed: list[ModuleSummary] = []
-            for path, value, problem in runner.run("parse", pending):
+            if kind == "summarise":
+                bases_only.update(pending)
+            for path, value, problem in runner.run(kind, pending):
                 result.files_parsed += 1
                 summary, error = value if value is not None else (None, not_linted(path, problem))
                 if error is not None:
@@ -401,11 +413,14 @@ def _lint_files(
             pending = [p for p, t in others.items() if pattern is not None and pattern.search(t)]
             for p in pending:
                 del others[p]
+            kind = "parse"  # files that name a target class found so far: likely linted
 
         # Files read on demand while resolving bases (a mixin's file that never says "Trainer") count
         # too when they were given.
         known_paths = [p for p in shown if p in model.summaries]
-        targets = sorted(p for p in known_paths if model.target_classes(p) or p in summaries)
+        targets = sorted(
+            p for p in known_paths if model.target_classes(p) or (p in summaries and p not in bases_only)
+        )
         result.files_linted = len(targets)
         _record_classes(result, model, known_paths)
         runner.share_model(model)

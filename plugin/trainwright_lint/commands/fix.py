@@ -52,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def run(args: argparse.Namespace) -> int:
     # The fixer brings libcst; imported when a fix runs, so that registering this command (which every
     # `trainwright` invocation does) does not cost `trainwright lint` the libcst import.
-    from trainwright_lint.driver import fix_findings, print_suggestions
+    from trainwright_lint.driver import fix_within_limit, print_suggestions
 
     prepared = prepare_run(args, "fix")
     if prepared is None:
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         shown = print_suggestions(result.findings, sys.stdout, lambda p: display_path(p, config))
         tell(f"{plural(shown, 'callback suggestion')} (nothing written)")
         return 0
-    report = fix_findings(
+    report = fix_within_limit(
         result.findings,
         config,
         result=result,
