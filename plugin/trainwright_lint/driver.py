@@ -28,8 +28,8 @@ from trainwright_lint.fixes import FixError, Linter, fix_bytes, has_fixable
 from trainwright_lint.fixes.fileio import WriteError, read_bytes, read_snapshot, write_fixed
 from trainwright_lint.project.model import ProjectModel
 from trainwright_lint.runner import LintResult, timeout_problem
-from trainwright_lint.supervisor import Beat
 from trainwright_lint.suggest import SUGGESTED_CODES, module_name, suggest
+from trainwright_lint.supervisor import Beat
 
 
 @dataclass

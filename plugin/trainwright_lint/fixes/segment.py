@@ -257,7 +257,9 @@ def _rewrite_one(code: str, seg: Segment, edits: Sequence[Edit], apply: Applier,
     try:
         module = cst.parse_module(body, config=cst.PartialParserConfig(default_newline=newline))
         shifted = [
-            replace(e, line=e.line - seg.first + 1 - sum(last - first for first, last in gaps if last < e.line))  # type: ignore[type-var]
+            replace(
+                e, line=e.line - seg.first + 1 - sum(last - first for first, last in gaps if last < e.line)
+            )  # type: ignore[type-var]
             for e in edits
         ]
         new = apply(module, shifted).code
