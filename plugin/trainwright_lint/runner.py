@@ -29,10 +29,10 @@ from trainwright_lint import noqa, prefilter, supervisor
 from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.analysis.workspace import Workspace, parse_source
 from trainwright_lint.configuration import LintConfig
-from trainwright_lint.engine import enabled_rules, lint_unit, target_releases
+from trainwright_lint.engine import enabled_rules, lint_unit, target_releases, text_needs
 from trainwright_lint.finding import NOT_LINTED, Finding, not_linted
 from trainwright_lint.project.model import ProjectModel, split_key
-from trainwright_lint.project.summary import TRACKED_ATTRIBUTES, ModuleSummary, instance_stores, summarise
+from trainwright_lint.project.summary import ModuleSummary, instance_stores, summarise
 from trainwright_lint.sourcefile import read_source, unreadable_reason
 from trainwright_lint.supervisor import Beat
 
@@ -352,6 +352,7 @@ def _lint_files(
     others: dict[str, str] = {}
     loose: dict[str, tuple[tuple[str, str, str], ...]] = {}
     explicit_real = {os.path.realpath(p) for p in explicit}
+    needs = text_needs(config)
     # The workers start before this process reads anything: a fork copies the pages it later writes,
     # and every file's text read here would be such a page (0.2 s of a 1 s run on TRL's source).
     runner = _Runner(config, jobs, len(shown), beat, skipped)
@@ -364,9 +365,9 @@ def _lint_files(
                 if report_tw000:
                     result.findings.append(not_linted(path, unreadable_reason(path)))
                 continue
-            if TRACKED_ATTRIBUTES[0] in text:
-                loose[path] = instance_stores(text)
-            constructs = prefilter.constructs_library_class(text)
+            if needs.tracks(text):
+                loose[path] = tuple(s for s in instance_stores(text) if s[0] in needs.tracked)
+            constructs = needs.is_script(text)
             if not prefilter.has_class_with_bases(text):
                 if constructs:
                     candidates.append(path)  # a script that builds a Trainer / TrainingArguments (TW304)
