@@ -106,6 +106,29 @@ def fix_within_limit(
     return report
 
 
+def fix_pass(
+    config: LintConfig,
+    *,
+    unsafe: bool = False,
+    diff: bool = False,
+    shown_path: Callable[[str], str] = str,
+) -> Callable[[LintResult, Beat | None, Mapping[str, str]], FixReport]:
+    """The fix as ``lint_files``'s follow-up: run where the lint's trees are (no file is parsed twice)
+    under the lint's per-file time limit. What it would print is in the report's ``output``."""
+
+    def then(result: LintResult, beat: Beat | None, skipped: Mapping[str, str]) -> FixReport:
+        buffer = io.StringIO()
+        options = {"result": result, "unsafe": unsafe, "diff": diff, "out": buffer, "shown_path": shown_path}
+        if beat is None:
+            report = fix_within_limit(result.findings, config, **options)  # type: ignore[arg-type]
+        else:
+            report = fix_findings(result.findings, config, beat=beat, skipped=skipped, **options)  # type: ignore[arg-type]
+        report.output = buffer.getvalue()
+        return report
+
+    return then
+
+
 def fix_findings(
     findings: Sequence[Finding],
     config: LintConfig,

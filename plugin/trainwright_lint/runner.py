@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from trainwright_lint.workers import Pool
 
 Progress = Callable[[int, int], None]  # (files done, files in total)
+FollowUp = Callable[["LintResult", "Beat | None", Mapping[str, str]], Any]  # see ``lint_files``
 
 PARALLEL_MIN_FILES = 24
 _PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
@@ -71,6 +72,7 @@ class LintResult:
     model: ProjectModel | None = None
     workspace: Workspace | None = None  # in-process runs: the parsed files, for a fix pass to reuse
     named: dict[str, str] = field(default_factory=dict)  # real path -> the path given, where they differ
+    followup: Any = None  # what ``lint_files``'s ``then`` returned
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -288,6 +290,7 @@ def lint_files(
     explicit: Sequence[str] = (),
     progress: Progress | None = None,
     keep_model: bool = False,
+    then: FollowUp | None = None,
 ) -> LintResult:
     """Lint ``files`` (already discovered) as one project.
 
@@ -298,6 +301,11 @@ def lint_files(
     With one job and a ``file_timeout``, one forked child runs everything in-process while this
     process holds the time limit (``supervisor``); ``keep_model`` asks it to send the project model
     back too (a fix pass re-lints against it). Several jobs use the worker pool.
+
+    ``then(result, beat, skipped)`` is a follow-up pass (a fix) that runs where the parsed trees are,
+    with the same per-file time limit: in the forked child, handed its ``beat`` and ``skipped``;
+    otherwise here, after the lint, with ``beat`` None (it then keeps its own limit). Its value is
+    ``result.followup``.
     """
     jobs = default_jobs() if jobs is None else max(1, jobs)
     shown: dict[str, str] = {}  # real path -> the path as given
@@ -308,6 +316,8 @@ def lint_files(
         def in_child(beat: Beat, skipped: Mapping[str, str]) -> LintResult:
             with _collection_paused():
                 result = _lint_files(shown, config, 1, explicit, progress, beat, skipped)
+            if then is not None:
+                result.followup = then(result, beat, skipped)
             result.workspace = None  # the trees stay in the child
             if keep_model and result.model is not None:
                 result.model.loader = None  # a bound method of the child's workspace
@@ -317,7 +327,10 @@ def lint_files(
 
         return supervisor.run(in_child, config.file_timeout, timeout_problem)  # type: ignore[no-any-return]
     with _collection_paused():
-        return _lint_files(shown, config, jobs, explicit, progress, None, None)
+        result = _lint_files(shown, config, jobs, explicit, progress, None, None)
+    if then is not None:
+        result.followup = then(result, None, {})
+    return result
 
 
 @contextmanager
