@@ -33,7 +33,8 @@ When ``trainwright lint --statistics --format json`` is available (it prints
 table compares the classes the linter recognised with classes.csv; otherwise it says
 "recognition: needs --statistics".
 
-    .venv/bin/python scripts/ecosystem_check.py                 # every repository
+    .venv/bin/python scripts/ecosystem_check.py                 # every repository of the dev split
+    .venv/bin/python scripts/ecosystem_check.py --split test    # the blind test split
     .venv/bin/python scripts/ecosystem_check.py --repo THUDM/LongAlign --keep
     .venv/bin/python scripts/ecosystem_check.py --markdown > /tmp/eco.md   # tables for docs/lint-accuracy.md
 """
@@ -60,6 +61,9 @@ import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks" / "ecosystem"
+# The dev split is the corpus the rules are tuned on; the test split was labelled blind, before any linting,
+# and has no calls.csv (TW304 call-site findings are not scored on it). Never tune a rule on the test split.
+SPLITS = {"dev": BENCH, "test": BENCH / "test"}
 MIRROR_ROOT = Path("/work/.mirror")
 TRANSFORMERS_TARGET = "5.24.0"
 TRL_TARGET = "1.16.0"
@@ -439,6 +443,28 @@ class Tally:
     lenient_tp: int = 0  # TW2xx: finding anywhere in a CALLBACK method
     fps: list[str] = field(default_factory=list)
     fns: list[str] = field(default_factory=list)
+    # rule code -> the distinct patterns (``pattern_of``) its true / false positives cover
+    tp_patterns: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    fp_patterns: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    tp_codes: Counter = field(default_factory=Counter)
+    fp_codes: Counter = field(default_factory=Counter)
+
+    def hit(self, code: str, method: str, message: str, right: bool) -> None:
+        """Count one finding's verdict per rule code and remember the pattern it covers."""
+        (self.tp_codes if right else self.fp_codes)[code] += 1
+        (self.tp_patterns if right else self.fp_patterns)[code].add(pattern_of(method, message))
+
+
+_VARYING = re.compile(r"`[^`]*`|\(lines? [^)]*\)|\d+(?:[.,–-]\d+)*")
+
+
+def pattern_of(method: str, message: str) -> str:
+    """What kind of code a finding is about, for "how many distinct patterns": the overridden method and
+    the message's headline (up to its advice) with names, numbers and line lists taken out. Two findings
+    on copies of the same code in two files are one pattern; the same rule on a ``log`` and a
+    ``training_step`` override, or on timing and on gated output, are two."""
+    head = message.split(";")[0]
+    return f"{method}: " + " ".join(_VARYING.sub("_", head).split())
 
 
 def enclosing_classes(src: str) -> list[tuple[int, int, str]]:
@@ -452,14 +478,27 @@ def enclosing_classes(src: str) -> list[tuple[int, int, str]]:
 
 
 def score_repo(
-    name, root, resolver, findings, methods, classes, tallies, other, hn_hits, calls=(), call_hits=None
+    name,
+    root,
+    resolver,
+    findings,
+    methods,
+    classes,
+    tallies,
+    other,
+    hn_hits,
+    calls=(),
+    call_hits=None,
+    call_labels=True,
 ):
     """Score one repository's findings (already de-duplicated: ``unique_findings``) into ``tallies``.
 
     Inside a labelled method: per (method, code) against labels.csv. Outside every labelled method a
     TW304 finding is scored against calls.csv by (path, line, keyword): a TP on a ``TW304`` row, an FP
     otherwise (a hard-negative row is named in the FP line); every ``TW304`` row left without a finding
-    is an FN. Any other finding outside the labelled methods is an FP of its family."""
+    is an FN. Any other finding outside the labelled methods is an FP of its family. Without call-site
+    labels (``call_labels`` false: the split has no calls.csv) a TW304 finding outside the labelled
+    methods is not scored, only listed."""
     by_path: dict[str, list[Method]] = defaultdict(list)
     for m in methods:
         by_path[m.path].append(m)
@@ -499,6 +538,10 @@ def score_repo(
             other[code].append(f"{name} {path}:{line} {msg[:100]}")
             continue
         owner = [m for m in by_path.get(path, []) if m.line <= line <= m.end]
+        if not owner and code == "TW304" and not call_labels:
+            # A split without calls.csv (the test split) has no call-site labels: not scored, only listed.
+            other["TW304 call site (no calls.csv, not scored)"].append(f"{name} {path}:{line} {msg[:100]}")
+            continue
         if not owner:
             t = tallies[fam]
             kw = finding_keyword(msg) if code == "TW304" else None
@@ -509,8 +552,10 @@ def score_repo(
                 matched.add((path, line, kw))
             if row is not None and row.expected == "TW304":
                 t.tp += 1
+                t.hit(code, "call site", msg, True)
                 continue
             t.fp += 1
+            t.hit(code, context(path, line), msg, False)
             tag = (
                 f"hard negative (calls.csv: {_short(row.notes, 110)})"
                 if row is not None
@@ -541,6 +586,7 @@ def score_repo(
                         t.lenient_tp += 1
                     if right:
                         t.tp += 1
+                        t.hit(right[0][0], m.name, right[0][2], True)
                     else:
                         t.fn += 1
                         t.fns.append(
@@ -550,12 +596,14 @@ def score_repo(
                     for h in dict.fromkeys((h[0], h[1], h[2]) for h in found):  # once per statement
                         if h[1] not in m.obs:
                             t.fp += 1
+                            t.hit(h[0], m.name, h[2], False)
                             t.fps.append(
                                 f"{h[0]} {m.where()} line {h[1]}: points at the wrong statement "
                                 f"(obs={_ranges(m.obs)})"
                             )
                 elif found:
                     t.fp += 1
+                    t.hit(found[0][0], m.name, found[0][2], False)
                     codes = ",".join(sorted({h[0] for h in found}))
                     tag = "hard negative" if m.hard_negative else (m.tw2 or "callback-class method")
                     t.fps.append(f"{codes} {m.where()} line {found[0][1]} [{tag}] {found[0][2][:100]}")
@@ -566,12 +614,15 @@ def score_repo(
             for code in sorted(expected | codes_found):
                 if code in expected and code in codes_found:
                     t.tp += 1
+                    h = next(h for h in found if h[0] == code)
+                    t.hit(code, m.name, h[2], True)
                 elif code in expected:
                     t.fn += 1
                     t.fns.append(f"{code} {m.where()} ({_short(m.notes)})")
                 else:
                     t.fp += 1
                     h = next(h for h in found if h[0] == code)
+                    t.hit(code, m.name, h[2], False)
                     t.fps.append(f"{code} {m.where()} line {h[1]}: {h[2][:120]}")
 
 
@@ -628,7 +679,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repo", action="append", metavar="NAME", help="only this repository (repeatable)")
     ap.add_argument("--keep", action="store_true", help="keep the exported trees (path is printed)")
     ap.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
-    ap.add_argument("--bench", type=Path, default=BENCH, help="corpus folder (default: %(default)s)")
+    ap.add_argument(
+        "--split",
+        choices=sorted(SPLITS),
+        default="dev",
+        help="dev: the corpus rules are tuned on; test: the blind split (default: %(default)s)",
+    )
+    ap.add_argument("--bench", type=Path, help="corpus folder (overrides --split)")
     ap.add_argument(
         "--mirror-root", type=Path, default=MIRROR_ROOT, help="snapshot root (default: %(default)s)"
     )
@@ -640,6 +697,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=int, default=1200, help="seconds per lint run (default: %(default)s)")
     ap.add_argument("--no-lists", action="store_true", help="omit the FP/FN lists")
     args = ap.parse_args(argv)
+    if args.bench is None:
+        args.bench = SPLITS[args.split]
 
     repos, classes, methods = load_corpus(args.bench)
     calls = load_calls(args.bench)
@@ -734,6 +793,7 @@ def main(argv: list[str] | None = None) -> int:
                 acc.hn_hits,
                 r_calls,
                 acc.call_hits,
+                call_labels=(args.bench / "calls.csv").exists(),
             )
             after = sum(t.fp for t in acc.tallies.values()), sum(t.fn for t in acc.tallies.values())
             acc.per_repo.append((name, len(found), after[0] - before[0], after[1] - before[1]))
@@ -824,6 +884,16 @@ def report(args, repos, classes, methods, calls, acc: Accumulated) -> None:
             rows,
         )
     )
+    rows = []
+    for fam in FAMILIES:
+        t = acc.tallies[fam]
+        for code in sorted(set(t.tp_codes) | set(t.fp_codes)):
+            rows.append(
+                [code, t.tp_codes[code], len(t.tp_patterns[code]), t.fp_codes[code], len(t.fp_patterns[code])]
+            )
+    if rows:
+        print(h("Per rule: findings and the distinct patterns they cover"))
+        print(table(md, ["rule", "TP", "TP patterns", "FP", "FP patterns"], rows))
     hn_total = sum(m.hard_negative for m in lab)
     print(f"\nhard negatives given a TW2xx finding: {len(acc.hn_hits)} of {hn_total}")
     if site_rows:

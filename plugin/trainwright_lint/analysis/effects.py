@@ -261,6 +261,32 @@ class _Collector:
         else:  # Break, Continue and anything new: part of the control flow
             s.kinds.add(K.UNKNOWN if not isinstance(stmt, (ast.Break, ast.Continue)) else K.LOCAL)
 
+    def _is_model(self, owner: str) -> bool:
+        """``model``, ``model.module``, ``self.model``: the model being trained, which callback
+        events receive (``kwargs["model"]``)."""
+        parts = owner.split(".")
+        if parts[0] == "self":
+            parts = parts[1:]
+            return bool(parts) and parts[0] == "model" and all(p == "module" for p in parts[1:])
+        return parts[0] == "model" and parts[0] in self.params and all(p == "module" for p in parts[1:])
+
+    def _schedules_model(self, func: ast.Attribute, call: ast.Call) -> bool:
+        """A ``set_*`` call on the model whose arguments follow training progress and read no
+        parameter of the method: a schedule, not a change of what the step computes."""
+        owner = dotted_name(func.value)
+        if owner is None or not self._is_model(owner) or not (call.args or call.keywords):
+            return False
+        progress = False
+        for arg in [*call.args, *(k.value for k in call.keywords)]:
+            for n in ast.walk(arg):
+                if isinstance(n, ast.Name) and n.id in self.params:
+                    return False
+                if isinstance(n, ast.Attribute) and (
+                    n.attr in _PROGRESS_READS or (is_self(n.value) and n.attr in self.counters)
+                ):
+                    progress = True
+        return progress
+
     def call_statement(self, index: int, call: ast.Call) -> None:
         s = self.statements[index]
         self.expression(index, call)
@@ -284,6 +310,9 @@ class _Collector:
                         s.defines.add(f"self.{owner}")
                         return
                 elif base.id in self.params:
+                    if func.attr.startswith("set_") and self._schedules_model(func, call):
+                        s.kinds.add(K.SCHEDULE)  # ``model.set_gumbel_temperature(f(step))``
+                        return
                     if func.attr not in K.PURE_METHODS:
                         s.kinds.add(K.PARAM_MUTATION)
                     return
@@ -345,6 +374,18 @@ class _Collector:
                 name = dotted_name(t) if isinstance(t, ast.Attribute) else None
                 if name is not None and name.startswith("self.control.should_"):
                     s.kinds.add(K.CONTROL)
+                    continue
+                if (
+                    name is not None
+                    and self._is_model(name.rsplit(".", 1)[0])
+                    and value is not None
+                    and progress
+                    and not reads_params
+                    and not isinstance(value, _PLAIN_VALUES)
+                ):
+                    # ``model.temperature = f(global_step)``: a per-step schedule of a model attribute,
+                    # which ``on_step_begin`` can set as well (its kwargs carry the model).
+                    s.kinds.add(K.SCHEDULE)
                     continue
                 base = t.value
                 while isinstance(base, (ast.Attribute, ast.Subscript)):

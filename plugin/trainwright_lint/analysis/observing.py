@@ -60,6 +60,16 @@ def _may_observe(method: MethodSummary, body_text: str) -> bool:
 # Overrides that replace the training loop wholesale are copies of upstream's loop (from whichever
 # release, catalogued or not): the gates and flags in them are the Trainer's, not the user's choices.
 LOOP_REPLACEMENTS = frozenset({"train", "_inner_training_loop", "_run_epoch"})
+# Entry points whose own bookkeeping after the event they fire is the user's (``CoFiQATrainer.evaluate``
+# saves the best checkpoint after ``on_evaluate``). Any other override that fires callback events itself
+# (``self.callback_handler.on_log(...)``) re-implements a piece of the loop, usually copied from a release
+# older than the catalogue: its gates are the Trainer's, and TW101 reports the override itself.
+_EVENT_FIRING_ENTRY_POINTS = frozenset({"evaluate", "predict"})
+# Save methods whose purpose is writing the model: the files they write decide *what* is saved.
+SAVE_METHODS = frozenset({"save_model", "_save"})
+_MODEL_WRITES = re.compile(
+    r"save_pretrained|state_dict|torch\.save|save_file|safe_save|_save\(|save_model\(|push_to_hub|makedirs|mkdir"
+)
 
 
 @dataclass
@@ -104,6 +114,8 @@ def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Obs
         return obs
     if method.name in LOOP_REPLACEMENTS and not re.search(rf"super\(.*?\)\.{method.name}\b", body_text):
         return obs  # a replaced training loop: a copy of upstream's, whatever release it came from
+    if method.name not in _EVENT_FIRING_ENTRY_POINTS and "callback_handler.on_" in body_text:
+        return obs  # fires the events itself: a piece of the loop, re-implemented
     effects = facts.effects()
     obs.effects = effects
     copied = CopiedStatements(fn, effects, facts.owners())
@@ -116,8 +128,11 @@ def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Obs
         return obs
 
     observing = [i for i in effects.observing() if i not in copied]
+    if method.name in SAVE_METHODS:
+        observing = [i for i in observing if not _writes_the_model(facts.unit, effects, i)]
     gated = any(effects.gated_on_progress(j) for i in observing for j in effects.under(i))
-    movable = [i for i in observing if not _reads_private_arguments(effects, i)]
+    hidden = _hidden_values(effects, _computed_locals(effects) | _hidden_result(method.name, effects))
+    movable = [i for i in observing if not _reads(effects, i, hidden)]
     if (
         not gated and len(movable) == len(observing) and _is_wrapper(effects, observing)
     ):  # gated logic is reported, more precisely, by TW201
@@ -134,7 +149,6 @@ def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Obs
 
     chosen: dict[int, str] = {}
     delegation_line = statements[effects.delegation].line if effects.delegation is not None else None
-    computed = _computed_locals(effects)
     clocks = _clock_locals(effects)
     timing = delegation_line is not None and _brackets(effects, observing, delegation_line)
     cadence_possible = "torch_empty_cache_steps" in body_text  # once: the body may be long
@@ -145,13 +159,14 @@ def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Obs
         if cadence_possible and _trainer_cadence(effects, i):
             continue
         if effects.gated_on_progress(i) and kinds & (K.OBSERVING_KINDS | {K.RECORD}):
-            chosen[i] = "gated"  # output or metrics at a moment of the loop (a reset alone is bookkeeping)
+            if not _reads(effects, i, hidden):  # values only this method sees cannot move to an event
+                chosen[i] = "gated"  # output or metrics at a moment of the loop (a reset alone is bookkeeping)
         elif timing and (K.CLOCK in kinds or statements[i].uses & clocks):
             chosen[i] = "timing"
         elif (
             delegation_line is not None
             and kinds & K.LOUD_KINDS
-            and _movable_output(effects, i, computed | _hidden_result(method.name, effects))
+            and _movable_output(effects, i, hidden)
         ):
             chosen[i] = "output"
     for i, s in enumerate(statements):
@@ -222,12 +237,9 @@ def _brackets(effects: MethodEffects, observing: list[int], line: int) -> bool:
 
 # Arguments no callback event receives: observing them needs the override (``print(inputs[...])``).
 _PRIVATE_ARGUMENTS = frozenset(
-    {"inputs", "batch", "generation_batch", "features", "epoch_iterator", "outputs"}
-)
-
-
-def _reads_private_arguments(effects: MethodEffects, index: int) -> bool:
-    return any(effects.statements[j].uses & _PRIVATE_ARGUMENTS for j in effects.under(index))
+    {"inputs", "batch", "generation_batch", "features", "epoch_iterator", "outputs", "tr_loss",
+     "grad_norm"}
+)  # fmt: skip
 
 
 def _computed_locals(effects: MethodEffects) -> set[str]:
@@ -246,7 +258,6 @@ _RESULT_VISIBLE = frozenset(
     {
         "log",
         "evaluate",
-        "evaluation_loop",
         "predict",
         "training_step",
         "train",
@@ -263,19 +274,75 @@ def _hidden_result(method: str, effects: MethodEffects) -> set[str]:
     return {d for d in effects.statements[effects.delegation].defines if not d.startswith("self.")}
 
 
-def _movable_output(effects: MethodEffects, index: int, computed: set[str]) -> bool:
-    """Output around the ``super()`` call that a callback event could produce as well: it reads
-    neither the method's private arguments (``inputs``) nor values the method computes itself, and it
-    is not on an early-return path that replaces the delegation."""
-    under = effects.under(index)
-    if any(effects.statements[j].uses & (computed | _PRIVATE_ARGUMENTS) for j in under):
+def _hidden_values(effects: MethodEffects, seeds: set[str]) -> set[str]:
+    """The method's private arguments (``inputs``, ``dataloader``), ``seeds`` (values it computes itself),
+    and every local derived from them (``batch = self.data_collator(dataloader.dataset.select(...))``):
+    values no callback event receives. The ``super()`` result is left to ``_hidden_result``: it
+    reads ``inputs`` too, and an event may see it all the same (the logged loss)."""
+    hidden = set(seeds) | _PRIVATE_ARGUMENTS
+    changed = True
+    while changed:
+        changed = False
+        for i, s in enumerate(effects.statements):
+            if i != effects.delegation and s.uses & hidden:
+                new = {d for d in s.defines if not d.startswith("self.")} - hidden
+                if new:
+                    hidden |= new
+                    changed = True
+    return hidden
+
+
+def _reads(effects: MethodEffects, index: int, names: set[str]) -> bool:
+    return any(effects.statements[j].uses & names for j in effects.under(index))
+
+
+def _movable_output(effects: MethodEffects, index: int, hidden: set[str]) -> bool:
+    """Output around the ``super()`` call that a callback event could produce as well: it reads no
+    value only the method sees (``_hidden_values``), and it is not on a path that replaces the
+    delegation (an early return, or the other branch of the ``if`` that calls ``super()``)."""
+    if _reads(effects, index, hidden):
         return False
     parent = effects.statements[index].parent
     while parent != -1:
         if any(K.RETURN in effects.statements[j].kinds for j in effects.under(parent)):
             return False
         parent = effects.statements[parent].parent
-    return True
+    return not _replaces_delegation(effects, index)
+
+
+def _path(effects: MethodEffects, index: int) -> list[int]:
+    """``index`` and its enclosing statements, innermost first."""
+    out = [index]
+    while effects.statements[out[-1]].parent != -1:
+        out.append(effects.statements[out[-1]].parent)
+    return out
+
+
+def _replaces_delegation(effects: MethodEffects, index: int) -> bool:
+    """``if self.fsdp: <save it yourself, push> else: super().save_model(...)``: the statement sits in
+    one branch of an ``if`` whose other branch calls ``super()``, so it is part of the replacement."""
+    if effects.delegation is None:
+        return False
+    mine = _path(effects, index)
+    theirs = _path(effects, effects.delegation)
+    for child, parent in zip(mine, mine[1:]):
+        node = effects.statements[parent].node
+        if not isinstance(node, ast.If) or parent not in theirs:
+            continue
+        other = theirs[theirs.index(parent) - 1]
+        in_body = effects.statements[child].node in node.body
+        return in_body != (effects.statements[other].node in node.body)
+    return False
+
+
+def _writes_the_model(unit: FileUnit, effects: MethodEffects, index: int) -> bool:
+    """In ``save_model``/``_save``: file output or a save/push that writes the model (a chosen subset of
+    weights, the folder it goes to). That is what the method is for, not an observer of it."""
+    kinds = effects.kinds_under(index) & K.OBSERVING_KINDS
+    if not kinds or not kinds <= {K.FILE, K.ACTION, K.LOG}:
+        return False
+    s = effects.statements[index]
+    return _MODEL_WRITES.search(unit.text(s.line, s.end_line)) is not None
 
 
 def _trainer_cadence(effects: MethodEffects, index: int) -> bool:

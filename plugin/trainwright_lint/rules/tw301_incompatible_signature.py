@@ -202,7 +202,9 @@ class IncompatibleSignature(Rule):
     ) -> Finding | None:
         """Call sites inside transformers' Trainer; the only kind with a fix (its signature is the model)."""
         info = ctx.trainer_method(method.name)
-        site = _first_incompatible(method.signature, info.call_sites if info else (), live.transformers)
+        site = _first_incompatible(
+            method.signature, info.call_sites if info else (), live.transformers_calling(method.name)
+        )
         if info is None or info.kind == "property" or site is None:
             return None
         message = self.message.format(version=ctx.target, **_described(method, site, info))
@@ -248,7 +250,10 @@ class IncompatibleSignature(Rule):
         if ref is None or info is None:
             return True  # the method does not exist at this release: nothing calls it
         fixed = signature_with(ref.method.signature, edit.params)
-        return _first_incompatible(fixed, info.call_sites, live_callers(ctx).transformers) is None
+        return (
+            _first_incompatible(fixed, info.call_sites, live_callers(ctx).transformers_calling(edit.method))
+            is None
+        )
 
 
 def _reads(ctx: ClassContext, method: MethodSummary) -> tuple[Fact, ...]:
@@ -281,6 +286,17 @@ def live_callers(ctx: ClassContext) -> LiveCallers:
     return ctx.fact(("tw301-live", point), lambda: LiveCallers(ctx))
 
 
+# Methods the Trainer hands on as a value instead of calling them: ``get_train_dataloader`` passes
+# ``sampler_fn=self._get_train_sampler`` to ``_get_dataloader``, which calls ``sampler_fn(dataset)``. The
+# catalogue records that call under ``_get_dataloader`` (which every dataloader getter reaches), but it
+# runs only while a method that hands the value on runs: a class whose own ``get_train_dataloader`` calls
+# ``self._get_train_sampler()`` never gets the dataset passed. (caller, callee) -> the methods handing it on.
+_HANDED_ON: dict[tuple[str, str], tuple[str, ...]] = {
+    ("_get_dataloader", "_get_train_sampler"): ("get_train_dataloader",),
+    ("_get_dataloader", "_get_eval_sampler"): ("get_eval_dataloader", "get_test_dataloader"),
+}
+
+
 class LiveCallers:
     """Which upstream callers still run for this class: a caller the project overrides without
     delegating to ``super()`` does not, nor one reached only through such callers (a class whose own
@@ -294,6 +310,18 @@ class LiveCallers:
 
     def transformers(self, caller: str) -> bool:
         return self._live("transformers", caller, set())
+
+    def transformers_calling(self, callee: str) -> Callable[[str], bool]:
+        """``transformers`` for the call sites of ``callee``: a call through a value that another method
+        hands on (``_HANDED_ON``) runs only while one of those methods does."""
+
+        def live(caller: str) -> bool:
+            passers = _HANDED_ON.get((caller, callee))
+            if passers is not None:
+                return any(self.transformers(p) for p in passers)
+            return self.transformers(caller)
+
+        return live
 
     def trl(self, caller: str) -> bool:
         return self._live("trl", caller, set())

@@ -12,7 +12,8 @@ checkpointing and logging stay Trainer's):
 * ``evaluate``: tokenises a raw dataset handed to it after construction and, with
   ``precompute_ref_log_probs``, computes its reference log-probs while the reference is still known;
 * ``get_eval_dataloader``: the same tokenisation for a loader asked for directly;
-* ``train``: restores the TR-DPO reference saved in the checkpoint before ``Trainer.train`` resumes.
+* ``train`` and the metrics window's part of ``log`` are :class:`~trainwright.trainers.skeleton.TrainerSkeleton`'s,
+  shared with GRPO (resume from the newest complete checkpoint, TR-DPO reference restored).
 
 Streamed (``IterableDataset``) training and evaluation sets are accepted (:mod:`dpo_stream`).
 
@@ -39,10 +40,10 @@ import torch
 from datasets import Dataset, IterableDataset
 from torch import nn
 from torch.utils.data import DataLoader
-from transformers import PreTrainedTokenizerBase, Trainer, TrainerCallback
+from transformers import PreTrainedTokenizerBase, TrainerCallback
 
+from trainwright.storage.tensor_files import UNREADABLE, load_tensor_file, save_tensor_file, why_unusable
 from trainwright.trainers.config_checks import finite_knob
-from trainwright.trainers.construction import attach_owned_callbacks, prepare_parts, resolve_resume
 from trainwright.trainers.dpo_config import DPOConfig
 from trainwright.trainers.dpo_data import (
     REF_COLUMNS,
@@ -58,7 +59,6 @@ from trainwright.trainers.dpo_losses import (
     wpo_pair_weights,
 )
 from trainwright.trainers.dpo_stream import check_stream_settings
-from trainwright.trainers.grpo_model import router_aux_loss_coef
 from trainwright.trainers.logprobs import (
     SharedPrefix,
     continue_after_prefix,
@@ -67,15 +67,12 @@ from trainwright.trainers.logprobs import (
     run_shared_prefix,
     token_logps_and_entropy,
 )
-from trainwright.trainers.metrics import MetricsWindow
+from trainwright.trainers.model_card import ModelCardCallback
 from trainwright.trainers.reference import is_peft_model, reference_forward
+from trainwright.trainers.skeleton import TrainerSkeleton
 from trainwright.trainers.streaming import RepeatedStream, is_streamed
-from trainwright.trainers.tensor_files import UNREADABLE, load_tensor_file, why_unusable
 
 logger = logging.getLogger(__name__)
-
-#: the tags TRL's DPOTrainer adds to the model (and so to the model card Trainer writes)
-MODEL_TAGS = ("trl", "dpo")
 
 CACHE_FORMAT_VERSION = "1"
 
@@ -87,9 +84,14 @@ class SequenceLogps(NamedTuple):
     lengths: torch.Tensor  # (2B,) number of scored completion tokens
     logits_sum: torch.Tensor  # (2B,) sum over completion tokens of the vocabulary-mean logit (no grad)
     log_sum_sq: torch.Tensor | None = None  # (2B,) sum over completion tokens of log Σ_v p_v² (WPO; no grad)
-    entropy_sum: torch.Tensor | None = None  # (2B,) sum over completion tokens of the next-token entropy (no grad)
-    top1_sum: torch.Tensor | None = None  # (2B,) completion tokens that are the argmax of their logits (no grad)
+    entropy_sum: torch.Tensor | None = (
+        None  # (2B,) sum over completion tokens of the next-token entropy (no grad)
+    )
+    top1_sum: torch.Tensor | None = (
+        None  # (2B,) completion tokens that are the argmax of their logits (no grad)
+    )
     aux_loss: torch.Tensor | None = None  # the MoE load-balancing loss of the forward (None unless asked)
+    unweighted_logps: torch.Tensor | None = None  # (2B,) with LD-DPO weights: the plain sum of log-probs
 
 
 def sequence_logps(
@@ -135,7 +137,11 @@ def sequence_logps(
     bounds = [torch.where(target_mask.any(dim=0), columns[:width], width - 1).min()]
     half = input_ids.shape[0] // 2
     share = (
-        cache_argument is not None and logits_to_keep and not aux_loss and half > 0 and input_ids.shape[0] == 2 * half
+        cache_argument is not None
+        and logits_to_keep
+        and not aux_loss
+        and half > 0
+        and input_ids.shape[0] == 2 * half
     )
     if share:
         # the first column where a pair's two rows differ (or either is a completion token), and where
@@ -254,9 +260,16 @@ def _summed(
     if with_sum_sq:
         per_token = torch.cat([log_sum_squared_probs(piece, chunk_size) for piece in pieces], dim=1)
         log_sum_sq = (per_token * mask).sum(dim=-1)
-    logp_mask = mask if weights is None else weights.to(mask.dtype)
+    plain = (token_logps * mask).sum(dim=-1)
+    weighted = plain if weights is None else (token_logps * weights.to(mask.dtype)).sum(dim=-1)
     return SequenceLogps(
-        (token_logps * logp_mask).sum(dim=-1), mask.sum(dim=-1), logits_sum, log_sum_sq, entropy_sum, top1_sum
+        weighted,
+        mask.sum(dim=-1),
+        logits_sum,
+        log_sum_sq,
+        entropy_sum,
+        top1_sum,
+        unweighted_logps=None if weights is None else plain,
     )
 
 
@@ -284,10 +297,12 @@ def packed_sequence_logps(
     targets = input_ids[0, 1:]
     owner = owner_of[0, :-1]
     mask = (batch["completion_mask"][0, 1:].bool() & (owner_of[0, 1:] == owner)).to(logits.dtype)
-    logp_mask = mask if "logp_weights" not in batch else mask * batch["logp_weights"][0, 1:].to(mask.dtype)
+    weights = batch.get("logp_weights")
     # chunks of about chunk_size sequences' worth of positions, as in the padded path
     chunk = chunk_size * max(1, logits.shape[0] // num_rows)
-    token_logps, entropy = token_logps_and_entropy(logits.unsqueeze(1), targets.unsqueeze(1), chunk_size=chunk)
+    token_logps, entropy = token_logps_and_entropy(
+        logits.unsqueeze(1), targets.unsqueeze(1), chunk_size=chunk
+    )
 
     def per_sequence(values: torch.Tensor) -> torch.Tensor:
         return values.new_zeros(num_rows).index_add(0, owner, values)
@@ -299,14 +314,18 @@ def packed_sequence_logps(
         log_sum_sq = None
         if with_sum_sq:
             log_sum_sq = per_sequence(log_sum_squared_probs(logits.unsqueeze(1), chunk).squeeze(1) * mask)
+    token_logps = token_logps.squeeze(1)
+    plain = per_sequence(token_logps * mask)
+    weighted = plain if weights is None else per_sequence(token_logps * mask * weights[0, 1:].to(mask.dtype))
     return SequenceLogps(
-        per_sequence(token_logps.squeeze(1) * logp_mask),
+        weighted,
         per_sequence(mask),
         logits_sum,
         log_sum_sq,
         entropy_sum,
         top1_sum,
         getattr(outputs, "aux_loss", None) if aux_loss else None,
+        None if weights is None else plain,
     )
 
 
@@ -327,7 +346,7 @@ def _hash_token_columns(dataset: Dataset) -> str:
     return digest.hexdigest()
 
 
-class DPOTrainer(Trainer):
+class DPOTrainer(TrainerSkeleton):
     """Train a causal LM on ``prompt`` / ``chosen`` / ``rejected`` pairs (DPO and 16 related losses).
 
     The arguments are TRL's, in TRL's order (``peft_config`` is keyword-only). ``model`` may be a model
@@ -342,8 +361,20 @@ class DPOTrainer(Trainer):
     # column, which preference batches do not have, so it is None). Declaring False makes Trainer do the
     # division: with equal micro-batches, the accumulated gradient is that of the mean over all pairs of
     # the optimizer step, independent of the GA setting. Under DDP each rank's mean is averaged by the
-    # gradient all-reduce, which gives the same global mean.
-    loss_is_scaled_for_ga = False
+    # gradient all-reduce, which gives the same global mean. (``loss_is_scaled_for_ga = False``: TrainerSkeleton.)
+    trl_name = "DPO"
+    train_dataset_needs = "a datasets.Dataset (or IterableDataset) with prompt/chosen/rejected columns"
+    config_class = DPOConfig
+
+    @classmethod
+    def uses_reference_for(cls, args: DPOConfig) -> bool:
+        """Whether the objective compares with a reference policy (not for reference-free losses)."""
+        return not args.reference_free and needs_reference(args.loss_type)
+
+    @classmethod
+    def keeps_reference_module(cls, args: DPOConfig) -> bool:
+        """With precomputed reference log-probs no reference module is kept during training."""
+        return cls.uses_reference_for(args) and not args.precompute_ref_log_probs
 
     def __init__(
         self,
@@ -365,20 +396,12 @@ class DPOTrainer(Trainer):
                 "DPOConfig.remove_unused_columns=True would drop the tokenised prompt_ids/chosen_ids/rejected_ids "
                 "columns before the collator sees them; leave it False"
             )
-        if train_dataset is None:
-            raise ValueError(
-                "`train_dataset` is required: a datasets.Dataset (or IterableDataset) with prompt/chosen/rejected "
-                "columns"
-            )
-        parts = prepare_parts(
-            who="DPOTrainer",
+        parts = self.prepare(
             args=args,
-            config_class=DPOConfig,
-            default_output_dir="dpo_output",
             model=model,
+            train_dataset=train_dataset,
             processing_class=processing_class,
             ref_model=ref_model,
-            needs_reference=lambda config: _uses_reference(config) and not config.precompute_ref_log_probs,
             peft_config=peft_config,
         )
         args, model, tokenizer = parts.args, parts.model, parts.processing_class
@@ -393,25 +416,14 @@ class DPOTrainer(Trainer):
                 eval_dataset = _prepared(eval_dataset, tokenizer, args, "eval")
         if is_streamed(train_dataset):
             train_dataset = RepeatedStream(train_dataset)
-        pad_token_id = (
-            tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-        )
-        if pad_token_id is None:
-            raise ValueError(
-                "the tokenizer has neither a pad token nor an EOS token to pad with; set tokenizer.pad_token"
-            )
         if data_collator is None:
             data_collator = PreferenceCollator(
-                pad_token_id,
+                self.pad_token_id,
                 args.max_length,
                 args.truncation_mode,
                 padding_free=args.padding_free,
                 ld_alpha=args.ld_alpha,
             )
-
-        self.uses_reference = _uses_reference(args)
-        # With precompute (or no reference at all) no reference module is kept on the trainer.
-        self.ref_model = parts.ref_model
 
         super().__init__(
             model=model,
@@ -426,13 +438,8 @@ class DPOTrainer(Trainer):
         )
         base_model = model.get_base_model() if is_peft_model(model) else model
         self._accepts_logits_to_keep = "logits_to_keep" in inspect.signature(base_model.forward).parameters
-        self._dpo_metrics = MetricsWindow()
         self.num_reference_forwards = 0  # precompute batches actually run (0 when the cache was reused)
-        #: weight of the MoE load-balancing loss; TRL's ``aux_loss_enabled`` says whether it is added
-        self.router_aux_loss_coef = router_aux_loss_coef(model, args.router_aux_loss_coef)
-        # TRL's model tags: Trainer writes them into the model card it saves
-        if hasattr(self.model, "add_model_tags"):
-            self.model.add_model_tags(list(MODEL_TAGS))
+        self.add_callback(ModelCardCallback(self))  # TRL writes the tagged model card at every checkpoint
 
         given = parts.given_ref_model
         if self.uses_reference and args.precompute_ref_log_probs:
@@ -447,14 +454,11 @@ class DPOTrainer(Trainer):
                 self.eval_dataset = self._add_reference_logps(self.eval_dataset, "eval", given)
         # An explicit reference is freed after precompute: evaluate() can then only score new data while the
         # policy (or the PEFT base) still is the reference.
-        self._reference_freed = given is not None if self.uses_reference and args.precompute_ref_log_probs else False
+        self._reference_freed = (
+            given is not None if self.uses_reference and args.precompute_ref_log_probs else False
+        )
         del parts, ref_model, given
-        attach_owned_callbacks(self, self.ref_model)
-
-    def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs: Any) -> Any:
-        """``Trainer.train`` that also restores the TR-DPO reference saved in the checkpoint (the Trainer
-        restores the rest)."""
-        return super().train(resume_from_checkpoint=resolve_resume(self, resume_from_checkpoint), **kwargs)
+        self.finish()
 
     # ---------------------------------------------------------------------------------------------
     # reference log-probs
@@ -491,9 +495,8 @@ class DPOTrainer(Trainer):
             chosen, rejected = self._compute_reference_logps(dataset, ref_model)
             if self.accelerator.is_main_process:
                 cache_dir.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".tmp{os.getpid()}")
-                torch.save({"chosen": chosen, "rejected": rejected}, tmp)
-                os.replace(tmp, path)  # atomic: a crashed run never leaves a half-written cache
+                # atomic: a crashed run never leaves a half-written cache
+                save_tensor_file({"chosen": chosen, "rejected": rejected}, path)
             self.accelerator.wait_for_everyone()
         try:
             cached = load_tensor_file(path)  # tensors only: a cache file planted in the folder runs no code
@@ -554,7 +557,11 @@ class DPOTrainer(Trainer):
             return self._forward(ref, inputs).logps.detach()
 
     def _forward(
-        self, model: nn.Module, inputs: dict[str, torch.Tensor], with_sum_sq: bool = False, aux_loss: bool = False
+        self,
+        model: nn.Module,
+        inputs: dict[str, torch.Tensor],
+        with_sum_sq: bool = False,
+        aux_loss: bool = False,
     ) -> SequenceLogps:
         return sequence_logps(
             model,
@@ -606,6 +613,7 @@ class DPOTrainer(Trainer):
             ref_rejected=None if ref is None else ref[half:],
             chosen_lengths=policy.lengths[:half],
             rejected_lengths=policy.lengths[half:],
+            chosen_unweighted=None if policy.unweighted_logps is None else policy.unweighted_logps[:half],
         )
         weights = wpo_pair_weights(policy.logps, policy.log_sum_sq, policy.lengths) if use_weighting else None
         params = self.loss_params()
@@ -614,14 +622,9 @@ class DPOTrainer(Trainer):
         if policy.aux_loss is not None:
             loss = loss + self.router_aux_loss_coef * policy.aux_loss
             aux_mean = self.accelerator.gather_for_metrics(policy.aux_loss.detach().float().reshape(1)).mean()
-            self._dpo_metrics.add(mode, "aux_loss", aux_mean.item())
+            self.metrics.add(mode, "aux_loss", aux_mean.item())
         rewards = self._record_metrics(mode, pairs, policy, inputs, params.beta)
         return (loss, rewards) if return_outputs else loss
-
-    @property
-    def aux_loss_enabled(self) -> bool:
-        """Whether the loss adds the MoE load-balancing loss (``router_aux_loss_coef != 0``), TRL's name."""
-        return self.router_aux_loss_coef != 0.0
 
     def loss_params(self) -> LossParams:
         """The loss's numeric knobs as they are now, each checked where the loss reads it: a schedule may
@@ -679,15 +682,15 @@ class DPOTrainer(Trainer):
             "logps/rejected",
         )
         for name, value in zip(names, means):
-            self._dpo_metrics.add(mode, name, value, weight=n)
+            self.metrics.add(mode, name, value, weight=n)
         logit_c, tok_c, logit_r, tok_r, attended, entropy, top1_c = token_stats.tolist()
         if tok_c > 0:
-            self._dpo_metrics.add(mode, "logits/chosen", logit_c / tok_c, weight=tok_c)
-            self._dpo_metrics.add(mode, "mean_token_accuracy", top1_c / tok_c, weight=tok_c)
+            self.metrics.add(mode, "logits/chosen", logit_c / tok_c, weight=tok_c)
+            self.metrics.add(mode, "mean_token_accuracy", top1_c / tok_c, weight=tok_c)
         if tok_r > 0:
-            self._dpo_metrics.add(mode, "logits/rejected", logit_r / tok_r, weight=tok_r)
+            self.metrics.add(mode, "logits/rejected", logit_r / tok_r, weight=tok_r)
         if tok_c + tok_r > 0:
-            self._dpo_metrics.add(mode, "entropy", entropy / (tok_c + tok_r), weight=tok_c + tok_r)
+            self.metrics.add(mode, "entropy", entropy / (tok_c + tok_r), weight=tok_c + tok_r)
         if mode == "train" and self.args.include_num_input_tokens_seen == "no":
             # Kept in TrainerState (saved in checkpoints, so resuming continues the count). When the user
             # asks Trainer to count input tokens itself, Trainer owns the field and we only report it.
@@ -715,14 +718,12 @@ class DPOTrainer(Trainer):
         return loss.detach(), logits, torch.zeros(logits.shape[0], dtype=torch.long, device=logits.device)
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-        """Add the window-averaged preference metrics (``eval_``-prefixed in evaluation) and ``num_tokens``
-        (the training tokens seen so far, in evaluation too, as TRL)."""
+        """Add ``num_tokens`` (the training tokens seen so far, in evaluation too) beside the window-averaged
+        preference metrics that ``TrainerSkeleton.log`` adds (``eval_``-prefixed in evaluation). As TRL, a log
+        with an empty window (the run summary right after a logging step) gets neither."""
         evaluating = any(key.startswith("eval_") for key in logs)
-        self._dpo_metrics.merge_into(logs)  # in place, so evaluate() returns them too
-        if evaluating and any(key.startswith("eval_rewards/") for key in logs):
-            logs["eval_num_tokens"] = float(self.state.num_input_tokens_seen)
-        elif not evaluating:
-            logs["num_tokens"] = float(self.state.num_input_tokens_seen)
+        if self.metrics.has("eval" if evaluating else "train", "rewards/chosen"):
+            logs["eval_num_tokens" if evaluating else "num_tokens"] = float(self.state.num_input_tokens_seen)
         super().log(logs, start_time)
 
     def evaluate(
@@ -736,7 +737,11 @@ class DPOTrainer(Trainer):
         needs the reference still at hand (see :meth:`_check_reference_available`)."""
         if eval_dataset is not None and not isinstance(eval_dataset, str):
             check_stream_settings(self.args, None, eval_dataset)
-            if self.uses_reference and self.args.precompute_ref_log_probs and not _has_reference_logps(eval_dataset):
+            if (
+                self.uses_reference
+                and self.args.precompute_ref_log_probs
+                and not _has_reference_logps(eval_dataset)
+            ):
                 self._check_reference_available()
             eval_dataset = _prepared(eval_dataset, self.processing_class, self.args, metric_key_prefix)
             if self.uses_reference and self.args.precompute_ref_log_probs:
@@ -770,7 +775,9 @@ class DPOTrainer(Trainer):
     def _with_reference_logps(self, dataset: Any, name: str) -> Any:
         """``dataset`` (or each split of a dict) with its reference log-prob columns."""
         if isinstance(dataset, dict):
-            return {key: self._add_reference_logps(split, f"{name}-{key}", None) for key, split in dataset.items()}
+            return {
+                key: self._add_reference_logps(split, f"{name}-{key}", None) for key, split in dataset.items()
+            }
         return self._add_reference_logps(dataset, name, None)
 
     def get_eval_dataloader(self, eval_dataset: str | Dataset | IterableDataset | None = None) -> DataLoader:
@@ -803,11 +810,6 @@ def _has_reference_logps(dataset: Any) -> bool:
     if isinstance(dataset, dict):
         return all(_has_reference_logps(split) for split in dataset.values())
     return isinstance(dataset, Dataset) and set(REF_COLUMNS) <= set(dataset.column_names)
-
-
-def _uses_reference(args: DPOConfig) -> bool:
-    """Whether the objective compares with a reference policy (not for reference-free losses)."""
-    return not args.reference_free and needs_reference(args.loss_type)
 
 
 def _attended_tokens(inputs: dict[str, torch.Tensor]) -> torch.Tensor:

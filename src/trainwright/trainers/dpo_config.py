@@ -71,7 +71,9 @@ class DPOConfig(TRLCompatibleConfig, TrainingArguments):
     )
     f_divergence_type: str = field(
         default="reverse_kl",
-        metadata={"help": f"f-DPO divergence between policy and reference: one of {', '.join(F_DIVERGENCES)}."},
+        metadata={
+            "help": f"f-DPO divergence between policy and reference: one of {', '.join(F_DIVERGENCES)}."
+        },
     )
     f_alpha_divergence_coef: float = field(
         default=0.5, metadata={"help": "α of the alpha_divergence f-divergence."}

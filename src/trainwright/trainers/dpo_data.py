@@ -65,7 +65,9 @@ def extract_implicit_prompt(example: dict[str, Any]) -> dict[str, Any]:
             "prompt to extract; add a 'prompt' column"
         )
     if n == len(chosen) or n == len(rejected):
-        raise ValueError(f"implicit prompt: one of the {what} is a prefix of the other, leaving an empty reply")
+        raise ValueError(
+            f"implicit prompt: one of the {what} is a prefix of the other, leaving an empty reply"
+        )
     return {"prompt": chosen[:n], "chosen": chosen[n:], "rejected": rejected[n:]}
 
 
@@ -242,71 +244,16 @@ def prepare_preference_dataset(
 ) -> Dataset | IterableDataset:
     """Validate, tokenise (cached by ``datasets`` fingerprint) and filter a preference dataset.
 
-    An ``IterableDataset`` is mapped lazily (``datasets`` has no ``num_proc`` / ``desc`` for streams, and
-    the number of dropped rows is unknown until the stream is read, so there is no counting warning).
+    An ``IterableDataset`` goes through the same row functions lazily, as its rows are read (``datasets``
+    has no ``num_proc`` / ``desc`` for streams, and how many rows the filter drops is unknown until the
+    stream is read, so there is no counting warning).
     """
     kind = _check_columns(dataset, name)
-    if isinstance(dataset, IterableDataset):
-        return _prepare_stream(dataset, tokenizer, kind, max_length, truncation_mode, name)
-    if kind != "tokenized":
-        conversational = kind == "conversational"
-        if conversational and tokenizer.chat_template is None:
-            raise ValueError(
-                f"{name} dataset is conversational (lists of messages) but the tokenizer has no chat_template; "
-                "set tokenizer.chat_template to a Jinja template, or pass plain-text prompt/chosen/rejected"
-            )
-        if "prompt" not in dataset.column_names:
-            dataset = dataset.map(
-                _checked_implicit_prompt,
-                fn_kwargs={"conversational": conversational, "name": name},
-                with_indices=True,
-                num_proc=num_proc,
-                desc=f"Extracting {name} prompts",
-            )
-        dataset = dataset.map(
-            _checked_tokenize,
-            fn_kwargs={"tokenizer": tokenizer, "conversational": conversational, "name": name},
-            with_indices=True,
-            remove_columns=[c for c in (*TEXT_COLUMNS, *TEMPLATE_COLUMNS) if c in dataset.column_names],
-            num_proc=num_proc,
-            desc=f"Tokenizing {name} dataset",
-        )
-    if max_length is not None and truncation_mode == "keep_start":
-        # keep_start truncation of a prompt with >= max_length tokens leaves no completion token: no signal.
-        before = len(dataset)
-        dataset = dataset.filter(
-            lambda prompts: [len(ids) < max_length for ids in prompts],
-            input_columns="prompt_ids",
-            batched=True,
-            num_proc=num_proc,
-            desc=f"Dropping {name} prompts without room for a completion",
-        )
-        dropped = before - len(dataset)
-        if dropped:
-            logger.warning(
-                "%s dataset: dropped %d of %d examples whose prompt alone has >= max_length=%d tokens (no room for "
-                "the completion); raise max_length or shorten those prompts",
-                name,
-                dropped,
-                before,
-                max_length,
-            )
-        if len(dataset) == 0:
-            raise ValueError(
-                f"{name} dataset is empty after dropping prompts longer than max_length={max_length}"
-            )
-    return dataset
+    streamed = isinstance(dataset, IterableDataset)
 
+    def options(desc: str) -> dict[str, Any]:
+        return {} if streamed else {"num_proc": num_proc, "desc": desc}
 
-def _prepare_stream(
-    dataset: IterableDataset,
-    tokenizer: PreTrainedTokenizerBase,
-    kind: str,
-    max_length: int | None,
-    truncation_mode: str,
-    name: str,
-) -> IterableDataset:
-    """:func:`prepare_preference_dataset` of a stream: the same row functions, applied as rows are read."""
     if kind != "tokenized":
         conversational = kind == "conversational"
         if conversational and tokenizer.chat_template is None:
@@ -319,6 +266,7 @@ def _prepare_stream(
                 _checked_implicit_prompt,
                 fn_kwargs={"conversational": conversational, "name": name},
                 with_indices=True,
+                **options(f"Extracting {name} prompts"),
             )
         columns = set(_first_row(dataset, name))
         dataset = dataset.map(
@@ -326,10 +274,38 @@ def _prepare_stream(
             fn_kwargs={"tokenizer": tokenizer, "conversational": conversational, "name": name},
             with_indices=True,
             remove_columns=[c for c in (*TEXT_COLUMNS, *TEMPLATE_COLUMNS) if c in columns],
+            **options(f"Tokenizing {name} dataset"),
         )
-    if max_length is not None and truncation_mode == "keep_start":
-        dataset = dataset.filter(lambda row: len(row["prompt_ids"]) < max_length)
+    if max_length is None or truncation_mode != "keep_start":
+        return dataset
+    # keep_start truncation of a prompt with >= max_length tokens leaves no completion token: no signal.
+    before = None if streamed else len(dataset)
+    dataset = dataset.filter(
+        lambda prompts: [len(ids) < max_length for ids in prompts],
+        input_columns="prompt_ids",
+        batched=True,
+        **options(f"Dropping {name} prompts without room for a completion"),
+    )
+    if before is not None:
+        _report_dropped(name, before, len(dataset), max_length)
     return dataset
+
+
+def _report_dropped(name: str, before: int, after: int, max_length: int) -> None:
+    """One warning counting the rows the ``max_length`` filter dropped; an error when none is left."""
+    if before > after:
+        logger.warning(
+            "%s dataset: dropped %d of %d examples whose prompt alone has >= max_length=%d tokens (no room for "
+            "the completion); raise max_length or shorten those prompts",
+            name,
+            before - after,
+            before,
+            max_length,
+        )
+    if after == 0:
+        raise ValueError(
+            f"{name} dataset is empty after dropping prompts longer than max_length={max_length}"
+        )
 
 
 def ld_token_weights(completion_rows: list[list[int]], pairs: int, alpha: float) -> list[list[float]]:

@@ -31,6 +31,7 @@ class PairLogps:
     """Sequence log-probs for a batch of ``B`` preference pairs (each field has shape ``(B,)``).
 
     ``ref_*`` are ``None`` for reference-free training, where the reference log-probs count as 0.
+    ``chosen_unweighted``: with LD-DPO token weights, the plain sum the SFT term needs (None: ``chosen``).
     """
 
     chosen: torch.Tensor
@@ -39,6 +40,7 @@ class PairLogps:
     ref_rejected: torch.Tensor | None
     chosen_lengths: torch.Tensor
     rejected_lengths: torch.Tensor
+    chosen_unweighted: torch.Tensor | None = None
 
     @property
     def chosen_logratios(self) -> torch.Tensor:
@@ -275,8 +277,10 @@ def sft_loss(p: PairLogps, h: LossParams) -> torch.Tensor:
 
     Added to ``sigmoid`` it gives RPO (Pang et al. 2024, "Iterative Reasoning Preference Optimization",
     arXiv:2404.19733). The batch token-mean is broadcast to every pair so it combines like the others.
+    LD-DPO's token weights do not apply: it is the plain NLL (as TRL).
     """
-    value = -p.chosen.sum() / p.chosen_lengths.sum().clamp(min=1)
+    chosen = p.chosen if p.chosen_unweighted is None else p.chosen_unweighted
+    value = -chosen.sum() / p.chosen_lengths.sum().clamp(min=1)
     return value.expand(p.chosen.shape[0])
 
 

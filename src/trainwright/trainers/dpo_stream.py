@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from trainwright.trainers.streaming import is_streamed, uses_streaming
+from trainwright.trainers.streaming import is_streamed, read_stream_with_one_worker, uses_streaming
 
 logger = logging.getLogger(__name__)
 
@@ -37,10 +37,7 @@ def check_stream_settings(args: Any, train_dataset: Any, eval_dataset: Any = Non
             "is overridden. Unset it (or set it to False) to remove this warning."
         )
     args.accelerator_config.dispatch_batches = False
-    if is_streamed(train_dataset) and args.dataloader_num_workers != 0:
-        logger.warning(
-            "A streamed training set is read by one loader worker (each worker would read the whole stream); "
-            "overriding dataloader_num_workers=%d with 0",
-            args.dataloader_num_workers,
+    if is_streamed(train_dataset):
+        read_stream_with_one_worker(
+            args, "(each loader worker would read the whole stream, repeating its rows)"
         )
-        args.dataloader_num_workers = 0

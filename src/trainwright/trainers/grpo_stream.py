@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from trainwright.trainers.grpo_sampler import RoundItem, RoundLayout
-from trainwright.trainers.streaming import is_streamed, pass_rows, uses_streaming
+from trainwright.trainers.streaming import is_streamed, pass_rows, read_stream_with_one_worker, uses_streaming
 
 logger = logging.getLogger(__name__)
 
@@ -49,13 +49,8 @@ def configure_for_streaming(args: Any, train_dataset: Any, eval_dataset: Any) ->
     if args.accelerator_config.dispatch_batches:
         raise ValueError(NO_DISPATCH)
     args.accelerator_config.dispatch_batches = False
-    if is_streamed(train_dataset) and args.dataloader_num_workers != 0:
-        logger.warning(
-            "Iterable datasets require `dataloader_num_workers=0` to keep each round's prompts together; "
-            "overriding dataloader_num_workers=%d with 0",
-            args.dataloader_num_workers,
-        )
-        args.dataloader_num_workers = 0
+    if is_streamed(train_dataset):
+        read_stream_with_one_worker(args, "to keep each round's prompts together")
 
 
 class RoundStream(torch.utils.data.IterableDataset):

@@ -11,11 +11,14 @@ uninterrupted one saw, across passes too.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import Any
 
 import datasets
 import torch
+
+logger = logging.getLogger(__name__)
 
 
 def is_streamed(dataset: Any) -> bool:
@@ -30,6 +33,18 @@ def uses_streaming(*datasets_: Any) -> bool:
         if any(is_streamed(part) for part in parts):
             return True
     return False
+
+
+def read_stream_with_one_worker(args: Any, reason: str) -> None:
+    """Set ``dataloader_num_workers`` to 0 for a streamed training set, with a warning naming ``reason``,
+    when it was set: every worker would read the whole stream."""
+    if args.dataloader_num_workers != 0:
+        logger.warning(
+            "Iterable datasets require `dataloader_num_workers=0` %s; overriding dataloader_num_workers=%d with 0",
+            reason,
+            args.dataloader_num_workers,
+        )
+        args.dataloader_num_workers = 0
 
 
 def pass_rows(source: Any, epoch: int, shuffle: bool = False, seed: int = 0) -> Iterator[Any]:

@@ -10,7 +10,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from trainwright.toy import build_tokenizer
-from trainwright.trainers.dpo_data import PreferenceCollator, prepare_preference_dataset, tokenize_pair
+from trainwright.trainers.dpo_data import (
+    PreferenceCollator,
+    ld_token_weights,
+    prepare_preference_dataset,
+    tokenize_pair,
+)
 
 
 def prepare(ds, tok, max_length=64, mode="keep_start"):
@@ -211,3 +216,24 @@ def test_dpo_boundary_property(merging_tokenizer, prompt, chosen, rejected) -> N
     assert row["prompt_ids"] + row["rejected_ids"] == tok(prompt + rejected)["input_ids"] + eos
     assert prompt.startswith(tok.decode(row["prompt_ids"]))
     assert len(row["chosen_ids"]) >= 2 and len(row["rejected_ids"]) >= 2  # at least one real token + EOS
+
+
+def test_dpo_ld_token_weights_by_hand() -> None:
+    """LD-DPO weights: 1 up to the pair's shorter scored completion, α past it, 0 off the completion; a row's
+    first token is never scored, so it is not counted (here the rejected row of pair 1 starts with one)."""
+    masks = [
+        [0, 0, 1, 1, 1],  # chosen 0: 3 scored completion tokens
+        [0, 1, 1],  # chosen 1: 2
+        [0, 0, 1],  # rejected 0: 1  -> pair 0 shares 1 token
+        [1, 1, 1, 1],  # rejected 1: 3 scored (its first token is not) -> pair 1 shares 2
+    ]
+    assert ld_token_weights(masks, 2, 0.25) == [
+        [0.0, 0.0, 1.0, 0.25, 0.25],
+        [0.0, 1.0, 1.0],
+        [0.0, 0.0, 1.0],
+        [0.0, 1.0, 1.0, 0.25],
+    ]
+    batch = PreferenceCollator(pad_token_id=0, ld_alpha=0.5)(
+        [{"prompt_ids": [1], "chosen_ids": [2, 3, 4], "rejected_ids": [5]}]
+    )
+    assert batch["logp_weights"].tolist() == [[0.0, 1.0, 0.5, 0.5], [0.0, 1.0, 0.0, 0.0]]
