@@ -257,6 +257,9 @@ class Rule:
     # The fix this rule attaches to its findings: "safe", "unsafe" (behaviour changes: only with
     # --unsafe-fixes) or None (no automatic fix).
     fix_applicability: ClassVar[str | None] = None
+    # "warning" for a finding that breaks or misplaces code; "note" for a lower-severity finding (TW305:
+    # a contract break no library code triggers). SARIF ``level`` and GitHub annotation command.
+    severity: ClassVar[str] = "warning"
     VALID: ClassVar[tuple[Example, ...]] = ()
     INVALID: ClassVar[tuple[Example, ...]] = ()
     FIX: ClassVar[str] = ""  # how to fix it by hand (Markdown)
