@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainwright.catalog import Signature
-from trainwright.catalog.model import KEYWORD_ONLY, POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD
+from trainwright.catalog.model import (
+    KEYWORD_ONLY,
+    POSITIONAL_ONLY,
+    POSITIONAL_OR_KEYWORD,
+    VAR_KEYWORD,
+    VAR_POSITIONAL,
+)
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules.base import ClassContext, Example, Rule
 from trainwright_lint.rules.tw301_incompatible_signature import LiveCallers, first_incompatible
@@ -21,6 +27,8 @@ def contract_gap(base: Signature, own: Signature) -> str | None:
     or a narrower set of optional ones (``evaluate(self, eval_dataset=None)``) do not, since callers
     that pass those are the library's own, which TW301 checks."""
     params = base.call_params
+    if any(p.kind in (VAR_POSITIONAL, VAR_KEYWORD) for p in params):
+        return None  # a forwarding base (``training_step(self, *args, **kwargs)``) documents no contract
     positional = [p for p in params if p.kind in (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD)]
     named = [p for p in params if p.kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)]
     required_kwonly = [p.name for p in named if p.kind == KEYWORD_ONLY and not p.has_default]
