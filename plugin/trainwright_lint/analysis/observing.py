@@ -22,6 +22,7 @@ method overrides upstream's, whose copies count as upstream code, its effects), 
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -65,11 +66,6 @@ LOOP_REPLACEMENTS = frozenset({"train", "_inner_training_loop", "_run_epoch"})
 # (``self.callback_handler.on_log(...)``) re-implements a piece of the loop, usually copied from a release
 # older than the catalogue: its gates are the Trainer's, and TW101 reports the override itself.
 _EVENT_FIRING_ENTRY_POINTS = frozenset({"evaluate", "predict"})
-# Save methods whose purpose is writing the model: the files they write decide *what* is saved.
-SAVE_METHODS = frozenset({"save_model", "_save"})
-_MODEL_WRITES = re.compile(
-    r"save_pretrained|state_dict|torch\.save|save_file|safe_save|_save\(|save_model\(|push_to_hub|makedirs|mkdir"
-)
 
 
 @dataclass
@@ -121,6 +117,7 @@ def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Obs
     copied = CopiedStatements(fn, effects, facts.owners())
     statements = effects.statements
 
+    hidden = _hidden_values(effects, _computed_locals(effects) | _hidden_result(method.name, effects))
     for i, s in enumerate(statements):
         if K.CONTROL in s.kinds and i not in copied and not _driven_by_arguments(effects, i):
             obs.controls.append(s.node)
@@ -128,10 +125,7 @@ def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Obs
         return obs
 
     observing = [i for i in effects.observing() if i not in copied]
-    if method.name in SAVE_METHODS:
-        observing = [i for i in observing if not _writes_the_model(facts.unit, effects, i)]
     gated = any(effects.gated_on_progress(j) for i in observing for j in effects.under(i))
-    hidden = _hidden_values(effects, _computed_locals(effects) | _hidden_result(method.name, effects))
     movable = [i for i in observing if not _reads(effects, i, hidden)]
     if (
         not gated and len(movable) == len(observing) and _is_wrapper(effects, observing)
@@ -152,6 +146,11 @@ def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Obs
     clocks = _clock_locals(effects)
     timing = delegation_line is not None and _brackets(effects, observing, delegation_line)
     cadence_possible = "torch_empty_cache_steps" in body_text  # once: the body may be long
+    # Output the override must keep (it reads values only the method sees): the rest of its output
+    # around ``super()`` (initialising the tracker run it writes to) stays with it.
+    keeps_output = any(
+        effects.kinds_under(i) & K.LOUD_KINDS and _reads(effects, i, hidden) for i in observing
+    )
     for i in observing:
         kinds = effects.kinds_under(i)
         if kinds <= {K.CONTROL, K.NOOP, K.LOCAL}:
@@ -160,11 +159,14 @@ def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Obs
             continue
         if effects.gated_on_progress(i) and kinds & (K.OBSERVING_KINDS | {K.RECORD}):
             if not _reads(effects, i, hidden):  # values only this method sees cannot move to an event
-                chosen[i] = "gated"  # output or metrics at a moment of the loop (a reset alone is bookkeeping)
+                chosen[i] = (
+                    "gated"  # output or metrics at a moment of the loop (a reset alone is bookkeeping)
+                )
         elif timing and (K.CLOCK in kinds or statements[i].uses & clocks):
             chosen[i] = "timing"
         elif (
             delegation_line is not None
+            and not keeps_output
             and kinds & K.LOUD_KINDS
             and _movable_output(effects, i, hidden)
         ):
@@ -277,7 +279,8 @@ def _hidden_result(method: str, effects: MethodEffects) -> set[str]:
 def _hidden_values(effects: MethodEffects, seeds: set[str]) -> set[str]:
     """The method's private arguments (``inputs``, ``dataloader``), ``seeds`` (values it computes itself),
     and every local derived from them (``batch = self.data_collator(dataloader.dataset.select(...))``):
-    values no callback event receives. The ``super()`` result is left to ``_hidden_result``: it
+    values no callback event receives (``self`` attributes filled with them in this method included).
+    The ``super()`` result is left to ``_hidden_result``: it
     reads ``inputs`` too, and an event may see it all the same (the logged loss)."""
     hidden = set(seeds) | _PRIVATE_ARGUMENTS
     changed = True
@@ -285,7 +288,8 @@ def _hidden_values(effects: MethodEffects, seeds: set[str]) -> set[str]:
         changed = False
         for i, s in enumerate(effects.statements):
             if i != effects.delegation and s.uses & hidden:
-                new = {d for d in s.defines if not d.startswith("self.")} - hidden
+                # ``self.table.add_data(loss_value)``: the attribute holds it too, within this method
+                new = set(s.defines) - hidden
                 if new:
                     hidden |= new
                     changed = True
@@ -320,12 +324,16 @@ def _path(effects: MethodEffects, index: int) -> list[int]:
 
 def _replaces_delegation(effects: MethodEffects, index: int) -> bool:
     """``if self.fsdp: <save it yourself, push> else: super().save_model(...)``: the statement sits in
-    one branch of an ``if`` whose other branch calls ``super()``, so it is part of the replacement."""
+    one branch of an ``if`` whose other branch calls ``super()``, or after an ``if ...: return super()...``
+    (it runs only when ``super()`` did not), so it is part of the replacement."""
     if effects.delegation is None:
         return False
-    mine = _path(effects, index)
     theirs = _path(effects, effects.delegation)
-    for child, parent in zip(mine, mine[1:]):
+    d = effects.statements[effects.delegation]
+    if isinstance(d.node, ast.Return) and len(theirs) > 1 and effects.statements[index].line > d.end_line:
+        return True
+    mine = _path(effects, index)
+    for child, parent in itertools.pairwise(mine):
         node = effects.statements[parent].node
         if not isinstance(node, ast.If) or parent not in theirs:
             continue
@@ -333,16 +341,6 @@ def _replaces_delegation(effects: MethodEffects, index: int) -> bool:
         in_body = effects.statements[child].node in node.body
         return in_body != (effects.statements[other].node in node.body)
     return False
-
-
-def _writes_the_model(unit: FileUnit, effects: MethodEffects, index: int) -> bool:
-    """In ``save_model``/``_save``: file output or a save/push that writes the model (a chosen subset of
-    weights, the folder it goes to). That is what the method is for, not an observer of it."""
-    kinds = effects.kinds_under(index) & K.OBSERVING_KINDS
-    if not kinds or not kinds <= {K.FILE, K.ACTION, K.LOG}:
-        return False
-    s = effects.statements[index]
-    return _MODEL_WRITES.search(unit.text(s.line, s.end_line)) is not None
 
 
 def _trainer_cadence(effects: MethodEffects, index: int) -> bool:

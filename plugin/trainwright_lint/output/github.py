@@ -24,7 +24,7 @@ def escape_property(text: str) -> str:
 
 
 def annotation(f: Finding) -> str:
-    level = severity(f.code)
+    level = {"note": "notice"}.get(severity(f.code), severity(f.code))  # GitHub's word for a note
     props = [
         f"file={escape_property(f.path)}",
         f"line={f.line}",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from trainwright_lint.rules import FIXABLE
+from trainwright_lint.rules import FIXABLE, RULES
 
 PROJECT_URL = "https://github.com/trainwright/trainwright"
 RULE_DOCS_BASE_URL = f"{PROJECT_URL}/blob/main/docs/rules/"
@@ -42,9 +42,13 @@ def rule_url(code: str) -> str:
 
 
 def severity(code: str) -> str:
-    """``error`` for a file that could not be linted (the check did not happen), ``warning`` for a
-    rule's finding; the same word as SARIF's ``level`` and GitHub's annotation command."""
-    return "error" if code in NON_RULE_CODES else "warning"
+    """``error`` for a file that could not be linted (the check did not happen), else the rule's own
+    severity: ``warning`` for most findings, ``note`` for the lower-severity ones (TW305); the same
+    word as SARIF's ``level`` (GitHub's annotation command calls a note ``notice``)."""
+    if code in NON_RULE_CODES:
+        return "error"
+    rule = RULES.get(code)
+    return rule.severity if rule is not None else "warning"
 
 
 def fixable_rules() -> Mapping[str, str]:

@@ -69,6 +69,11 @@ _INSTALLED = frozenset({"site-packages", "dist-packages"})
 # to a venv's project files (``.venv/lib/.../site-packages/transformers``), and its classes are what
 # the catalogue describes.
 LIBRARY_NAMES = frozenset({"transformers"})
+# Libraries projects vendor a copy of inside one of their packages (``mypkg/trl/``). Python puts no
+# package folder on ``sys.path``, so ``from trl import GRPOTrainer`` in ``mypkg/...`` means the installed
+# TRL; only a ``trl`` folder on an import root (the project root, ``src/``, a script folder that is
+# not a package) is the project's own.
+VENDORED_NAMES = frozenset({"trl"})
 
 
 @lru_cache(maxsize=4096)
@@ -110,7 +115,10 @@ class ImportRoots:
         parts = tuple(dotted.split("."))
         if parts[0] in LIBRARY_NAMES:
             return None
+        vendorable = parts[0] in VENDORED_NAMES
         for directory in self.search_dirs(importing_file):
+            if vendorable and _isfile(os.path.join(directory, "__init__.py")):
+                continue  # a package folder is not an import root
             found = locate_in(directory, parts)
             if found is not None:
                 return found

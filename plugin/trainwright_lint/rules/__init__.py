@@ -17,6 +17,7 @@ from trainwright_lint.rules.tw301_incompatible_signature import IncompatibleSign
 from trainwright_lint.rules.tw302_stale_super_call import StaleSuperCall
 from trainwright_lint.rules.tw303_removed_api import RemovedApi
 from trainwright_lint.rules.tw304_removed_argument import RemovedArgument
+from trainwright_lint.rules.tw305_public_contract import PublicContract
 from trainwright_lint.rules.tw401_unknown_event import UnknownEvent
 from trainwright_lint.rules.tw402_event_without_kwargs import EventWithoutKwargs
 from trainwright_lint.rules.tw403_event_return_value import EventReturnValue
@@ -31,6 +32,7 @@ _ALL: tuple[type[Rule], ...] = (
     StaleSuperCall,
     RemovedApi,
     RemovedArgument,
+    PublicContract,
     UnknownEvent,
     EventWithoutKwargs,
     EventReturnValue,

@@ -323,6 +323,9 @@ class Rule:
     # same (training scripts that build a Trainer).
     TRACKED_ATTRIBUTES: ClassVar[tuple[str, ...]] = ()
     script_gate: ClassVar[Callable[[str], bool] | None] = None
+    # "warning" for a finding that breaks or misplaces code; "note" for a lower-severity finding (TW305:
+    # a contract break no library code triggers). SARIF ``level`` and GitHub annotation command.
+    severity: ClassVar[str] = "warning"
     VALID: ClassVar[tuple[Example, ...]] = ()
     INVALID: ClassVar[tuple[Example, ...]] = ()
     FIX: ClassVar[str] = ""  # how to fix it by hand (Markdown)

@@ -202,7 +202,7 @@ class IncompatibleSignature(Rule):
     ) -> Finding | None:
         """Call sites inside transformers' Trainer; the only kind with a fix (its signature is the model)."""
         info = ctx.trainer_method(method.name)
-        site = _first_incompatible(
+        site = first_incompatible(
             method.signature, info.call_sites if info else (), live.transformers_calling(method.name)
         )
         if info is None or info.kind == "property" or site is None:
@@ -217,7 +217,7 @@ class IncompatibleSignature(Rule):
     ) -> Finding | None:
         """Call sites inside the third-party trainer (TRL) of a method it defines itself."""
         info = ctx.library_method(method.name)
-        site = _first_incompatible(method.signature, info.call_sites if info else (), live.trl)
+        site = first_incompatible(method.signature, info.call_sites if info else (), live.trl)
         if info is None or info.kind == "property" or site is None:
             return None
         message = self.library_message.format(owner=ctx.library_label, **_described(method, site, info))
@@ -251,7 +251,7 @@ class IncompatibleSignature(Rule):
             return True  # the method does not exist at this release: nothing calls it
         fixed = signature_with(ref.method.signature, edit.params)
         return (
-            _first_incompatible(fixed, info.call_sites, live_callers(ctx).transformers_calling(edit.method))
+            first_incompatible(fixed, info.call_sites, live_callers(ctx).transformers_calling(edit.method))
             is None
         )
 
@@ -332,10 +332,14 @@ class LiveCallers:
         key = (library, caller)
         if key in self._memo:
             return self._memo[key]
-        if caller in self.replaced:
+        if _calls_upstream(self.texts, caller):
+            result = True  # ``super().<caller>(...)`` somewhere in the project runs the upstream method
+        elif caller in self.replaced:
             result = False
         elif _references(self.texts, caller):
             result = True  # the project's own code calls (or hands on) the upstream method
+        elif not caller.startswith("_"):
+            result = True  # public API: users call it (``trainer.push_to_hub()``), whoever else does
         elif caller in seen:
             result = False  # a cycle in the call graph
         else:
@@ -387,6 +391,20 @@ def _calls_super_of(text: str, name: str) -> bool:
     return any("super(" in line_before for line_before in _lines_before(text, f".{name}"))
 
 
+def _calls_upstream(texts: list[str], name: str) -> bool:
+    """``super().<name>(`` or ``super(Cls, self).<name>(`` in any of ``texts``: the upstream method runs
+    even where the project overrides ``name`` itself (a loop that calls ``super().get_train_dataloader()``)."""
+    needle = f".{name}("
+    for text in texts:
+        start = text.find(needle)
+        while start != -1:
+            before = text[text.rfind("\n", 0, start) + 1 : start].rstrip()
+            if before.endswith(")") and "super(" in before:
+                return True
+            start = text.find(needle, start + len(needle))
+    return False
+
+
 def _references(texts: list[str], name: str) -> bool:
     """``self.<name>`` (the whole name) in any of ``texts``."""
     return any(True for text in texts for _ in _lines_before(text, f"self.{name}"))
@@ -413,7 +431,7 @@ def _described(method: MethodSummary, site: CallSite, info: MethodInfo) -> dict[
     }
 
 
-def _first_incompatible(
+def first_incompatible(
     signature: Signature, sites: Sequence[CallSite], live: Callable[[str], bool]
 ) -> CallSite | None:
     """The first call site ``signature`` cannot bind among those whose caller still runs."""
