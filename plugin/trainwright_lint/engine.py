@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from trainwright.catalog import load_catalog
+from trainwright.catalog import Catalog, load_catalog
 from trainwright_lint import prefilter
 from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.analysis.workspace import Workspace, parse_source
@@ -191,7 +191,13 @@ class _PointRuns:
     """The release points of the target range grouped by what the catalogue says about some facts:
     points in one group answer every question about those facts alike (releases as data)."""
 
-    def __init__(self, points: list[tuple[str, str]], releases: TargetReleases, catalog, trl_catalog) -> None:  # type: ignore[no-untyped-def]
+    def __init__(
+        self,
+        points: list[tuple[str, str]],
+        releases: TargetReleases,
+        catalog: Catalog,
+        trl_catalog: Catalog | None,
+    ) -> None:
         self.points = points
         self._catalog = catalog
         self._trl_catalog = trl_catalog
@@ -215,7 +221,7 @@ class _PointRuns:
                 ids = self._catalog.event_runs(self._releases.transformers)
                 found = tuple(ids[i] for i in self._tf_of)
             elif self._trl_catalog is None:
-                found = (0,) * len(self.points)  # not a TRL class: TRL's facts never apply
+                found = (0,) * len(self.points)  # not a TRL class: TRL's facts never apply here
             elif kind == "trl":
                 ids = self._trl_catalog.method_runs(name, cls, self._releases.trl)
                 found = tuple(ids[i] for i in self._trl_of)
@@ -243,7 +249,13 @@ class _PointRuns:
         return found
 
 
-def _judge_candidates(rule, candidates, runs, at, releases):  # type: ignore[no-untyped-def]
+def _judge_candidates(
+    rule: Rule,
+    candidates: Iterable[Candidate],
+    runs: _PointRuns,
+    at: Callable[[tuple[str, str]], ClassContext],
+    releases: TargetReleases,
+) -> list[Finding]:
     """Each candidate judged once per group of points with equal facts, at the group's newest point
     (its message names that release); merged per place as the per-release evaluation would."""
     points = runs.points

@@ -185,7 +185,7 @@ class IncompatibleSignature(Rule):
                 continue
             yield Candidate(
                 lambda c, method=method, fn=fn: self._judge(c, method, fn),  # type: ignore[misc]
-                _reads(ctx, method),
+                call_site_reads(ctx, method),
             )
 
     def _judge(self, ctx: ClassContext, method: MethodSummary, fn: FunctionNode) -> Finding | None:
@@ -256,7 +256,7 @@ class IncompatibleSignature(Rule):
         )
 
 
-def _reads(ctx: ClassContext, method: MethodSummary) -> tuple[Fact, ...]:
+def call_site_reads(ctx: ClassContext, method: MethodSummary) -> tuple[Fact, ...]:
     """The catalogue facts that decide the upstream checks of ``method``: its own and those of every
     method that may call it (whether a call still runs), on each side that has, in some covered
     release, a call site the override cannot bind. None: the checks fail at every release alike."""
@@ -274,7 +274,11 @@ def _reads(ctx: ClassContext, method: MethodSummary) -> tuple[Fact, ...]:
             for s in sites
         ):
             continue
-        reads += [fact(cls, name) for name in (method.name, *catalog.caller_closure(method.name, cls=cls))]
+        callers = [method.name, *catalog.caller_closure(method.name, cls=cls)]
+        for (_caller, callee), passers in _HANDED_ON.items():  # their liveness decides too
+            if callee == method.name:
+                callers += [n for p in passers for n in (p, *catalog.caller_closure(p, cls=cls))]
+        reads += [fact(cls, name) for name in dict.fromkeys(callers)]
         if fact is library_fact:
             reads.append(library_class_fact(cls))
     return tuple(reads)

@@ -13,8 +13,22 @@ from trainwright.catalog.model import (
     VAR_POSITIONAL,
 )
 from trainwright_lint.finding import Finding
-from trainwright_lint.rules.base import ClassContext, Example, Rule
-from trainwright_lint.rules.tw301_incompatible_signature import LiveCallers, first_incompatible
+from trainwright_lint.project.summary import MethodSummary
+from trainwright_lint.rules.base import (
+    Candidate,
+    ClassContext,
+    Example,
+    Rule,
+    library_class_fact,
+    library_fact,
+    trainer_fact,
+)
+from trainwright_lint.rules.tw301_incompatible_signature import (
+    call_site_reads,
+    first_incompatible,
+    live_callers,
+)
+from trainwright_lint.syntax import FunctionNode
 
 
 def contract_gap(base: Signature, own: Signature) -> str | None:
@@ -103,37 +117,48 @@ class PublicContract(Rule):
         ),
     )
 
-    def check(self, ctx: ClassContext) -> Iterator[Finding]:
+    def candidates(self, ctx: ClassContext) -> Iterator[Candidate]:
         if ctx.catalog_cls is None and ctx.library_cls is None:
             return
-        live = LiveCallers(ctx)
         for method, fn in ctx.methods():
             if method.name.startswith("_") or method.kind != "method":
                 continue
-            library = ctx.library_method(method.name)
-            trainer = ctx.trainer_method(method.name)
-            if any(
-                first_incompatible(method.signature, found.call_sites, calls) is not None
-                for found, calls in ((library, live.trl), (trainer, live.transformers_calling(method.name)))
-                if found is not None
-            ):
-                continue  # a live call fails: TW301
-            if library is not None and library.kind == "method":
-                info, owner, where = library, ctx.library_label, "TRL"
-            elif trainer is not None and trainer.kind == "method":
-                info, owner, where = trainer, ctx.catalog_cls or "Trainer", "transformers"
-            else:
-                continue
-            call = contract_gap(info.signature, method.signature)
-            if call is None:
-                continue
-            message = self.message.format(
-                method=method.name,
-                signature=method.signature.text,
-                call=call,
-                owner=owner,
-                base=info.signature.text,
-                library=where,
-                version=ctx.target,
+            reads = [*call_site_reads(ctx, method)]
+            if ctx.catalog_cls is not None:
+                reads.append(trainer_fact(ctx.catalog_cls, method.name))
+            if ctx.library_cls is not None:
+                reads += [library_fact(ctx.library_cls, method.name), library_class_fact(ctx.library_cls)]
+            yield Candidate(
+                lambda c, method=method, fn=fn: self._judge(c, method, fn),  # type: ignore[misc]
+                tuple(dict.fromkeys(reads)),
             )
-            yield self.report(ctx, fn, message, method=method.name)
+
+    def _judge(self, ctx: ClassContext, method: MethodSummary, fn: FunctionNode) -> Finding | None:
+        live = live_callers(ctx)
+        library = ctx.library_method(method.name)
+        trainer = ctx.trainer_method(method.name)
+        if any(
+            first_incompatible(method.signature, found.call_sites, calls) is not None
+            for found, calls in ((library, live.trl), (trainer, live.transformers_calling(method.name)))
+            if found is not None
+        ):
+            return None  # a live call fails: TW301
+        if library is not None and library.kind == "method":
+            info, owner, where = library, ctx.library_label, "TRL"
+        elif trainer is not None and trainer.kind == "method":
+            info, owner, where = trainer, ctx.catalog_cls or "Trainer", "transformers"
+        else:
+            return None
+        call = contract_gap(info.signature, method.signature)
+        if call is None:
+            return None
+        message = self.message.format(
+            method=method.name,
+            signature=method.signature.text,
+            call=call,
+            owner=owner,
+            base=info.signature.text,
+            library=where,
+            version=ctx.target,
+        )
+        return self.report(ctx, fn, message, method=method.name)

@@ -9,9 +9,10 @@ from dataclasses import replace
 from trainwright_lint.edits import Edit, RenameMethod
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import CALLBACK
+from trainwright_lint.project.summary import MethodSummary
 from trainwright_lint.rules._events import NEAR_MISSES, closest_event
 from trainwright_lint.rules._fix_plans import unambiguous_event
-from trainwright_lint.rules.base import UNSAFE, ClassContext, Example, Rule
+from trainwright_lint.rules.base import EVENTS, UNSAFE, Candidate, ClassContext, Example, Rule
 from trainwright_lint.syntax import FunctionNode
 
 
@@ -81,41 +82,42 @@ class UnknownEvent(Rule):
         ),
     )
 
-    def check(self, ctx: ClassContext) -> Iterator[Finding]:
+    def candidates(self, ctx: ClassContext) -> Iterator[Candidate]:
         if ctx.view is None or ctx.catalog is None:
             return
+        for method, fn in _maybe_events(ctx):
+            yield Candidate(lambda c, method=method, fn=fn: self._judge(c, method, fn), (EVENTS,))  # type: ignore[misc]
+
+    def _judge(self, ctx: ClassContext, method: MethodSummary, fn: FunctionNode) -> Finding | None:
+        assert ctx.view is not None and ctx.catalog is not None
         events = ctx.view.events
-        own = ctx.own_method_names()
-        unknown = [
-            (method, fn)
-            for method, fn in ctx.methods()
-            if method.name.startswith("on_")
-            and method.name not in events
-            and method.name not in ctx.project_methods()
-            and not _called_by_project(ctx, method.name)
-        ]
-        renames = {m.name: unambiguous_event(m.name, list(events), NEAR_MISSES) for m, _ in unknown}
-        for method, fn in unknown:
-            name = method.name
-            history = ctx.catalog.event_history(name)
-            if history is not None:
-                why = f"is not an event in transformers {ctx.target} (fires from {history.since}" + (
-                    f" to {history.until})" if history.until else ")"
-                )
-                suggestion = f"; upgrade transformers or move the code to `{closest_event(ctx, name) or 'on_step_end'}`"
-            else:
-                why = f"is not a TrainerCallback event in transformers {ctx.target}"
-                close = closest_event(ctx, name)
-                suggestion = f"; did you mean `{close}`?" if close else f"; events are: {', '.join(events)}"
-            fix, note = _rename_fix(fn, renames, own)
-            finding = self.report(
-                ctx,
-                fn,
-                self.message.format(method=name, why=why, suggestion=suggestion),
-                method=name,
-                fix=fix,
+        if method.name in events:
+            return None
+        # A rename must not clash with another misspelt method's rename at this release.
+        unknown = [m.name for m, _ in _maybe_events(ctx) if m.name not in events]
+        renames = {m: unambiguous_event(m, list(events), NEAR_MISSES) for m in unknown}
+        name = method.name
+        history = ctx.catalog.event_history(name)
+        if history is not None:
+            why = f"is not an event in transformers {ctx.target} (fires from {history.since}" + (
+                f" to {history.until})" if history.until else ")"
             )
-            yield replace(finding, fix_note=note) if note else finding
+            suggestion = (
+                f"; upgrade transformers or move the code to `{closest_event(ctx, name) or 'on_step_end'}`"
+            )
+        else:
+            why = f"is not a TrainerCallback event in transformers {ctx.target}"
+            close = closest_event(ctx, name)
+            suggestion = f"; did you mean `{close}`?" if close else f"; events are: {', '.join(events)}"
+        fix, note = _rename_fix(fn, renames, ctx.own_method_names())
+        finding = self.report(
+            ctx,
+            fn,
+            self.message.format(method=name, why=why, suggestion=suggestion),
+            method=name,
+            fix=fix,
+        )
+        return replace(finding, fix_note=note) if note else finding
 
     def fix_is_valid(self, ctx: ClassContext, edit: Edit) -> bool:
         """The new name must be an event of this release and not defined by the class already."""
@@ -125,6 +127,23 @@ class UnknownEvent(Rule):
             and edit.new in ctx.view.events
             and edit.new not in ctx.own_method_names()
         )
+
+
+def _maybe_events(ctx: ClassContext) -> list[tuple[MethodSummary, FunctionNode]]:
+    """The class's ``on_*`` methods that neither the project's own classes define nor its code
+    calls: each is an event handler, known at a release or not (release-independent, shared)."""
+
+    def compute() -> list[tuple[MethodSummary, FunctionNode]]:
+        project = ctx.project_methods()
+        return [
+            (method, fn)
+            for method, fn in ctx.methods()
+            if method.name.startswith("on_")
+            and method.name not in project
+            and not _called_by_project(ctx, method.name)
+        ]
+
+    return ctx.fact("tw401-handlers", compute)
 
 
 def _called_by_project(ctx: ClassContext, name: str) -> bool:

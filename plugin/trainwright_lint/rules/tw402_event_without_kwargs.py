@@ -8,7 +8,8 @@ from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import CALLBACK
 from trainwright_lint.rules._events import is_event_name
 from trainwright_lint.rules._fix_plans import plan_var_keyword
-from trainwright_lint.rules.base import SAFE, ClassContext, Example, Rule, describe_release_runs
+from trainwright_lint.rules.base import SAFE, Candidate, ClassContext, Example, Rule, describe_release_runs
+from trainwright_lint.syntax import FunctionNode
 
 
 class EventWithoutKwargs(Rule):
@@ -63,16 +64,22 @@ class EventWithoutKwargs(Rule):
         ),
     )
 
-    def check(self, ctx: ClassContext) -> Iterator[Finding]:
+    def candidates(self, ctx: ClassContext) -> Iterator[Candidate]:
+        # What an event receives is read over the whole target range (``_passed_on_range``) and
+        # whether a name is an event over every catalogued release: judged once, it holds everywhere.
         for _method, fn in ctx.methods():
-            if not fn.name.startswith("on_") or fn.args.kwarg is not None or not is_event_name(ctx, fn.name):
-                continue
-            accepted = {a.arg for a in (*fn.args.args, *fn.args.kwonlyargs)}
-            passed = {k: r for k, r in _passed_on_range(ctx, fn.name).items() if k not in accepted}
-            if not passed:
-                continue
-            message = self.message.format(method=fn.name, kwargs=_shown(ctx, passed))
-            yield self.report(ctx, fn, message, method=fn.name, fix=plan_var_keyword(fn))
+            if fn.name.startswith("on_") and fn.args.kwarg is None:
+                yield Candidate(lambda c, fn=fn: self._judge(c, fn))  # type: ignore[misc]
+
+    def _judge(self, ctx: ClassContext, fn: FunctionNode) -> Finding | None:
+        if not is_event_name(ctx, fn.name):
+            return None
+        accepted = {a.arg for a in (*fn.args.args, *fn.args.kwonlyargs)}
+        passed = {k: r for k, r in _passed_on_range(ctx, fn.name).items() if k not in accepted}
+        if not passed:
+            return None
+        message = self.message.format(method=fn.name, kwargs=_shown(ctx, passed))
+        return self.report(ctx, fn, message, method=fn.name, fix=plan_var_keyword(fn))
 
 
 def _passed_on_range(ctx: ClassContext, event_name: str) -> dict[str, tuple[str, ...]]:
