@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from lint_helpers import GIT, run_pre_commit
 from trainwright_lint.cli import main
 
 BASE_REJECTS = """\
@@ -119,3 +120,29 @@ def test_fix_of_a_child_still_forwards_when_the_project_base_takes_the_parameter
     assert "num_items_in_batch=num_items_in_batch" in child.read_text()
     _binds(root)
     assert _codes(["pkg"], capsys) == []
+
+
+@pytest.mark.slow
+def test_the_pre_commit_hook_on_the_staged_child_alone_leaves_code_that_binds(
+    tmp_path: Path, pre_commit: str, hook_repo: Path, pre_commit_home: Path
+) -> None:
+    """The issue's scenario as pre-commit runs it: only ``child.py`` is passed to the hook."""
+    root = _project(tmp_path / "proj", BASE_REJECTS, ">=4.46,<5.25")
+    rev = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=hook_repo, capture_output=True, text=True, check=True
+    )
+    (root / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {hook_repo}\n    rev: {rev.stdout.strip()}\n    hooks:\n      - id: trainwright\n"
+    )
+    subprocess.run([*GIT, "add", "-A"], cwd=root, check=True)
+    first = run_pre_commit(pre_commit, root, pre_commit_home, "run", "--files", "pkg/child.py")
+    output = first.stdout + first.stderr
+    assert first.returncode == 1 and "files were modified by this hook" in output, output
+    assert "TW302" not in output, output  # the hook did not create the finding it then reports
+    fixed = (root / "pkg" / "child.py").read_text()
+    assert "num_items_in_batch=None" in fixed and "num_items_in_batch=num_items_in_batch" not in fixed
+    assert (root / "pkg" / "base.py").read_text() == BASE_REJECTS
+    _binds(root)
+    subprocess.run([*GIT, "add", "-A"], cwd=root, check=True)
+    second = run_pre_commit(pre_commit, root, pre_commit_home, "run", "--files", "pkg/child.py")
+    assert second.returncode == 0, second.stdout + second.stderr
