@@ -1,10 +1,12 @@
-"""Lint speed as ratios measured side by side in one run (issue 10's three measures).
+"""Lint speed as ratios measured side by side in one run (issue 10's three measures, issue 21's fourth).
 
 1. ``trainwright lint -j 1`` CPU on TRL's source ÷ the CPU of ``ast.parse`` on the files the linter's gate
-   lets through (goal <= 2.0): what the linter costs beyond reading the code it must read.
+   lets through (goal <= 1.6): what the linter costs beyond reading the code it must read.
 2. flake8 with the trainwright plugin ÷ the same flake8 without it, CPU, on TRL's source (goal <= 1.05).
 3. ``trainwright lint`` ÷ ``ruff check`` (default rules, no cache) wall time, on transformers + TRL
    (goal <= 1.5), both with their default parallelism.
+4. ``trainwright lint -j 1`` CPU on TRL's source with ``--transformers-version '>=4.46,<5.25'`` (64
+   releases) ÷ the same at ``5.24.0`` (goal <= 1.2): what a declared range costs over one release.
 
 The sources are copied into a temporary folder first: the installed packages live in a virtual
 environment that the project's ``.gitignore`` excludes, and a copy outside any repository is linted as
@@ -35,7 +37,8 @@ from pathlib import Path
 
 NO_PLUGIN = "--flake8-without-trainwright"
 PARSE_ONLY = "--parse-only"
-GOALS = {"lint_vs_parse": 2.0, "flake8_plugin": 1.05, "lint_vs_ruff": 1.5}
+GOALS = {"lint_vs_parse": 1.6, "flake8_plugin": 1.05, "lint_vs_ruff": 1.5, "range_vs_release": 1.2}
+RANGE, RELEASE = ">=4.46,<5.25", "5.24.0"
 
 
 def package_dir(name: str) -> Path:
@@ -87,7 +90,9 @@ def parse_only(paths: list[str]) -> float:
 
 def rounds(repeat: int, sides: dict[str, Callable[[], float]]) -> dict[str, float]:
     """The median of each side over ``repeat`` interleaved rounds, after one unmeasured warm-up run of
-    each (it writes the bytecode caches and fills the file cache)."""
+    each (it writes the bytecode caches and fills the file cache). ``repeat`` 0: not measured (nan)."""
+    if repeat <= 0:
+        return {name: float("nan") for name in sides}
     for measure in sides.values():
         measure()
     values: dict[str, list[float]] = {name: [] for name in sides}
@@ -104,7 +109,11 @@ def rounds(repeat: int, sides: dict[str, Callable[[], float]]) -> dict[str, floa
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="rounds per measure (median reported)")
+    parser.add_argument(
+        "--measures", nargs="+", choices=sorted(GOALS), default=sorted(GOALS), help="which ratios to measure"
+    )
     args = parser.parse_args(argv)
+    wanted = set(args.measures)
     bindir = Path(sys.executable).parent
     trainwright, ruff = str(bindir / "trainwright"), str(bindir / "ruff")
     with tempfile.TemporaryDirectory(prefix="tw-lint-speed-") as tmp:
@@ -125,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
             return timed([trainwright, "lint", "-j", "1", "--exit-zero", "trl"], work)[1]
 
         first = rounds(
-            args.repeat, {"ast.parse (gated TRL files)": parse_cpu, "trainwright lint -j 1": lint_cpu}
+            args.repeat if "lint_vs_parse" in wanted else 0,
+            {"ast.parse (gated TRL files)": parse_cpu, "trainwright lint -j 1": lint_cpu},
         )
 
         flake8 = ["--isolated", "--exit-zero", "-j", "1", "trl"]
@@ -137,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
             return timed([sys.executable, __file__, NO_PLUGIN, *flake8], work)[1]
 
         second = rounds(
-            args.repeat, {"flake8 without plugin": flake8_bare_cpu, "flake8 + plugin": flake8_cpu}
+            args.repeat if "flake8_plugin" in wanted else 0,
+            {"flake8 without plugin": flake8_bare_cpu, "flake8 + plugin": flake8_cpu},
         )
 
         def lint_wall() -> float:
@@ -148,13 +159,26 @@ def main(argv: list[str] | None = None) -> int:
                 [ruff, "check", "--isolated", "--no-cache", "--exit-zero", "-q", "transformers", "trl"], work
             )[0]
 
-        third = rounds(args.repeat, {"ruff check": ruff_wall, "trainwright lint": lint_wall})
+        third = rounds(
+            args.repeat if "lint_vs_ruff" in wanted else 0,
+            {"ruff check": ruff_wall, "trainwright lint": lint_wall},
+        )
+
+        def lint_at(version: str) -> Callable[[], float]:
+            cmd = [trainwright, "lint", "-j", "1", "--exit-zero", "--transformers-version", version, "trl"]
+            return lambda: timed(cmd, work)[1]
+
+        fourth = rounds(
+            args.repeat if "range_vs_release" in wanted else 0,
+            {f"lint at {RELEASE}": lint_at(RELEASE), f"lint at {RANGE}": lint_at(RANGE)},
+        )
         n_trl = sum(1 for _ in (work / "trl").rglob("*.py"))
         n_all = n_trl + sum(1 for _ in (work / "transformers").rglob("*.py"))
     ratios = {
         "lint_vs_parse": first["trainwright lint -j 1"] / first["ast.parse (gated TRL files)"],
         "flake8_plugin": second["flake8 + plugin"] / second["flake8 without plugin"],
         "lint_vs_ruff": third["trainwright lint"] / third["ruff check"],
+        "range_vs_release": fourth[f"lint at {RANGE}"] / fourth[f"lint at {RELEASE}"],
     }
     rows = [
         (
@@ -172,6 +196,11 @@ def main(argv: list[str] | None = None) -> int:
             f"`trainwright lint` ÷ `ruff check`, wall, transformers + TRL ({n_all} files)",
             f"{third['trainwright lint']:.2f} s ÷ {third['ruff check']:.2f} s",
         ),
+        (
+            "range_vs_release",
+            f"`trainwright lint -j 1` CPU at `{RANGE}` ÷ at `{RELEASE}`, TRL",
+            f"{fourth[f'lint at {RANGE}']:.2f} s ÷ {fourth[f'lint at {RELEASE}']:.2f} s",
+        ),
     ]
     print(
         f"median of {args.repeat} interleaved rounds; load average {load:.1f} at the start, "
@@ -180,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     print("| measure | goal | result | ratio |")
     print("|---|---:|---|---:|")
     for key, label, detail in rows:
+        if key not in wanted:
+            continue
         print(f"| {label} | ≤ {GOALS[key]:g} | {detail} | {ratios[key]:.2f} |")
     return 0
 

@@ -115,3 +115,104 @@ def test_the_detector_sees_a_cycle_hidden_in_a_function(tmp_path: Path) -> None:
     (pkg / "b.py").write_text("def helper():\n    from . import a\n    return a\n")
     (pkg / "c.py").write_text("import pkg.a\n")
     assert strongly_connected(import_graph({"pkg": pkg})) == [["pkg.a", "pkg.b"]]
+
+
+# ----------------------------------------------------------------------------------------------------
+# The linter's layers, as the README states them
+
+
+def readme_layers(text: str | None = None) -> list[set[str]]:
+    """The layers the README's ``plugin/trainwright_lint/`` bullet lists after "lowest first", split
+    on `` < ``: per layer, the top-level modules and packages (``requirements/`` -> ``requirements``)
+    it names."""
+    text = text if text is not None else (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("- `plugin/trainwright_lint/`")
+    end = text.find("\n- ", start + 1)
+    bullet = " ".join(text[start : end if end != -1 else None].split())
+    listing = bullet.split("): ", 1)[1].split(". [", 1)[0]  # after the parenthesis naming the test
+    return [{name.rstrip("/") for name in part.split("`")[1::2]} for part in listing.split(" < ")]
+
+
+def layer_breaks(graph: dict[str, set[str]], layers: list[set[str]]) -> list[str]:
+    """Imports from a layer to a higher one, and linter modules no layer names."""
+    where = {name: i for i, names in enumerate(layers) for name in names}
+    out = []
+    for module, edges in sorted(graph.items()):
+        if not module.startswith("trainwright_lint."):
+            continue
+        top = module.split(".")[1]
+        if top not in where:
+            out.append(f"{module}: in no layer of the README")
+            continue
+        for target in sorted(edges):
+            if target.startswith("trainwright_lint."):
+                other = target.split(".")[1]
+                if other in where and where[other] > where[top]:
+                    out.append(f"{module} (layer {where[top] + 1}) imports {target} (layer {where[other] + 1})")
+    return out
+
+
+def test_imports_run_down_the_layers_the_readme_states() -> None:
+    layers = readme_layers()
+    assert len(layers) >= 8 and {"rules", "engine", "fixes", "analysis"} <= set().union(*layers)
+    assert layer_breaks(import_graph(), layers) == []
+
+
+def test_the_layer_check_sees_an_import_running_up() -> None:
+    layers = [{"finding"}, {"rules"}, {"engine"}]
+    graph = {
+        "trainwright_lint.rules.base": {"trainwright_lint.engine", "trainwright_lint.finding"},
+        "trainwright_lint.engine": {"trainwright_lint.rules.base"},
+        "trainwright_lint.stray": set(),
+    }
+    assert layer_breaks(graph, layers) == [
+        "trainwright_lint.rules.base (layer 2) imports trainwright_lint.engine (layer 3)",
+        "trainwright_lint.stray: in no layer of the README",
+    ]
+
+
+# Rules read facts; they do not walk trees (``rules/base.py``): a walk belongs in ``analysis/``, where
+# one traversal serves every rule that asks.
+TREE_WALKS = {"walk", "iter_child_nodes", "NodeVisitor", "NodeTransformer", "child_nodes", "walk_expression"}
+TREE_WALKS |= {"nested_statements", "CSTVisitor", "CSTTransformer", "MatcherDecoratableTransformer"}
+
+
+def tree_walks(path: Path) -> list[str]:
+    """Names of tree-walking APIs used in ``path``, and functions that call themselves on a child
+    node (a hand-written walker)."""
+    tree = ast.parse(path.read_bytes())
+    found = []
+    for node in ast.walk(tree):
+        name = None
+        if isinstance(node, ast.Attribute):
+            name = node.attr
+        elif isinstance(node, ast.Name):
+            name = node.id
+        elif isinstance(node, ast.alias):
+            name = node.name.rsplit(".", 1)[-1]
+            if node.name.split(".")[0] == "libcst":
+                found.append(f"{path.name}:{getattr(node, 'lineno', 0)} imports libcst")
+        if name in TREE_WALKS:
+            found.append(f"{path.name}:{getattr(node, 'lineno', 0)} {name}")
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            calls_itself = any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == node.name
+                for n in ast.walk(node)
+            )
+            if calls_itself:
+                found.append(f"{path.name}:{node.lineno} {node.name} walks recursively")
+    return found
+
+
+def test_rules_walk_no_trees() -> None:
+    rules = PACKAGES["trainwright_lint"] / "rules"
+    assert [w for path in sorted(rules.glob("*.py")) for w in tree_walks(path)] == []
+
+
+def test_the_walk_check_sees_a_walker(tmp_path: Path) -> None:
+    path = tmp_path / "rule.py"
+    path.write_text(
+        "import ast\n\ndef returns(s):\n    return [s, *[r for c in s.body for r in returns(c)]]\n\n"
+        "def names(fn):\n    return [n for n in ast.walk(fn)]\n"
+    )
+    assert tree_walks(path) == ["rule.py:3 returns walks recursively", "rule.py:7 walk"]

@@ -2,10 +2,13 @@
 
 For each class of a file that the project model says is a Trainer subclass, a mixin combined with
 one, or a callback, the engine builds a ``ClassContext`` and dispatches the rules whose role matches.
-Rules that read the catalogue at a release (``version_dependent``) run once per release of the target
-range (``TargetReleases``); the engine merges what they report into one finding per place, saying on
-which releases of the range it holds, and keeps a finding's fix only if the rule says the fixed code is
-valid at *every* release of the range. Everything here is pure: no file is read that the workspace does
+Releases are data: a rule with ``candidates`` is asked once per class; each candidate names the
+catalogue facts it reads, the catalogue splits the target range into runs over which those facts stay
+the same (``Catalog.method_runs``), and the candidate is judged once per run (``_PointRuns``). Rules that
+still read the catalogue at a release without saying what they read (``version_dependent``) run once
+per release of the target range (``TargetReleases``). Either way the engine merges what holds into one
+finding per place, saying on which releases of the range it holds, and keeps a finding's fix only if
+the rule says the fixed code is valid at *every* release of the range. Everything here is pure: no file is read that the workspace does
 not already hold, nothing is written.
 """
 
@@ -26,7 +29,14 @@ from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import MIXIN, ProjectModel, split_key
 from trainwright_lint.project.summary import summarise
 from trainwright_lint.rules import RULES
-from trainwright_lint.rules.base import ClassContext, ModuleContext, Rule, describe_release_runs
+from trainwright_lint.rules.base import (
+    Candidate,
+    ClassContext,
+    Fact,
+    ModuleContext,
+    Rule,
+    describe_release_runs,
+)
 
 
 @dataclass(frozen=True)
@@ -61,10 +71,13 @@ def lint_unit(
     releases: TargetReleases,
     rules: Sequence[Rule],
     timings: dict[str, float] | None = None,
+    *,
+    per_release: bool = False,
 ) -> list[Finding]:
     """The findings of one file (not noqa-filtered: front ends decide), sorted. ``timings``, when
     given, accumulates CPU seconds per rule code (a shared fact counts for the rule that needed it
-    first)."""
+    first). ``per_release`` judges every candidate at every release point instead of once per run
+    of equal facts: the slow reference that the runs must agree with (tests)."""
     if not rules:
         return []
     model = workspace.model
@@ -83,12 +96,14 @@ def lint_unit(
             continue  # a CallbackHandler dispatches events: its returns are the control object by design
         applicable = [r for r in rules if role in r.roles]
         if applicable:
-            findings += _lint_class(key, role, unit, cls, node, workspace, releases, applicable, timings)
+            findings += _lint_class(
+                key, role, unit, cls, node, workspace, releases, applicable, timings, per_release
+            )
     findings.sort(key=Finding.sort_key)
     return findings
 
 
-def _lint_class(key, role, unit, cls, node, workspace, releases, rules, timings):  # type: ignore[no-untyped-def]
+def _lint_class(key, role, unit, cls, node, workspace, releases, rules, timings, per_release):  # type: ignore[no-untyped-def]
     model: ProjectModel = workspace.model
     info = model.info(key)
     users = model.mixin_users().get(key, ()) if role == MIXIN else ()
@@ -118,21 +133,119 @@ def _lint_class(key, role, unit, cls, node, workspace, releases, rules, timings)
 
     points = releases.points()
     newest = points[0] if len(points) == 1 else (releases.transformers[-1], releases.trl[-1])
-    contexts = {p: context(*p) for p in points}
+    shared: dict[object, object] = {}  # the class's release-independent facts, for every point
+    contexts: dict[tuple[str, str], ClassContext] = {}
+
+    def at(point: tuple[str, str]) -> ClassContext:
+        ctx = contexts.get(point)
+        if ctx is None:
+            ctx = contexts[point] = context(*point)
+            ctx.shared = shared
+        return ctx
+
+    runs = _PointRuns(points, releases, catalog, trl_catalog)
     out: list[Finding] = []
     for rule in rules:
         started = time.process_time()
-        if not rule.version_dependent:
-            found = list(rule.check(contexts[newest]))
+        if rule.judges_candidates() and not per_release:
+            out += _judge_candidates(rule, rule.candidates(at(newest)), runs, at, releases)
+        elif not rule.version_dependent and not rule.judges_candidates():
+            out += _with_fix_range(rule, list(rule.check(at(newest))), {p: at(p) for p in points}, releases)
         else:
             held: dict[tuple[object, ...], list[tuple[tuple[str, str], Finding]]] = {}
             for point in points:
-                for f in rule.check(contexts[point]):
+                for f in rule.check(at(point)):
                     held.setdefault(_place(f), []).append((point, f))
             found = [_merge(seen, releases) for seen in held.values()]
-        out += _with_fix_range(rule, found, contexts, releases)
+            out += _with_fix_range(rule, found, {p: at(p) for p in points}, releases)
         if timings is not None:
             timings[rule.code] = timings.get(rule.code, 0.0) + time.process_time() - started
+    return out
+
+
+class _PointRuns:
+    """The release points of the target range grouped by what the catalogue says about some facts:
+    points in one group answer every question about those facts alike (releases as data)."""
+
+    def __init__(self, points: list[tuple[str, str]], releases: TargetReleases, catalog, trl_catalog) -> None:  # type: ignore[no-untyped-def]
+        self.points = points
+        self._catalog = catalog
+        self._trl_catalog = trl_catalog
+        self._releases = releases
+        tf_index = {v: i for i, v in enumerate(releases.transformers)}
+        trl_index = {v: i for i, v in enumerate(releases.trl)}
+        self._tf_of = [tf_index[p[0]] for p in points]
+        self._trl_of = [trl_index[p[1]] for p in points]
+        self._fact_runs: dict[Fact, tuple[object, ...]] = {}
+        self._groups: dict[tuple[Fact, ...], list[list[int]]] = {}
+
+    def _runs(self, fact: Fact) -> tuple[object, ...]:
+        """Per point, the id of its run for ``fact``."""
+        found = self._fact_runs.get(fact)
+        if found is None:
+            kind, cls, name = fact
+            if kind == "transformers":
+                ids = self._catalog.method_runs(name, cls, self._releases.transformers)
+                found = tuple(ids[i] for i in self._tf_of)
+            elif kind == "events":
+                ids = self._catalog.event_runs(self._releases.transformers)
+                found = tuple(ids[i] for i in self._tf_of)
+            elif self._trl_catalog is None:
+                found = (0,) * len(self.points)  # not a TRL class: TRL's facts never apply
+            elif kind == "trl":
+                ids = self._trl_catalog.method_runs(name, cls, self._releases.trl)
+                found = tuple(ids[i] for i in self._trl_of)
+            elif kind == "trl-class":
+                ids = self._trl_catalog.class_runs(cls, self._releases.trl)
+                found = tuple(ids[i] for i in self._trl_of)
+            else:
+                raise ValueError(f"unknown catalogue fact {fact!r}")
+            self._fact_runs[fact] = found
+        return found
+
+    def groups(self, reads: tuple[Fact, ...]) -> list[list[int]]:
+        """Point indices, ascending, grouped by the runs of every fact in ``reads``."""
+        found = self._groups.get(reads)
+        if found is None:
+            if not reads:
+                found = [list(range(len(self.points)))]
+            else:
+                columns = [self._runs(f) for f in reads]
+                by_key: dict[tuple[object, ...], list[int]] = {}
+                for i in range(len(self.points)):
+                    by_key.setdefault(tuple(c[i] for c in columns), []).append(i)
+                found = list(by_key.values())
+            self._groups[reads] = found
+        return found
+
+
+def _judge_candidates(rule, candidates, runs, at, releases):  # type: ignore[no-untyped-def]
+    """Each candidate judged once per group of points with equal facts, at the group's newest point
+    (its message names that release); merged per place as the per-release evaluation would."""
+    points = runs.points
+    newest_trl = releases.trl[-1]
+    held: dict[tuple[object, ...], list[tuple[int, Finding, Candidate, list[int]]]] = {}
+    for candidate in candidates:
+        for group in runs.groups(candidate.reads):
+            found = candidate.at(at(points[group[-1]]))
+            if found is None:
+                continue
+            seen = held.setdefault(_place(found), [])
+            seen += [(i, found, candidate, group) for i in group]
+    out = []
+    for seen in held.values():
+        seen.sort(key=lambda item: item[0])
+        merged = _merge([(points[i], f) for i, f, _c, _g in seen], releases)
+        if merged.fix is not None:
+            _i, _f, candidate, _g = seen[-1]
+            broken: list[str] = []
+            for group in runs.groups(candidate.reads):
+                members = [points[i] for i in group if points[i][1] == newest_trl]
+                if members and not rule.fix_is_valid(at(members[-1]), merged.fix):
+                    broken += [tf for tf, _trl in members]
+            if broken:
+                merged = _without_fix(merged, broken, releases)
+        out.append(merged)
     return out
 
 
@@ -208,13 +321,15 @@ def _with_fix_range(
             for (tf, trl), ctx in contexts.items()
             if trl == releases.trl[-1] and not rule.fix_is_valid(ctx, f.fix)
         ]
-        if broken:
-            runs = describe_release_runs(tuple(broken), releases.transformers)
-            note = f"no fix: the fixed code would not work on transformers {runs} of the target range"
-            out.append(replace(f, fix=None, fix_note=note))
-        else:
-            out.append(f)
+        out.append(_without_fix(f, broken, releases) if broken else f)
     return out
+
+
+def _without_fix(f: Finding, broken: list[str], releases: TargetReleases) -> Finding:
+    """``f`` with its fix dropped, saying on which releases the fixed code would not work."""
+    runs = describe_release_runs(tuple(dict.fromkeys(broken)), releases.transformers)
+    note = f"no fix: the fixed code would not work on transformers {runs} of the target range"
+    return replace(f, fix=None, fix_note=note)
 
 
 # ----------------------------------------------------------------------------------------------------

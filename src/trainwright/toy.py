@@ -17,9 +17,9 @@ from trainwright._extras import require_train_extra
 
 require_train_extra("trainwright.toy")
 
-import torch  # noqa: E402
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
-from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM  # noqa: E402
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
 
 SPECIAL_TOKENS = ["<|pad|>", "<|eos|>", "<|im_start|>", "<|im_end|>"]
 

@@ -189,7 +189,7 @@ def test_a_failed_append_is_cut_back(tmp_path):
     pytest.importorskip("resource")
     path = tmp_path / "m.jsonl"
     path.write_bytes(b'{"step": 1}\n')
-    io_module = Path(__file__).resolve().parents[2] / "src" / "trainwright" / "callbacks" / "_io.py"
+    io_module = Path(__file__).resolve().parents[2] / "src" / "trainwright" / "storage" / "atomic.py"
     script = f"""
 import importlib.util, os, resource
 spec = importlib.util.spec_from_file_location("tw_io", {str(io_module)!r})

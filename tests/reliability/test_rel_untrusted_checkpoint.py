@@ -18,9 +18,9 @@ import torch
 from rel_trainers import StopAt, grpo_trainer
 
 from trainwright.callbacks import CheckpointGuardCallback
+from trainwright.callbacks.reference_sync import ReferenceSyncCallback
 from trainwright.toy import build_tiny_causal_lm, build_tokenizer
 from trainwright.trainers.grpo_buffer import BUFFER_FILE, RoundBuffer
-from trainwright.trainers.owned_callbacks import ReferenceSyncCallback
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "trainwright"
 
@@ -150,4 +150,4 @@ def test_nothing_under_src_unpickles_outside_the_tensor_loader():
                 called = f"{owner}.{node.func.attr}"
                 if called in ("torch.load", "pickle.load", "pickle.loads", "dill.load", "dill.loads"):
                     offenders.append(f"{path.relative_to(SRC)}:{node.lineno}: {called}")
-    assert offenders == ["trainers/tensor_files.py:40: torch.load"], offenders
+    assert offenders == ["storage/tensor_files.py:52: torch.load"], offenders

@@ -26,6 +26,7 @@ from trainwright_lint.syntax import (
     char_column,
     child_nodes,
     line_span,
+    nested_statements,
 )
 from trainwright_lint.textscan import LiteralScan
 
@@ -165,6 +166,21 @@ def _holding(block: list[ast.AST], line: int) -> list[ast.AST]:
         if span[0] > line:
             break
         out.append(node)
+    return out
+
+
+def own_statements(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
+    """Every statement of ``fn``'s own body, nested blocks included, in source order, without
+    entering functions or classes defined in it (their statements run in another frame). A loop,
+    not recursion: a deeply nested body must not exhaust the stack."""
+    out: list[ast.stmt] = []
+    stack: list[ast.stmt] = list(reversed(fn.body))
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        out.append(stmt)
+        stack.extend(reversed(nested_statements(stmt)))
     return out
 
 

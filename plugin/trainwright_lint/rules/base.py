@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from trainwright_lint.analysis import effects as effects_mod
-from trainwright_lint.analysis.unit import FileUnit, nodes_on_lines
+from trainwright_lint.analysis.observing import MethodFacts, Observation, observe
+from trainwright_lint.analysis.unit import FileUnit, nodes_on_lines, own_statements
 from trainwright_lint.analysis.workspace import MethodRef, Workspace
 from trainwright_lint.edits import Edit
 from trainwright_lint.finding import Finding
@@ -30,6 +31,8 @@ from trainwright_lint.textscan import LiteralScan
 
 if TYPE_CHECKING:
     from trainwright.catalog import Catalog, MethodInfo, VersionView
+
+T = TypeVar("T")
 
 SAFE = "safe"
 UNSAFE = "unsafe"
@@ -84,7 +87,9 @@ class ClassContext:
     library_catalog: Catalog | None = None
     library_view: VersionView | None = None
     library_releases: tuple[str, ...] = ()
-    _methods: list[tuple[MethodSummary, FunctionNode]] | None = field(default=None, repr=False)
+    # Facts about this class that do not depend on the release: one dict shared by the contexts of
+    # every release point, so each fact is computed once per class (``fact``).
+    shared: dict[Hashable, object] = field(default_factory=dict, repr=False)
 
     # -- what the class is ---------------------------------------------------------------------------
 
@@ -124,16 +129,26 @@ class ClassContext:
 
     # -- methods ---------------------------------------------------------------------------------------
 
+    def fact(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """A release-independent fact about this class, computed on first use."""
+        try:
+            return self.shared[key]  # type: ignore[return-value]
+        except KeyError:
+            value = self.shared[key] = compute()
+            return value
+
     def methods(self) -> list[tuple[MethodSummary, FunctionNode]]:
         """The class's own methods, in source order, with their nodes."""
-        if self._methods is None:
+
+        def compute() -> list[tuple[MethodSummary, FunctionNode]]:
             by_line = {m.line: m for m in self.cls.methods.values()}
-            self._methods = [
+            return [
                 (by_line[s.lineno], s)
                 for s in self.node.body
                 if isinstance(s, FUNCTION_TYPES) and by_line.get(s.lineno) is not None
             ]
-        return self._methods
+
+        return self.fact("methods", compute)
 
     def own_method_names(self) -> set[str]:
         return set(self.cls.methods)
@@ -219,6 +234,21 @@ class ClassContext:
 
         return self.unit.memo(("super", self.cls.qualname, method.line), compute)  # type: ignore[return-value]
 
+    def statements(self, method: MethodSummary, node: FunctionNode) -> list[ast.stmt]:
+        """The method's own statements, nested blocks included (``analysis.unit.own_statements``)."""
+        return self.unit.memo(("statements", self.cls.qualname, method.line), lambda: own_statements(node))  # type: ignore[return-value]
+
+    def observation(self, method: MethodSummary, node: FunctionNode) -> Observation:
+        """What of ``method`` a callback could do (``analysis.observing``; TW201, TW202, TW203)."""
+        facts = MethodFacts(
+            unit=self.unit,
+            qualname=self.cls.qualname,
+            overrides_upstream=self.upstream_method(method.name),
+            effects=lambda: self.effects(method, node),
+            owners=lambda: self.upstream_owners(method.name),
+        )
+        return observe(facts, method, node)
+
     def method_ref(self, name: str) -> MethodRef | None:
         return self.workspace.method(self.key, name)
 
@@ -240,6 +270,36 @@ class ModuleContext:
     @property
     def path(self) -> str:
         return self.unit.path
+
+
+# A catalogue fact a candidate's judgement reads: (kind, class, method).
+Fact = tuple[str, str, str]
+EVENTS: Fact = ("events", "", "")  # the callback events and control flags of transformers
+
+
+def trainer_fact(cls: str, name: str) -> Fact:
+    """Everything transformers' catalogue records about ``cls.name`` at a release."""
+    return ("transformers", cls, name)
+
+
+def library_fact(cls: str, name: str) -> Fact:
+    """Everything TRL's catalogue records about ``cls.name`` at a release."""
+    return ("trl", cls, name)
+
+
+def library_class_fact(cls: str) -> Fact:
+    """Whether TRL's ``cls`` exists at a release."""
+    return ("trl-class", cls, "")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A finding a rule may report: ``at`` judges it at one release point (None: it does not hold
+    there) reading only the catalogue facts in ``reads``, so that it answers alike wherever those
+    facts are the same. No ``reads``: the judgement does not depend on the release."""
+
+    at: Callable[[ClassContext], Finding | None]
+    reads: tuple[Fact, ...] = ()
 
 
 class Rule:
@@ -267,8 +327,21 @@ class Rule:
     OPTIONS: ClassVar[tuple[str, ...]] = ()  # [tool.trainwright] keys that change what it reports
     EVIDENCE: ClassVar[tuple[str, ...]] = ()  # issues/PRs where this broke real projects
 
-    def check(self, ctx: ClassContext) -> Iterator[Finding]:  # pragma: no cover - interface
+    def check(self, ctx: ClassContext) -> Iterator[Finding]:
+        """The findings at ``ctx``'s release: by default, the candidates that hold there."""
+        for candidate in self.candidates(ctx):
+            found = candidate.at(ctx)
+            if found is not None:
+                yield found
+
+    def candidates(self, ctx: ClassContext) -> Iterator[Candidate]:  # pragma: no cover - interface
+        """What the rule may report on the class, judged per release by the engine (see the module
+        docstring); a rule implements this or ``check``."""
         raise NotImplementedError
+
+    @classmethod
+    def judges_candidates(cls) -> bool:
+        return cls.candidates is not Rule.candidates
 
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:  # pragma: no cover - interface
         raise NotImplementedError

@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from trainwright.catalog import MethodHistory
 from trainwright.catalog.versions import version_key
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import alternative
-from trainwright_lint.rules.base import ClassContext, Example, Rule
+from trainwright_lint.rules.base import Candidate, ClassContext, Example, Rule, trainer_fact
+from trainwright_lint.syntax import FunctionNode
 
 DEAD_FALLBACK = {
     "create_optimizer_and_scheduler": "instead, override `create_optimizer` and/or `create_scheduler`",
@@ -139,42 +141,47 @@ class DeadOverride(Rule):
         ),
     )
 
-    def check(self, ctx: ClassContext) -> Iterator[Finding]:
+    def candidates(self, ctx: ClassContext) -> Iterator[Candidate]:
         if ctx.catalog is None or ctx.catalog_cls is None or ctx.view is None:
             return
-        version = ctx.view.version
         for method, fn in ctx.methods():
             if fn.name.startswith("__") or method.kind == "property":
                 continue  # a property is read, never called by the loop: it cannot be a dead hook
             history = ctx.catalog.method_history(fn.name, cls=ctx.catalog_cls)
             if history is None:
                 continue
-            info = ctx.trainer_method(fn.name)
-            if info is None:
-                if version_key(version) < version_key(history.first):
-                    why = f"does not exist in transformers {version} (added in {history.first})"
-                elif history.last is not None:
-                    why = f"no longer exists in transformers {version} (last defined in {history.last})"
-                else:  # pragma: no cover - a gap in coverage
-                    continue
-            else:
-                if info.kind == "property" or info.called:
-                    continue
-                dead = next((r for r in history.never_called if _in_range(version, r[0], r[1])), None)
-                if dead is None or dead[0] == history.first:
-                    continue  # never called in any release: an entry point, not a dead hook
-                why = f"is no longer called by the Trainer of transformers {version} (not since {dead[0]})"
-            if _referenced(ctx, fn.name):
-                continue
-            if ctx.catalog.guidance(fn.name) is not None:
-                instead = "instead, " + alternative(ctx, fn.name)
-            else:
-                instead = DEAD_FALLBACK.get(
-                    fn.name, "instead, move the code to a method the training loop calls"
-                )
-            yield self.report(
-                ctx,
-                fn,
-                self.message.format(method=fn.name, why=why, version=version, instead=instead),
-                method=fn.name,
+            yield Candidate(
+                lambda c, fn=fn, history=history: self._judge(c, fn, history),  # type: ignore[misc]
+                (trainer_fact(ctx.catalog_cls, fn.name),),
             )
+
+    def _judge(self, ctx: ClassContext, fn: FunctionNode, history: MethodHistory) -> Finding | None:
+        assert ctx.catalog is not None and ctx.view is not None
+        version = ctx.view.version
+        info = ctx.trainer_method(fn.name)
+        if info is None:
+            if version_key(version) < version_key(history.first):
+                why = f"does not exist in transformers {version} (added in {history.first})"
+            elif history.last is not None:
+                why = f"no longer exists in transformers {version} (last defined in {history.last})"
+            else:  # pragma: no cover - a gap in coverage
+                return None
+        else:
+            if info.kind == "property" or info.called:
+                return None
+            dead = next((r for r in history.never_called if _in_range(version, r[0], r[1])), None)
+            if dead is None or dead[0] == history.first:
+                return None  # never called in any release: an entry point, not a dead hook
+            why = f"is no longer called by the Trainer of transformers {version} (not since {dead[0]})"
+        if ctx.fact(("tw102-referenced", fn.name), lambda: _referenced(ctx, fn.name)):
+            return None
+        if ctx.catalog.guidance(fn.name) is not None:
+            instead = "instead, " + alternative(ctx, fn.name)
+        else:
+            instead = DEAD_FALLBACK.get(fn.name, "instead, move the code to a method the training loop calls")
+        return self.report(
+            ctx,
+            fn,
+            self.message.format(method=fn.name, why=why, version=version, instead=instead),
+            method=fn.name,
+        )

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainwright_lint.analysis import kinds as K
+from trainwright_lint.analysis.observing import line_list, spans
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import WRAPPER_EVENTS, event_for_effects, reference
-from trainwright_lint.rules._observing import line_list, observe, spans
 from trainwright_lint.rules.base import ClassContext, Example, Rule
 
 
@@ -158,7 +158,7 @@ class TimingLogic(Rule):
 
     def check(self, ctx: ClassContext) -> Iterator[Finding]:
         for method, fn in ctx.methods():
-            obs = observe(ctx, method, fn)
+            obs = ctx.observation(method, fn)
             if obs.wrapper or not obs.parts or obs.effects is None:
                 continue
             effects = obs.effects

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from trainwright_lint.analysis.gates import METRIC, TIME, gate_kinds
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import reference
-from trainwright_lint.rules._observing import observe
 from trainwright_lint.rules.base import ClassContext, Example, Rule
 from trainwright_lint.syntax import dotted_name
 
@@ -107,7 +106,7 @@ class ControlFlowInSubclass(Rule):
         for method, fn in ctx.methods():
             if "control" not in ctx.unit.text(method.line, method.end_line):
                 continue
-            obs = observe(ctx, method, fn)
+            obs = ctx.observation(method, fn)
             if not obs.controls or obs.effects is None:
                 continue
             tests = _enclosing_tests(obs.effects)

@@ -6,16 +6,27 @@ import ast
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from trainwright.catalog import CallSite, MethodInfo, Signature
 from trainwright_lint.analysis.unit import nodes_on_lines
-from trainwright_lint.edits import AddParams, Edit
+from trainwright_lint.edits import AddParams, Edit, NewParam
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import split_key
 from trainwright_lint.project.summary import MethodSummary
 from trainwright_lint.rules._fix_plans import plan_add_params, signature_with
-from trainwright_lint.rules.base import SAFE, ClassContext, Example, Rule
+from trainwright_lint.rules._super_target import super_target
+from trainwright_lint.rules.base import (
+    SAFE,
+    Candidate,
+    ClassContext,
+    Example,
+    Fact,
+    Rule,
+    library_class_fact,
+    library_fact,
+    trainer_fact,
+)
 from trainwright_lint.syntax import FunctionNode, call_shape, is_self, super_method
 
 
@@ -166,20 +177,25 @@ class IncompatibleSignature(Rule):
         ),
     )
 
-    def check(self, ctx: ClassContext) -> Iterator[Finding]:
+    def candidates(self, ctx: ClassContext) -> Iterator[Candidate]:
         if ctx.catalog_cls is None and ctx.library_cls is None:
             return
-        live = LiveCallers(ctx)
         for method, fn in ctx.methods():
             if method.name.startswith("__") or method.kind == "property":
                 continue
-            finding = self._library_check(ctx, method, fn, live)
-            if finding is None:
-                finding = self._trainer_check(ctx, method, fn, live)
-            if finding is None:
-                finding = self._project_check(ctx, method, fn)
-            if finding is not None:
-                yield finding
+            yield Candidate(
+                lambda c, method=method, fn=fn: self._judge(c, method, fn),  # type: ignore[misc]
+                _reads(ctx, method),
+            )
+
+    def _judge(self, ctx: ClassContext, method: MethodSummary, fn: FunctionNode) -> Finding | None:
+        live = live_callers(ctx)
+        finding = self._library_check(ctx, method, fn, live)
+        if finding is None:
+            finding = self._trainer_check(ctx, method, fn, live)
+        if finding is None:
+            finding = ctx.fact(("tw301-project", method.name), lambda: self._project_check(ctx, method, fn))
+        return finding
 
     def _trainer_check(
         self, ctx: ClassContext, method: MethodSummary, fn: FunctionNode, live: LiveCallers
@@ -193,7 +209,7 @@ class IncompatibleSignature(Rule):
             return None
         message = self.message.format(version=ctx.target, **_described(method, site, info))
         calls_super = any(super_method(c) == method.name for c in ctx.super_calls(method, fn))
-        fix = _plan(ctx, fn, info.signature, calls_super)
+        fix = _plan(ctx, method, fn, info.signature, calls_super)
         return self.report(ctx, fn, message, method=method.name, fix=fix)
 
     def _library_check(
@@ -235,9 +251,39 @@ class IncompatibleSignature(Rule):
             return True  # the method does not exist at this release: nothing calls it
         fixed = signature_with(ref.method.signature, edit.params)
         return (
-            first_incompatible(fixed, info.call_sites, LiveCallers(ctx).transformers_calling(edit.method))
+            first_incompatible(fixed, info.call_sites, live_callers(ctx).transformers_calling(edit.method))
             is None
         )
+
+
+def _reads(ctx: ClassContext, method: MethodSummary) -> tuple[Fact, ...]:
+    """The catalogue facts that decide the upstream checks of ``method``: its own and those of every
+    method that may call it (whether a call still runs), on each side that has, in some covered
+    release, a call site the override cannot bind. None: the checks fail at every release alike."""
+    reads: list[Fact] = []
+    sides = (
+        (ctx.catalog, ctx.catalog_cls, trainer_fact),
+        (ctx.library_catalog, ctx.library_cls, library_fact),
+    )
+    for catalog, cls, fact in sides:
+        if catalog is None or cls is None or not catalog.ever_defined(method.name, cls=cls):
+            continue
+        if all(
+            method.signature.accepts(s.n_positional, s.keywords, s.star_args, s.star_kwargs)
+            for _first, _last, sites in catalog.call_history(method.name, cls=cls)
+            for s in sites
+        ):
+            continue
+        reads += [fact(cls, name) for name in (method.name, *catalog.caller_closure(method.name, cls=cls))]
+        if fact is library_fact:
+            reads.append(library_class_fact(cls))
+    return tuple(reads)
+
+
+def live_callers(ctx: ClassContext) -> LiveCallers:
+    """The live callers at ``ctx``'s release point, shared by the class's methods judged there."""
+    point = (ctx.target, ctx.library_view.version if ctx.library_view is not None else None)
+    return ctx.fact(("tw301-live", point), lambda: LiveCallers(ctx))
 
 
 # Methods the Trainer hands on as a value instead of calling them: ``get_train_dataloader`` passes
@@ -259,7 +305,7 @@ class LiveCallers:
 
     def __init__(self, ctx: ClassContext) -> None:
         self.ctx = ctx
-        self.replaced, self.texts = _replaced_methods(ctx)
+        self.replaced, self.texts = ctx.fact("tw301-replaced", lambda: _replaced_methods(ctx))
         self._memo: dict[tuple[str, str], bool] = {}
 
     def transformers(self, caller: str) -> bool:
@@ -489,12 +535,14 @@ def _is_self_call(node: ast.AST, name: str) -> bool:
     )
 
 
-def _plan(ctx: ClassContext, fn: FunctionNode, base: Signature, calls_super: bool) -> AddParams | None:
+def _plan(
+    ctx: ClassContext, method: MethodSummary, fn: FunctionNode, base: Signature, calls_super: bool
+) -> AddParams | None:
     """Add the base's missing parameters so that every call site of every release of the target
-    range binds (the edit is checked again per release by ``fix_is_valid``), and forward them when
-    the override calls ``super()`` for its method."""
+    range binds (the edit is checked again per release by ``fix_is_valid``), and forward those that
+    the definition ``super()`` reaches accepts when the override calls ``super()`` for its method."""
     sites: list[CallSite] = []
-    live = LiveCallers(ctx)
+    live = live_callers(ctx)
     catalog = ctx.catalog
     if catalog is None or ctx.catalog_cls is None:
         return None
@@ -502,4 +550,50 @@ def _plan(ctx: ClassContext, fn: FunctionNode, base: Signature, calls_super: boo
         info = catalog.at(release).method(fn.name, cls=ctx.catalog_cls)
         if info is not None:
             sites += [s for s in info.call_sites if live.transformers(s.caller)]
-    return plan_add_params(fn, base, sites, forward=calls_super)
+    edit = plan_add_params(fn, base, sites, forward=calls_super)
+    if edit is None or not edit.forward:
+        return edit
+    return replace(edit, forward=forwardable(ctx, method, fn, edit.forward))
+
+
+def forwardable(
+    ctx: ClassContext, method: MethodSummary, fn: FunctionNode, params: Sequence[NewParam]
+) -> tuple[NewParam, ...]:
+    """The new parameters that every ``super().<m>(...)`` call of the override can pass on at every
+    release of the target range: the next definition in the MRO (a project base in another file, TRL's
+    class or transformers' Trainer) must take them with the call's own arguments.
+
+    A base the project wrote as ``compute_loss(self, model, inputs, return_outputs=False)`` takes no
+    ``num_items_in_batch``, nor does transformers' before 4.46: forwarding it there would create a
+    TW302. When the next definition is unknown (an external class) nothing is forwarded. Not
+    forwarding is always valid: the fixed override accepts the argument the Trainer passes and calls
+    ``super()`` exactly as before."""
+    calls = [c for c in ctx.super_calls(method, fn) if super_method(c) == fn.name]
+    releases = ctx.releases or ((ctx.view.version,) if ctx.view is not None else ())
+    kept = tuple(params)
+    for release in releases:
+        view = ctx.catalog.at(release) if ctx.catalog is not None else None
+        target = super_target(ctx, ctx.key, fn.name, view=view)
+        if target is None:
+            return ()
+        kept = tuple(p for p in kept if _forwards(target.signature, calls, p, kept))
+    return kept
+
+
+def _forwards(
+    target: Signature, calls: Sequence[ast.Call], param: NewParam, kept: Sequence[NewParam]
+) -> bool:
+    """``param`` can be added to every ``super()`` call (as the fixer adds it, beside the others in
+    ``kept``) and the call still binds to ``target``."""
+    if not target.accepts(0, (param.name,), star_args=True):
+        return False  # no parameter of that name (and no ``**kwargs``) to receive it
+    for call in calls:
+        n_pos, keywords, star_args, star_kwargs = call_shape(call)
+        if star_args or star_kwargs:
+            continue  # the fixer leaves unpacking calls alone
+        added = [
+            p.name for p in kept if p.name not in keywords and (p.position is None or n_pos <= p.position)
+        ]
+        if added and not target.accepts(n_pos, (*keywords, *added)):
+            return False
+    return True

@@ -4,66 +4,36 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass
 
-from trainwright.catalog import Signature
 from trainwright_lint.edits import DropArgs, Edit
 from trainwright_lint.finding import Finding
-from trainwright_lint.project import library
-from trainwright_lint.project.model import short_name, split_key
+from trainwright_lint.project.model import short_name
 from trainwright_lint.rules._fix_plans import plan_drop_args
-from trainwright_lint.rules.base import SAFE, ClassContext, Example, Rule
+from trainwright_lint.rules._super_target import super_target
+from trainwright_lint.rules.base import (
+    SAFE,
+    Candidate,
+    ClassContext,
+    Example,
+    Fact,
+    Rule,
+    library_class_fact,
+    library_fact,
+    trainer_fact,
+)
 from trainwright_lint.rules.tw301_incompatible_signature import describe_call
 from trainwright_lint.syntax import call_shape, super_method
 
 
-@dataclass(frozen=True, slots=True)
-class SuperTarget:
-    """The definition ``super().m`` reaches: its owner class and where it comes from (for messages),
-    and its signature."""
-
-    owner: str  # the class: `Trainer`, a project base `BaseTrainer`, TRL's `GRPOTrainer`
-    signature: Signature
-    upstream: bool  # transformers' own Trainer (the catalogue; the fix applies)
-    release: str = ""  # " in trl 1.16.0" for a TRL class (transformers' release is the context's)
-
-
-def super_target(ctx: ClassContext, concrete: str, method: str) -> SuperTarget | None:
-    """The class after ``ctx``'s class in the MRO of ``concrete`` that defines ``method``, at the
-    release being evaluated; None when an external class (whose methods we do not know) comes first
-    or nothing defines it."""
-    mro = ctx.workspace.model.info(concrete).mro_keys
-    if ctx.key not in mro:
-        return None
-    for key in mro[mro.index(ctx.key) + 1 :]:
-        if split_key(key) is not None:
-            ref = ctx.workspace.method(key, method)
-            if ref is not None:
-                return SuperTarget(short_name(key), ref.method.signature, upstream=False)
-            if ctx.workspace.model.defines(key, method):
-                return None  # a class attribute, not a method we can check
-            continue
-        if key in (library.TRAINER, library.SEQ2SEQ):
-            if ctx.view is None:
-                return None
-            cls = "Seq2SeqTrainer" if key == library.SEQ2SEQ else "Trainer"
-            info = ctx.view.method(method, cls=cls)
-            if info is None:
-                continue
-            if info.kind != "method":
-                return None
-            return SuperTarget(cls, info.signature, upstream=True)
-        if key.startswith("trl.") and ctx.library_view is not None:
+def _reads(ctx: ClassContext, concrete: tuple[str, ...], method: str) -> tuple[Fact, ...]:
+    """The catalogue facts ``super_target`` may read for ``method``: transformers' trainers and the
+    TRL classes of the MROs."""
+    reads = [trainer_fact("Trainer", method), trainer_fact("Seq2SeqTrainer", method)]
+    for key in dict.fromkeys(k for c in concrete for k in ctx.workspace.model.info(c).mro_keys):
+        if key.startswith("trl."):
             short = key.split(".", 1)[1]
-            if short not in ctx.library_view.classes:
-                return None
-            info = ctx.library_view.method(method, cls=short)
-            # The TRL catalogue lists what a class and its TRL bases define: stop at the owner.
-            if info is not None and (info.owner == short or f"trl.{info.owner}" not in mro):
-                return SuperTarget(short, info.signature, False, f" in trl {ctx.library_view.version}")
-            continue
-        return None  # an external or unresolved class: its methods are unknown
-    return None
+            reads += [library_fact(short, method), library_class_fact(short)]
+    return tuple(reads)
 
 
 class StaleSuperCall(Rule):
@@ -163,16 +133,19 @@ class StaleSuperCall(Rule):
         ),
     )
 
-    def check(self, ctx: ClassContext) -> Iterator[Finding]:
+    def candidates(self, ctx: ClassContext) -> Iterator[Candidate]:
         concrete = ctx.users if ctx.users else (ctx.key,)
         for method, fn in ctx.methods():
             for call in ctx.super_calls(method, fn):
                 name = super_method(call)
                 if name is None or name == "__init__":
                     continue
-                finding = self._check_call(ctx, concrete, method.name, call, name)
-                if finding is not None:
-                    yield finding
+                yield Candidate(
+                    lambda c, caller=method.name, call=call, name=name: self._check_call(  # type: ignore[misc]
+                        c, concrete, caller, call, name
+                    ),
+                    _reads(ctx, concrete, name),
+                )
 
     def _check_call(
         self, ctx: ClassContext, concrete: tuple[str, ...], caller: str, call: ast.Call, name: str

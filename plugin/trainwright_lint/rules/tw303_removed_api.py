@@ -12,8 +12,8 @@ from trainwright_lint.edits import Edit, RenameSelfAttribute
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import CALLBACK, MIXIN, TRAINER
 from trainwright_lint.rules._fix_plans import plan_tokenizer_rename
-from trainwright_lint.rules.base import SAFE, ClassContext, Example, Rule
-from trainwright_lint.syntax import is_self
+from trainwright_lint.rules.base import EVENTS, SAFE, Candidate, ClassContext, Example, Rule, trainer_fact
+from trainwright_lint.syntax import FunctionNode, is_self
 from trainwright_lint.textscan import LiteralScan
 
 
@@ -100,18 +100,20 @@ class RemovedApi(Rule):
         ),
     )
 
-    def check(self, ctx: ClassContext) -> Iterator[Finding]:
+    def candidates(self, ctx: ClassContext) -> Iterator[Candidate]:
         if ctx.catalog is None or ctx.view is None:
             return
         if ctx.is_callback:
             yield from self._callback(ctx)
-        elif ctx.catalog_cls is not None:
-            yield from self._trainer(ctx)
+        elif ctx.catalog_cls is not None and ctx.ever_trainer_method("tokenizer"):
+            reads = (trainer_fact(ctx.catalog_cls, "tokenizer"), trainer_fact(ctx.catalog_cls, "__init__"))
+            for method, node in _tokenizer_reads(ctx):
+                yield Candidate(lambda c, m=method, n=node: self._trainer(c, m, n), reads)  # type: ignore[misc]
 
-    def _trainer(self, ctx: ClassContext) -> Iterator[Finding]:
+    def _trainer(self, ctx: ClassContext, method: str, node: ast.Attribute) -> Finding | None:
         assert ctx.catalog is not None and ctx.catalog_cls is not None and ctx.view is not None
-        if ctx.trainer_method("tokenizer") is not None or not ctx.ever_trainer_method("tokenizer"):
-            return
+        if ctx.trainer_method("tokenizer") is not None:
+            return None
         history = ctx.catalog.method_history("tokenizer", cls=ctx.catalog_cls)
         # Before 4.46 ``tokenizer`` was a plain attribute (not catalogued as a member): only a release
         # after the last one that had the property has really removed it.
@@ -120,16 +122,14 @@ class RemovedApi(Rule):
             or history.last is None
             or version_key(ctx.view.version) <= version_key(history.last)
         ):
-            return
-        reads = _tokenizer_reads(ctx)
-        if not reads or project_assigns_tokenizer(ctx):
-            return
+            return None
+        if ctx.fact("tw303-assigns", lambda: project_assigns_tokenizer(ctx)):
+            return None
         why = f"does not exist (last in {history.last})"
-        for method, node in reads:
-            message = self.message.format(
-                what="`self.tokenizer`", why=why, version=ctx.target, instead="`self.processing_class`"
-            )
-            yield self.report(ctx, node, message, method=method, fix=plan_tokenizer_rename(node))
+        message = self.message.format(
+            what="`self.tokenizer`", why=why, version=ctx.target, instead="`self.processing_class`"
+        )
+        return self.report(ctx, node, message, method=method, fix=plan_tokenizer_rename(node))
 
     def fix_is_valid(self, ctx: ClassContext, edit: Edit) -> bool:
         """``self.processing_class`` exists from the release whose ``Trainer.__init__`` takes it."""
@@ -138,38 +138,50 @@ class RemovedApi(Rule):
         init = ctx.trainer_method("__init__")
         return init is not None and init.signature.param(edit.new) is not None
 
-    def _callback(self, ctx: ClassContext) -> Iterator[Finding]:
-        assert ctx.view is not None
-        events = ctx.view.events
+    def _callback(self, ctx: ClassContext) -> Iterator[Candidate]:
+        """A callback event's ``tokenizer`` parameter or ``kwargs["tokenizer"]`` read, at releases
+        whose event does not pass ``tokenizer``."""
         for method, fn in ctx.methods():
-            event = events.get(fn.name)
-            if event is None or "tokenizer" in event.kwargs:
-                continue
-            why = f"is not passed to `{fn.name}`"
-            instead = '`processing_class` (`kwargs["processing_class"]`)'
-            kwarg = fn.args.kwarg.arg if fn.args.kwarg else None
             for arg in (*fn.args.args, *fn.args.kwonlyargs):
                 if arg.arg == "tokenizer":
-                    yield self.report(
-                        ctx,
-                        arg,
-                        self.message.format(
-                            what="the `tokenizer` parameter",
-                            why=why + " (it stays None)",
-                            version=ctx.target,
-                            instead="a `processing_class` parameter",
-                        ),
-                        method=fn.name,
-                    )
+                    yield Candidate(lambda c, fn=fn, arg=arg: self._callback_param(c, fn, arg), (EVENTS,))  # type: ignore[misc]
+            kwarg = fn.args.kwarg.arg if fn.args.kwarg else None
             if kwarg is None:
                 continue
             lines = ctx.unit.lines_matching(method.line, method.end_line, _TOKENIZER_KEY)
-            reads = nodes_on_lines(fn, lines, lambda n, kw=kwarg: _reads_key(n, kw, "tokenizer"))  # type: ignore[misc]
-            for node in reads:
-                message = self.message.format(
-                    what=f'`{kwarg}["tokenizer"]`', why=why, version=ctx.target, instead=instead
+            for node in nodes_on_lines(fn, lines, lambda n, kw=kwarg: _reads_key(n, kw, "tokenizer")):  # type: ignore[misc]
+                yield Candidate(
+                    lambda c, fn=fn, node=node, kwarg=kwarg: self._callback_key(c, fn, node, kwarg),  # type: ignore[misc]
+                    (EVENTS,),
                 )
-                yield self.report(ctx, node, message, method=fn.name)
+
+    @staticmethod
+    def _not_passed(ctx: ClassContext, fn: FunctionNode) -> bool:
+        assert ctx.view is not None
+        event = ctx.view.events.get(fn.name)
+        return event is not None and "tokenizer" not in event.kwargs
+
+    def _callback_param(self, ctx: ClassContext, fn: FunctionNode, arg: ast.arg) -> Finding | None:
+        if not self._not_passed(ctx, fn):
+            return None
+        message = self.message.format(
+            what="the `tokenizer` parameter",
+            why=f"is not passed to `{fn.name}` (it stays None)",
+            version=ctx.target,
+            instead="a `processing_class` parameter",
+        )
+        return self.report(ctx, arg, message, method=fn.name)
+
+    def _callback_key(self, ctx: ClassContext, fn: FunctionNode, node: ast.AST, kwarg: str) -> Finding | None:
+        if not self._not_passed(ctx, fn):
+            return None
+        message = self.message.format(
+            what=f'`{kwarg}["tokenizer"]`',
+            why=f"is not passed to `{fn.name}`",
+            version=ctx.target,
+            instead='`processing_class` (`kwargs["processing_class"]`)',
+        )
+        return self.report(ctx, node, message, method=fn.name)
 
 
 _TOKENIZER_READ = LiteralScan("self.tokenizer", r"\b")

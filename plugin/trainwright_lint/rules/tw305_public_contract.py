@@ -14,7 +14,7 @@ from trainwright.catalog.model import (
 )
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules.base import ClassContext, Example, Rule
-from trainwright_lint.rules.tw301_incompatible_signature import LiveCallers, first_incompatible
+from trainwright_lint.rules.tw301_incompatible_signature import first_incompatible, live_callers
 
 
 def contract_gap(base: Signature, own: Signature) -> str | None:
@@ -68,6 +68,15 @@ class PublicContract(Rule):
     )
     EVIDENCE = ("https://huggingface.co/docs/transformers/main_classes/trainer",)
 
+    USE_INSTEAD = """
+        from transformers import Trainer
+
+        class QATrainer(Trainer):
+            def predict(self, test_dataset, ignore_keys=None, metric_key_prefix="test", examples=None):
+                output = super().predict(test_dataset, ignore_keys, metric_key_prefix)
+                return output if examples is None else self.post_process(examples, output)
+    """
+
     code = "TW305"
     name = "public-contract-break"
     severity = "note"
@@ -87,7 +96,7 @@ class PublicContract(Rule):
                     output = super().predict(predict_dataset, ignore_keys, metric_key_prefix)
                     return self.post_process(predict_examples, output)
             """,
-            line=5,
+            line=4,
         ),
     )
     VALID = (
@@ -106,7 +115,7 @@ class PublicContract(Rule):
     def check(self, ctx: ClassContext) -> Iterator[Finding]:
         if ctx.catalog_cls is None and ctx.library_cls is None:
             return
-        live = LiveCallers(ctx)
+        live = live_callers(ctx)
         for method, fn in ctx.methods():
             if method.name.startswith("_") or method.kind != "method":
                 continue

@@ -8,26 +8,8 @@ from collections.abc import Iterator
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import CALLBACK
 from trainwright_lint.rules._events import is_event_name
-from trainwright_lint.rules.base import ClassContext, Example, Rule
+from trainwright_lint.rules.base import Candidate, ClassContext, Example, Rule
 from trainwright_lint.syntax import dotted_name, super_method
-
-
-def _returns(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
-    """The ``return`` statements of ``fn`` itself (not of functions nested in it)."""
-    out = []
-    for stmt in fn.body:
-        out += [n for n in walk_statements(stmt) if isinstance(n, ast.Return)]
-    return out
-
-
-def walk_statements(stmt: ast.stmt) -> list[ast.stmt]:
-    found = [stmt]
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return []
-    for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-        for child in getattr(stmt, name, ()) or ():
-            found += walk_statements(child)
-    return found
 
 
 def _copies(value: ast.AST, control: str) -> bool:
@@ -41,13 +23,12 @@ def _copies(value: ast.AST, control: str) -> bool:
     )
 
 
-def _control_copies(fn: ast.FunctionDef | ast.AsyncFunctionDef, control: str) -> set[str]:
+def _control_copies(statements: list[ast.stmt], control: str) -> set[str]:
     """Locals assigned a copy of ``control`` (``control_copy = deepcopy(control)``)."""
     out = set()
-    for stmt in fn.body:
-        for node in walk_statements(stmt):
-            if isinstance(node, ast.Assign) and _copies(node.value, control):
-                out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    for node in statements:
+        if isinstance(node, ast.Assign) and _copies(node.value, control):
+            out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     return out
 
 
@@ -118,29 +99,55 @@ class EventReturnValue(Rule):
         ),
     )
 
-    def check(self, ctx: ClassContext) -> Iterator[Finding]:
-        for _method, fn in ctx.methods():
-            if not fn.name.startswith("on_") or not is_event_name(ctx, fn.name):
+    def candidates(self, ctx: ClassContext) -> Iterator[Candidate]:
+        # Whether a method is an event counts every catalogued release (``is_event_name``): the
+        # judgement does not depend on the release, so each candidate is judged once.
+        for method, fn in ctx.methods():
+            if not fn.name.startswith("on_"):
                 continue
-            control = _control_param(fn)
-            copies = _control_copies(fn, control)
-            for node in _returns(fn):
-                if not isinstance(node, ast.Return) or node.value is None:
-                    continue
-                value = node.value
-                if isinstance(value, ast.Constant) and value.value is None:
-                    continue
-                if isinstance(value, ast.Name) and (value.id == control or value.id in copies):
-                    continue
-                if _copies(value, control):
-                    continue  # copy.deepcopy(control): a TrainerControl all the same
-                if super_method(value) == fn.name:
-                    continue  # forwards the parent callback's own return value
-                shown = ast.unparse(value)
-                shown = shown if len(shown) <= 40 else shown[:37] + "..."
-                yield self.report(
-                    ctx,
-                    node,
-                    self.message.format(method=fn.name, value=shown, control=control),
-                    method=fn.name,
+            for node, shown, control in _bad_returns(fn, ctx.statements(method, fn)):
+                yield Candidate(
+                    lambda c, fn=fn, node=node, shown=shown, control=control: self._judge(  # type: ignore[misc]
+                        c, fn, node, shown, control
+                    )
                 )
+
+    def _judge(
+        self,
+        ctx: ClassContext,
+        fn: ast.FunctionDef | ast.AsyncFunctionDef,
+        node: ast.Return,
+        shown: str,
+        control: str,
+    ) -> Finding | None:
+        if not is_event_name(ctx, fn.name):
+            return None
+        return self.report(
+            ctx, node, self.message.format(method=fn.name, value=shown, control=control), method=fn.name
+        )
+
+
+def _bad_returns(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, statements: list[ast.stmt]
+) -> list[tuple[ast.Return, str, str]]:
+    """(return, its value as shown, the control parameter) of each ``return`` of the event's own
+    ``statements`` whose value is not None, the control object, a copy of it or the parent
+    callback's own return value."""
+    control = _control_param(fn)
+    copies = _control_copies(statements, control)
+    out = []
+    for node in statements:
+        if not isinstance(node, ast.Return) or node.value is None:
+            continue
+        value = node.value
+        if isinstance(value, ast.Constant) and value.value is None:
+            continue
+        if isinstance(value, ast.Name) and (value.id == control or value.id in copies):
+            continue
+        if _copies(value, control):
+            continue  # copy.deepcopy(control): a TrainerControl all the same
+        if super_method(value) == fn.name:
+            continue  # forwards the parent callback's own return value
+        shown = ast.unparse(value)
+        out.append((node, shown if len(shown) <= 40 else shown[:37] + "...", control))
+    return out

@@ -7,7 +7,6 @@ values to the logs should be registered with :func:`attach` so that the reportin
 from __future__ import annotations
 
 from trainwright._extras import require_train_extra
-from trainwright._lazy import lazy_exports
 
 require_train_extra("trainwright.callbacks")
 
@@ -17,6 +16,7 @@ from trainwright.callbacks.checkpoint_guard import (
     CheckpointGuardWarning,
     newest_complete_checkpoint,
 )
+from trainwright.callbacks.completions_log import CompletionsLogCallback
 from trainwright.callbacks.control_schedule import ControlScheduleCallback, Schedule
 from trainwright.callbacks.freeze_schedule import FreezeRule, FreezeScheduleCallback
 from trainwright.callbacks.jsonl_metrics import JSONLMetricsCallback
@@ -24,16 +24,10 @@ from trainwright.callbacks.loss_guard import LossGuardCallback
 from trainwright.callbacks.memory import MemoryCallback
 from trainwright.callbacks.ordering import attach
 from trainwright.callbacks.parameter_schedule import ParameterScheduleCallback
+from trainwright.callbacks.reference_sync import ReferenceSyncCallback
 from trainwright.callbacks.sample_generation import SampleGenerationCallback
 from trainwright.callbacks.step_timer import StepTimerCallback
 from trainwright.callbacks.wall_clock_budget import WallClockBudgetCallback
-
-# Defined with the trainers that own them (``trainwright.trainers.owned_callbacks``, which imports this
-# package): imported on first access, so that neither package needs the other to finish loading first.
-_LAZY_EXPORTS: dict[str, str] = {
-    "ReferenceSyncCallback": "trainwright.callbacks.reference_sync",
-    "CompletionsLogCallback": "trainwright.callbacks.completions_log",
-}
 
 __all__ = [
     "CheckpointExtrasCallback",
@@ -55,5 +49,3 @@ __all__ = [
     "attach",
     "newest_complete_checkpoint",
 ]
-
-__getattr__ = lazy_exports(__name__, _LAZY_EXPORTS)

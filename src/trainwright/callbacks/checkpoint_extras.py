@@ -17,7 +17,7 @@ from typing import Any
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
-from trainwright.callbacks._io import atomic_write_bytes
+from trainwright.storage.atomic import atomic_write_bytes
 
 #: a callable extra is called as ``fn(checkpoint_dir, state)``; it returns the content, or None if it wrote the file
 ExtraFunction = Callable[[Path, TrainerState], Any]
@@ -28,15 +28,15 @@ def _write(path: Path, content: Any, name: str) -> None:
     if hasattr(content, "save_pretrained"):
         content.save_pretrained(str(path))
     elif isinstance(content, str):
-        atomic_write_bytes(path, content.encode("utf-8"), fsync=False)
+        atomic_write_bytes(path, content.encode("utf-8"))
     elif isinstance(content, (bytes, bytearray)):
-        atomic_write_bytes(path, bytes(content), fsync=False)
+        atomic_write_bytes(path, bytes(content))
     elif dataclasses.is_dataclass(content) and not isinstance(content, type):
-        atomic_write_bytes(path, _json(dataclasses.asdict(content)), fsync=False)
+        atomic_write_bytes(path, _json(dataclasses.asdict(content)))
     elif hasattr(content, "to_dict") and callable(content.to_dict):
-        atomic_write_bytes(path, _json(content.to_dict()), fsync=False)
+        atomic_write_bytes(path, _json(content.to_dict()))
     elif isinstance(content, (Mapping, list, tuple, int, float, bool)) or content is None:
-        atomic_write_bytes(path, _json(content), fsync=False)
+        atomic_write_bytes(path, _json(content))
     else:
         raise TypeError(
             f"CheckpointExtrasCallback: cannot write {type(content).__name__} to {name!r}; give a str, bytes, a "

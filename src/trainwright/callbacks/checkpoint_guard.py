@@ -40,7 +40,7 @@ from transformers.utils import (
     WEIGHTS_NAME,
 )
 
-from trainwright.callbacks._io import atomic_write_bytes, fsync_dir, fsync_file
+from trainwright.storage.atomic import atomic_write_bytes, fsync_dir, fsync_file
 
 #: the marker file written into every checkpoint folder once it is complete
 COMPLETE_MARKER = "checkpoint_complete.json"
@@ -352,9 +352,7 @@ class CheckpointGuardCallback(TrainerCallback):
                 fsync_dir(dirpath)
         content = {"format": _MARKER_FORMAT, "step": step, "files": files}
         marker = folder / COMPLETE_MARKER
-        atomic_write_bytes(
-            marker, (json.dumps(content, indent=1, sort_keys=True) + "\n").encode(), fsync=self.fsync
-        )
-        if self.fsync:
-            fsync_dir(folder.parent)
+        # the marker itself is always durable (one small file): only the checkpoint's files are optional
+        atomic_write_bytes(marker, (json.dumps(content, indent=1, sort_keys=True) + "\n").encode())
+        fsync_dir(folder.parent)
         return marker

@@ -15,7 +15,7 @@ from typing import Any
 
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
-from trainwright.callbacks._io import append_bytes, atomic_write_bytes, drop_torn_tail
+from trainwright.storage.atomic import append_bytes, atomic_write_bytes, drop_torn_tail
 
 
 def _jsonable(value: Any) -> Any:

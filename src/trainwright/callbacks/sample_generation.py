@@ -15,8 +15,8 @@ from typing import Any
 import torch
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
-from trainwright.callbacks._io import append_bytes, drop_torn_tail
 from trainwright.callbacks._logs import add_to_logs
+from trainwright.storage.atomic import append_bytes, drop_torn_tail
 
 
 class SampleGenerationCallback(TrainerCallback):

@@ -266,7 +266,9 @@ class LazyFingerprints:
     normalising every simple statement of a long override costs more than its effect analysis."""
 
     def __init__(self, fn: FunctionNode) -> None:
-        self._pending = {id(stmt): (ctx, stmt, digest) for ctx, stmt, digest in _contexts(fn.body, _ROOT, True)}
+        self._pending = {
+            id(stmt): (ctx, stmt, digest) for ctx, stmt, digest in _contexts(fn.body, _ROOT, True)
+        }
         self._done: dict[int, str] = {}
 
     def of(self, stmt: ast.stmt) -> str | None:

@@ -222,6 +222,7 @@ class Catalog:
         self._module_facts: ModuleFacts | None = None
         self._argument_facts: ArgumentFacts | None = None
         self._names_cache: dict[tuple[str, int], frozenset[str] | None] = {}
+        self._runs_cache: dict[tuple[str, str, str, tuple[str, ...]], tuple[Any, ...]] = {}
 
     def __repr__(self) -> str:
         return f"Catalog({self.library}, {self.versions[0]}..{self.newest}, {len(self.versions)} releases)"
@@ -329,6 +330,69 @@ class Catalog:
         if not spans:
             return None
         return self._event(name, tuple(spans[-1][2]))
+
+    # ---------------------------------------------------------------------------- releases as data
+
+    def method_runs(self, name: str, cls: str, releases: tuple[str, ...]) -> tuple[int, ...]:
+        """For each of ``releases`` (covered, ascending), the id of its *run*: the maximal stretch of
+        consecutive covered releases over which everything recorded about ``cls.name`` (definition,
+        call sites, whether the library calls it) stays the same.
+
+        Why: a question about one method (its signature binds a call, it is defined, it is called)
+        has the same answer at every release of a run, so a caller evaluates it once per run and reads
+        the answer as a set of releases. Runs never bridge a release missing from ``releases``, so
+        "before it was added" and "after it was removed" stay apart. Cached per arguments.
+        """
+        key = ("method", cls, name, releases)
+        cached = self._runs_cache.get(key)
+        if cached is None:
+            entry = self._raw["classes"].get(cls, {}).get(name)
+            spans = (entry["defs"], entry["calls"], entry["called"]) if entry is not None else ()
+            cached = self._runs_cache[key] = self._run_ids(releases, spans)
+        return cached
+
+    def caller_closure(self, name: str, cls: str = DEFAULT_CLASS) -> tuple[str, ...]:
+        """Every method of ``cls`` that calls ``name`` in some covered release, directly or through
+        such callers, sorted: the methods whose facts decide whether a call of ``name`` still runs."""
+        key = ("closure", cls, name, ())
+        cached = self._runs_cache.get(key)
+        if cached is None:
+            seen: set[str] = set()
+            todo = [name]
+            while todo:
+                for _first, _last, sites in self.call_history(todo.pop(), cls):
+                    for site in sites:
+                        if "." not in site.caller and site.caller not in seen:
+                            seen.add(site.caller)
+                            todo.append(site.caller)
+            cached = self._runs_cache[key] = tuple(sorted(seen))
+        return cached
+
+    def class_runs(self, cls: str, releases: tuple[str, ...]) -> tuple[int, ...]:
+        """Like :meth:`method_runs` for whether ``cls`` is present at all (some method is defined)."""
+        key = ("class", cls, "", releases)
+        cached = self._runs_cache.get(key)
+        if cached is None:
+            methods = self._raw["classes"].get(cls, {})
+            present = [any(self._find(e["defs"], self._index[v]) for e in methods.values()) for v in releases]
+            cached = self._runs_cache[key] = _ids_of(releases, self._index, present)
+        return cached
+
+    def event_runs(self, releases: tuple[str, ...]) -> tuple[int, ...]:
+        """Like :meth:`method_runs` for the callback events and control flags as a whole."""
+        key = ("events", "", "", releases)
+        cached = self._runs_cache.get(key)
+        if cached is None:
+            spans = (*self._raw["events"].values(), self._raw["control_flags"])
+            cached = self._runs_cache[key] = self._run_ids(releases, spans)
+        return cached
+
+    def _run_ids(self, releases: tuple[str, ...], spans: tuple[list[list[Any]], ...]) -> tuple[int, ...]:
+        states = []
+        for version in releases:
+            index = self._index[version]
+            states.append(tuple(id(self._find(s, index)) for s in spans))
+        return _ids_of(releases, self._index, states)
 
     # -------------------------------------------------------- facts for the linter (lazily loaded data)
 
@@ -599,6 +663,17 @@ def _c3(cls: str, bases_of: Any) -> tuple[str, ...]:
         return memo[c]
 
     return linearise(cls, frozenset())
+
+
+def _ids_of(releases: tuple[str, ...], index: Mapping[str, int], states: list[Any]) -> tuple[int, ...]:
+    """Run ids for ``releases``: a new id where the state changes or a covered release is skipped."""
+    out: list[int] = []
+    run = 0
+    for i, version in enumerate(releases):
+        if i and (states[i] != states[i - 1] or index[version] != index[releases[i - 1]] + 1):
+            run += 1
+        out.append(run)
+    return tuple(out)
 
 
 def _runs(indices: list[int]) -> list[tuple[int, int]]:

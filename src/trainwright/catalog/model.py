@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
-from typing import NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 # Parameter kinds, named exactly as ``inspect.Parameter.kind.name`` so live introspection compares 1:1.
 POSITIONAL_ONLY = "POSITIONAL_ONLY"

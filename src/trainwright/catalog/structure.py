@@ -23,7 +23,6 @@ from typing import Any
 
 from trainwright.catalog.model import CatalogReleases
 
-
 TRAINER_CALLBACK = "transformers.trainer_callback.TrainerCallback"
 
 

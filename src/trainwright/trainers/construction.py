@@ -30,17 +30,15 @@ from trainwright.callbacks.checkpoint_guard import (
     checkpoint_folders,
     newest_complete_checkpoint,
 )
+from trainwright.callbacks.checkpointed import restore_from_checkpoint
+from trainwright.callbacks.completions_log import CompletionsLogCallback
+from trainwright.callbacks.reference_sync import ReferenceSyncCallback
 from trainwright.trainers.distributed import (
     check_distributed_support,
     check_launch,
     enable_fsdp_on_cpu,
     prepare_reference,
     refuse_deepspeed_on_cpu,
-)
-from trainwright.trainers.owned_callbacks import (
-    CompletionsLogCallback,
-    ReferenceSyncCallback,
-    restore_from_checkpoint,
 )
 from trainwright.trainers.reference import build_reference_model, is_peft_model
 
@@ -100,6 +98,44 @@ def model_source(model: str | nn.Module) -> str:
         return model
     config = getattr(model, "config", None)
     return getattr(config, "_name_or_path", "") or ""
+
+
+def default_output_dir(model: str | nn.Module, suffix: str) -> str:
+    """TRL's output folder when no ``args`` are given: ``<model name>-<suffix>``, the model name being the
+    last part of its id / folder (``Qwen/Qwen2-0.5B`` → ``Qwen2-0.5B-DPO``). A model built in memory has
+    no name (TRL would write ``-DPO``); its class name stands in."""
+    name = model_source(model).rstrip("/").split("/")[-1]
+    return f"{name or type(model).__name__}-{suffix}"
+
+
+def padding_token_id(processing_class: Any, model: nn.Module, who: str) -> int:
+    """The id to pad with: the tokenizer's pad token, else its EOS token, as TRL pads.
+
+    TRL sets ``tokenizer.pad_token = eos_token`` on the user's tokenizer; we leave the tokenizer as it
+    was and hand the id to whatever pads (collators, ``generate``). The model's configs get it only where
+    they name no pad id, so that ``generate`` and a saved ``generation_config.json`` agree with the
+    padding (TRL overwrites them). A processor's tokenizer is used for a multimodal processor.
+    """
+    tokenizer = getattr(processing_class, "tokenizer", processing_class)
+    pad = getattr(tokenizer, "pad_token_id", None)
+    if pad is None:
+        pad = getattr(tokenizer, "eos_token_id", None)
+    if pad is None:
+        raise ValueError(
+            f"{who}: the tokenizer has neither a pad token nor an EOS token to pad with; give it one, e.g. "
+            "tokenizer.pad_token = tokenizer.unk_token, or tokenizer.add_special_tokens({'pad_token': '<pad>'}) "
+            "followed by model.resize_token_embeddings(len(tokenizer))"
+        )
+    config = getattr(model, "config", None)
+    get_text_config = getattr(config, "get_text_config", None)
+    configs = [
+        get_text_config() if callable(get_text_config) else config,
+        getattr(model, "generation_config", None),
+    ]
+    for part in configs:
+        if part is not None and getattr(part, "pad_token_id", None) is None:
+            part.pad_token_id = pad
+    return int(pad)
 
 
 def load_processing_class(

@@ -30,7 +30,8 @@ What the trainers add, and why:
   full policy on each rank during generation, as with TRL's ``ds3_gather_for_generation=True``;
   ``TRAINWRIGHT_FSDP_GENERATION=sharded`` generates on the shards instead (for a policy that only fits
   sharded).
-* **Checkpoints** (:func:`full_state_dict`, :func:`load_full_state_dict`): the TR-DPO reference is saved as a
+* **Checkpoints** (:func:`~trainwright.storage.module_state.full_state_dict`,
+  :func:`~trainwright.storage.module_state.load_full_state_dict`): the TR-DPO reference is saved as a
   full (unsharded) state dict gathered from all ranks, so a checkpoint written under FSDP resumes under FSDP,
   DDP or one process alike; the Trainer saves the policy and optimizer with accelerate's FSDP helpers.
 
@@ -44,8 +45,9 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-import torch
 from torch import nn
+
+from trainwright.storage.module_state import fsdp_modules
 
 REFERENCE_ENV = "TRAINWRIGHT_FSDP_REFERENCE"
 REFERENCE_CHOICES = ("shard", "replicate")
@@ -244,21 +246,6 @@ def prepare_reference(trainer: Any, ref_model: nn.Module | None) -> nn.Module | 
     return sharded
 
 
-def fsdp_modules(module: nn.Module) -> list[nn.Module]:
-    """The FSDP2 units in ``module`` (root first), or ``[]`` when it is not sharded."""
-    try:
-        from torch.distributed.fsdp import FSDPModule
-    except ImportError:  # pragma: no cover - torch without FSDP2
-        return []
-    return [sub for sub in module.modules() if isinstance(sub, FSDPModule)]
-
-
-def reshard(module: nn.Module) -> None:
-    """Free the gathered parameters of every FSDP2 unit in ``module`` (local, no communication)."""
-    for unit in fsdp_modules(module):
-        unit.reshard()
-
-
 def _reshards_after_forward(unit: nn.Module, is_root: bool) -> bool:
     # FSDP2 has a setter for this and no getter. The value is whether the unit's parameter groups have a
     # post-forward mesh (None: stay gathered after forward). A root left on "auto" (accelerate does that)
@@ -295,48 +282,17 @@ def gathered_for_generation(model: nn.Module) -> Iterator[bool]:
             unit.reshard()
 
 
-def full_state_dict(module: nn.Module) -> dict[str, torch.Tensor]:
-    """``module``'s state dict as whole CPU tensors.
-
-    For an FSDP2 module this gathers the shards: it is a collective, so every process must call it (the
-    result is complete on rank 0, empty elsewhere).
-    """
-    if not fsdp_modules(module):
-        return {k: v.detach().cpu() for k, v in module.state_dict().items()}
-    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
-
-    reshard(module)
-    return get_model_state_dict(module, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
-
-
-def load_full_state_dict(module: nn.Module, state_dict: dict[str, torch.Tensor]) -> None:
-    """Load whole tensors (as :func:`full_state_dict` returns them) into ``module``, sharded or not.
-
-    For an FSDP2 module every process must call it with the same full state dict."""
-    if not fsdp_modules(module):
-        module.load_state_dict(state_dict)
-        return
-    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
-
-    reshard(module)
-    set_model_state_dict(module, state_dict, options=StateDictOptions(full_state_dict=True))
-
-
 __all__ = [
     "GENERATION_ENV",
     "REFERENCE_ENV",
     "check_distributed_support",
     "check_launch",
     "enable_fsdp_on_cpu",
-    "fsdp_modules",
     "fsdp_requested",
-    "full_state_dict",
     "gathered_for_generation",
     "generation_mode",
     "is_fsdp",
-    "load_full_state_dict",
     "prepare_reference",
     "reference_mode",
     "refuse_deepspeed_on_cpu",
-    "reshard",
 ]

@@ -9,8 +9,13 @@ checkpointing and logging stay Trainer's):
   function from :mod:`dpo_losses`;
 * ``prediction_step``: evaluation batches have no ``labels``, so Trainer would not ask for a loss;
 * ``log``: adds the preference metrics (TRL's names) averaged over the logging window;
-* ``get_eval_dataloader``: tokenises a raw dataset handed to ``evaluate()`` after construction;
-* ``train``: restores the TR-DPO reference saved in the checkpoint before ``Trainer.train`` resumes.
+* ``evaluate``: tokenises a raw dataset handed to it after construction and, with
+  ``precompute_ref_log_probs``, computes its reference log-probs while the reference is still known;
+* ``get_eval_dataloader``: the same tokenisation for a loader asked for directly;
+* ``train`` and the metrics window's part of ``log`` are :class:`~trainwright.trainers.skeleton.TrainerSkeleton`'s,
+  shared with GRPO (resume from the newest complete checkpoint, TR-DPO reference restored).
+
+Streamed (``IterableDataset``) training and evaluation sets are accepted (:mod:`dpo_stream`).
 
 The reference policy is, in order: ``reference_free`` / reference-free losses (none), precomputed
 log-probs (computed once, cached, reference freed), an explicit ``ref_model``, the PEFT policy with
@@ -21,8 +26,8 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import logging
 import os
-import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -32,13 +37,13 @@ from trainwright._extras import require_train_extra
 require_train_extra("trainwright.DPOTrainer")
 
 import torch
-from datasets import Dataset
+from datasets import Dataset, IterableDataset
 from torch import nn
 from torch.utils.data import DataLoader
-from transformers import PreTrainedTokenizerBase, Trainer, TrainerCallback
+from transformers import PreTrainedTokenizerBase, TrainerCallback
 
+from trainwright.storage.tensor_files import UNREADABLE, load_tensor_file, save_tensor_file, why_unusable
 from trainwright.trainers.config_checks import finite_knob
-from trainwright.trainers.construction import attach_owned_callbacks, prepare_parts, resolve_resume
 from trainwright.trainers.dpo_config import DPOConfig
 from trainwright.trainers.dpo_data import (
     REF_COLUMNS,
@@ -53,17 +58,21 @@ from trainwright.trainers.dpo_losses import (
     needs_reference,
     wpo_pair_weights,
 )
+from trainwright.trainers.dpo_stream import check_stream_settings
 from trainwright.trainers.logprobs import (
     SharedPrefix,
     continue_after_prefix,
     log_sum_squared_probs,
     prefix_sharing_for,
     run_shared_prefix,
-    selective_log_softmax,
+    token_logps_and_entropy,
 )
-from trainwright.trainers.metrics import MetricsWindow
+from trainwright.trainers.model_card import ModelCardCallback
 from trainwright.trainers.reference import is_peft_model, reference_forward
-from trainwright.trainers.tensor_files import UNREADABLE, load_tensor_file, why_unusable
+from trainwright.trainers.skeleton import TrainerSkeleton
+from trainwright.trainers.streaming import RepeatedStream, is_streamed
+
+logger = logging.getLogger(__name__)
 
 CACHE_FORMAT_VERSION = "1"
 
@@ -75,6 +84,14 @@ class SequenceLogps(NamedTuple):
     lengths: torch.Tensor  # (2B,) number of scored completion tokens
     logits_sum: torch.Tensor  # (2B,) sum over completion tokens of the vocabulary-mean logit (no grad)
     log_sum_sq: torch.Tensor | None = None  # (2B,) sum over completion tokens of log Σ_v p_v² (WPO; no grad)
+    entropy_sum: torch.Tensor | None = (
+        None  # (2B,) sum over completion tokens of the next-token entropy (no grad)
+    )
+    top1_sum: torch.Tensor | None = (
+        None  # (2B,) completion tokens that are the argmax of their logits (no grad)
+    )
+    aux_loss: torch.Tensor | None = None  # the MoE load-balancing loss of the forward (None unless asked)
+    unweighted_logps: torch.Tensor | None = None  # (2B,) with LD-DPO weights: the plain sum of log-probs
 
 
 def sequence_logps(
@@ -86,6 +103,7 @@ def sequence_logps(
     with_sum_sq: bool = False,
     cache_argument: str | None = None,
     min_shared_tokens: int = 1,
+    aux_loss: bool = False,
 ) -> SequenceLogps:
     """Summed log-probs of the completion tokens of every row of ``batch``.
 
@@ -100,17 +118,31 @@ def sequence_logps(
     rejected row ``B + i`` agree on every column before the first scored one, the batch goes through
     :func:`shared_prompt_sequence_logps` instead, provided that saves at least ``min_shared_tokens``
     tokens (``B × (start + 1)``).
+
+    A batch with ``logp_weights`` (LD-DPO, :class:`~trainwright.trainers.dpo_data.PreferenceCollator`) sums
+    each token's log-prob with its weight; lengths and the other statistics count tokens unweighted. With
+    ``aux_loss`` the model is asked for its router logits and its load-balancing loss is returned (one plain
+    forward then).
     """
     if "sequence_index" in batch:
-        return packed_sequence_logps(model, batch, chunk_size=chunk_size, with_sum_sq=with_sum_sq)
+        return packed_sequence_logps(
+            model, batch, chunk_size=chunk_size, with_sum_sq=with_sum_sq, aux_loss=aux_loss
+        )
     input_ids, completion_mask = batch["input_ids"], batch["completion_mask"]
     attention_mask = batch["attention_mask"]
+    weights = batch.get("logp_weights")
     target_mask = completion_mask[:, 1:]
     width = target_mask.shape[1]
     columns = torch.arange(width + 1, device=input_ids.device)
     bounds = [torch.where(target_mask.any(dim=0), columns[:width], width - 1).min()]
     half = input_ids.shape[0] // 2
-    share = cache_argument is not None and logits_to_keep and half > 0 and input_ids.shape[0] == 2 * half
+    share = (
+        cache_argument is not None
+        and logits_to_keep
+        and not aux_loss
+        and half > 0
+        and input_ids.shape[0] == 2 * half
+    )
     if share:
         # the first column where a pair's two rows differ (or either is a completion token), and where
         # each half's last attended column ends
@@ -137,12 +169,21 @@ def sequence_logps(
         if shared is not None:
             return shared
     kwargs: dict[str, Any] = {"input_ids": input_ids, "attention_mask": attention_mask, "use_cache": False}
+    if aux_loss:
+        kwargs["output_router_logits"] = True
     if logits_to_keep:
         kwargs["logits_to_keep"] = input_ids.shape[1] - start
-        logits = model(**kwargs).logits[:, :-1]
-    else:
-        logits = model(**kwargs).logits[:, start:-1]
-    return _summed([logits], input_ids[:, start + 1 :], target_mask[:, start:], chunk_size, with_sum_sq)
+    outputs = model(**kwargs)
+    logits = outputs.logits[:, :-1] if logits_to_keep else outputs.logits[:, start:-1]
+    summed = _summed(
+        [logits],
+        input_ids[:, start + 1 :],
+        target_mask[:, start:],
+        chunk_size,
+        with_sum_sq,
+        None if weights is None else weights[:, 1:][:, start:],
+    )
+    return summed._replace(aux_loss=getattr(outputs, "aux_loss", None)) if aux_loss else summed
 
 
 def shared_prompt_sequence_logps(
@@ -166,7 +207,7 @@ def shared_prompt_sequence_logps(
     the single forward, up to float rounding (:func:`~trainwright.trainers.logprobs.shared_prefix_logits`).
     """
     input_ids, attention_mask = batch["input_ids"], batch["attention_mask"]
-    completion_mask = batch["completion_mask"]
+    completion_mask, weights = batch["completion_mask"], batch.get("logp_weights")
     half, k = input_ids.shape[0] // 2, prompt_length
     if min(ends) <= k:
         return None
@@ -182,7 +223,10 @@ def shared_prompt_sequence_logps(
         tail = continue_after_prefix(model, ids, mask, state, None, cache_argument)
         if tail is not None:
             pieces.append(tail)
-        parts.append(_summed(pieces, ids[:, k:], completion_mask[rows, k:end], chunk_size, with_sum_sq))
+        row_weights = None if weights is None else weights[rows, k:end]
+        parts.append(
+            _summed(pieces, ids[:, k:], completion_mask[rows, k:end], chunk_size, with_sum_sq, row_weights)
+        )
     chosen, rejected = parts
     return SequenceLogps(
         *(None if a is None else torch.cat([a, b]) for a, b in zip(chosen, rejected))  # type: ignore[arg-type]
@@ -195,29 +239,47 @@ def _summed(
     target_mask: torch.Tensor,
     chunk_size: int,
     with_sum_sq: bool,
+    weights: torch.Tensor | None = None,
 ) -> SequenceLogps:
     """Per-row sums over the scored tokens of logits given in consecutive column ``pieces``.
 
     ``targets`` / ``target_mask``: ``(n, t)`` the token each logit position scores and whether it counts;
-    the pieces' widths add up to ``t``.
+    the pieces' widths add up to ``t``. ``weights`` (``(n, t)``, LD-DPO) weigh the log-probs' sum only.
     """
     mask = target_mask.to(pieces[0].dtype)
     split = targets.split([piece.shape[1] for piece in pieces], dim=1)
-    token_logps = torch.cat(
-        [selective_log_softmax(p, t, chunk_size=chunk_size) for p, t in zip(pieces, split)], dim=1
-    )
+    scored = [token_logps_and_entropy(p, t, chunk_size=chunk_size) for p, t in zip(pieces, split)]
+    token_logps = torch.cat([logps for logps, _ in scored], dim=1)
     with torch.no_grad():
         mean_logits = torch.cat([piece.float().mean(dim=-1) for piece in pieces], dim=1)
         logits_sum = (mean_logits * mask).sum(dim=-1)
+        entropy_sum = (torch.cat([entropy for _, entropy in scored], dim=1) * mask).sum(dim=-1)
+        top1 = torch.cat([p.argmax(dim=-1) == t for p, t in zip(pieces, split)], dim=1)
+        top1_sum = (top1.to(mask.dtype) * mask).sum(dim=-1)
     log_sum_sq = None
     if with_sum_sq:
         per_token = torch.cat([log_sum_squared_probs(piece, chunk_size) for piece in pieces], dim=1)
         log_sum_sq = (per_token * mask).sum(dim=-1)
-    return SequenceLogps((token_logps * mask).sum(dim=-1), mask.sum(dim=-1), logits_sum, log_sum_sq)
+    plain = (token_logps * mask).sum(dim=-1)
+    weighted = plain if weights is None else (token_logps * weights.to(mask.dtype)).sum(dim=-1)
+    return SequenceLogps(
+        weighted,
+        mask.sum(dim=-1),
+        logits_sum,
+        log_sum_sq,
+        entropy_sum,
+        top1_sum,
+        unweighted_logps=None if weights is None else plain,
+    )
 
 
 def packed_sequence_logps(
-    model: nn.Module, batch: dict[str, torch.Tensor], *, chunk_size: int = 4, with_sum_sq: bool = False
+    model: nn.Module,
+    batch: dict[str, torch.Tensor],
+    *,
+    chunk_size: int = 4,
+    with_sum_sq: bool = False,
+    aux_loss: bool = False,
 ) -> SequenceLogps:
     """:func:`sequence_logps` of a padding-free batch: one forward over the ``(1, L)`` packed row.
 
@@ -229,14 +291,17 @@ def packed_sequence_logps(
     """
     input_ids, owner_of = batch["input_ids"], batch["sequence_index"]
     num_rows = batch["sequence_lengths"].shape[0]
-    logits = model(input_ids=input_ids, position_ids=batch["position_ids"], use_cache=False).logits[0, :-1]
+    extra = {"output_router_logits": True} if aux_loss else {}
+    outputs = model(input_ids=input_ids, position_ids=batch["position_ids"], use_cache=False, **extra)
+    logits = outputs.logits[0, :-1]
     targets = input_ids[0, 1:]
     owner = owner_of[0, :-1]
     mask = (batch["completion_mask"][0, 1:].bool() & (owner_of[0, 1:] == owner)).to(logits.dtype)
+    weights = batch.get("logp_weights")
     # chunks of about chunk_size sequences' worth of positions, as in the padded path
     chunk = chunk_size * max(1, logits.shape[0] // num_rows)
-    token_logps = selective_log_softmax(logits.unsqueeze(1), targets.unsqueeze(1), chunk_size=chunk).squeeze(
-        1
+    token_logps, entropy = token_logps_and_entropy(
+        logits.unsqueeze(1), targets.unsqueeze(1), chunk_size=chunk
     )
 
     def per_sequence(values: torch.Tensor) -> torch.Tensor:
@@ -244,10 +309,24 @@ def packed_sequence_logps(
 
     with torch.no_grad():
         logits_sum = per_sequence(logits.float().mean(dim=-1) * mask)
+        entropy_sum = per_sequence(entropy.squeeze(1) * mask)
+        top1_sum = per_sequence((logits.argmax(dim=-1) == targets).to(mask.dtype) * mask)
         log_sum_sq = None
         if with_sum_sq:
             log_sum_sq = per_sequence(log_sum_squared_probs(logits.unsqueeze(1), chunk).squeeze(1) * mask)
-    return SequenceLogps(per_sequence(token_logps * mask), per_sequence(mask), logits_sum, log_sum_sq)
+    token_logps = token_logps.squeeze(1)
+    plain = per_sequence(token_logps * mask)
+    weighted = plain if weights is None else per_sequence(token_logps * mask * weights[0, 1:].to(mask.dtype))
+    return SequenceLogps(
+        weighted,
+        per_sequence(mask),
+        logits_sum,
+        log_sum_sq,
+        entropy_sum,
+        top1_sum,
+        getattr(outputs, "aux_loss", None) if aux_loss else None,
+        None if weights is None else plain,
+    )
 
 
 def _hash_parameters(named_parameters: list[tuple[str, torch.Tensor]]) -> str:
@@ -267,7 +346,7 @@ def _hash_token_columns(dataset: Dataset) -> str:
     return digest.hexdigest()
 
 
-class DPOTrainer(Trainer):
+class DPOTrainer(TrainerSkeleton):
     """Train a causal LM on ``prompt`` / ``chosen`` / ``rejected`` pairs (DPO and 16 related losses).
 
     The arguments are TRL's, in TRL's order (``peft_config`` is keyword-only). ``model`` may be a model
@@ -282,8 +361,20 @@ class DPOTrainer(Trainer):
     # column, which preference batches do not have, so it is None). Declaring False makes Trainer do the
     # division: with equal micro-batches, the accumulated gradient is that of the mean over all pairs of
     # the optimizer step, independent of the GA setting. Under DDP each rank's mean is averaged by the
-    # gradient all-reduce, which gives the same global mean.
-    loss_is_scaled_for_ga = False
+    # gradient all-reduce, which gives the same global mean. (``loss_is_scaled_for_ga = False``: TrainerSkeleton.)
+    trl_name = "DPO"
+    train_dataset_needs = "a datasets.Dataset (or IterableDataset) with prompt/chosen/rejected columns"
+    config_class = DPOConfig
+
+    @classmethod
+    def uses_reference_for(cls, args: DPOConfig) -> bool:
+        """Whether the objective compares with a reference policy (not for reference-free losses)."""
+        return not args.reference_free and needs_reference(args.loss_type)
+
+    @classmethod
+    def keeps_reference_module(cls, args: DPOConfig) -> bool:
+        """With precomputed reference log-probs no reference module is kept during training."""
+        return cls.uses_reference_for(args) and not args.precompute_ref_log_probs
 
     def __init__(
         self,
@@ -305,55 +396,34 @@ class DPOTrainer(Trainer):
                 "DPOConfig.remove_unused_columns=True would drop the tokenised prompt_ids/chosen_ids/rejected_ids "
                 "columns before the collator sees them; leave it False"
             )
-        if train_dataset is None:
-            raise ValueError(
-                "train_dataset is required: a datasets.Dataset with prompt/chosen/rejected columns"
-            )
-        parts = prepare_parts(
-            who="DPOTrainer",
+        parts = self.prepare(
             args=args,
-            config_class=DPOConfig,
-            default_output_dir="dpo_output",
             model=model,
+            train_dataset=train_dataset,
             processing_class=processing_class,
             ref_model=ref_model,
-            needs_reference=lambda config: _uses_reference(config) and not config.precompute_ref_log_probs,
             peft_config=peft_config,
         )
         args, model, tokenizer = parts.args, parts.model, parts.processing_class
+        check_stream_settings(args, train_dataset, eval_dataset)
         if args.padding_free:
             _warn_if_dense_packed_attention(model)
 
-        prepare = {
-            "max_length": args.max_length,
-            "truncation_mode": args.truncation_mode,
-            "num_proc": args.dataset_num_proc,
-        }
         # The main process tokenises first and writes the datasets cache; the others then read it.
         with args.main_process_first(desc="tokenising the preference data"):
-            train_dataset = prepare_preference_dataset(train_dataset, tokenizer, name="train", **prepare)
-            if isinstance(eval_dataset, dict):
-                eval_dataset = {
-                    key: prepare_preference_dataset(ds, tokenizer, name=f"eval[{key}]", **prepare)
-                    for key, ds in eval_dataset.items()
-                }
-            elif eval_dataset is not None:
-                eval_dataset = prepare_preference_dataset(eval_dataset, tokenizer, name="eval", **prepare)
-        pad_token_id = (
-            tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-        )
-        if pad_token_id is None:
-            raise ValueError(
-                "the tokenizer has neither a pad token nor an EOS token to pad with; set tokenizer.pad_token"
-            )
+            train_dataset = _prepared(train_dataset, tokenizer, args, "train")
+            if eval_dataset is not None:
+                eval_dataset = _prepared(eval_dataset, tokenizer, args, "eval")
+        if is_streamed(train_dataset):
+            train_dataset = RepeatedStream(train_dataset)
         if data_collator is None:
             data_collator = PreferenceCollator(
-                pad_token_id, args.max_length, args.truncation_mode, padding_free=args.padding_free
+                self.pad_token_id,
+                args.max_length,
+                args.truncation_mode,
+                padding_free=args.padding_free,
+                ld_alpha=args.ld_alpha,
             )
-
-        self.uses_reference = _uses_reference(args)
-        # With precompute (or no reference at all) no reference module is kept on the trainer.
-        self.ref_model = parts.ref_model
 
         super().__init__(
             model=model,
@@ -368,13 +438,13 @@ class DPOTrainer(Trainer):
         )
         base_model = model.get_base_model() if is_peft_model(model) else model
         self._accepts_logits_to_keep = "logits_to_keep" in inspect.signature(base_model.forward).parameters
-        self._dpo_metrics = MetricsWindow()
         self.num_reference_forwards = 0  # precompute batches actually run (0 when the cache was reused)
+        self.add_callback(ModelCardCallback(self))  # TRL writes the tagged model card at every checkpoint
 
+        given = parts.given_ref_model
         if self.uses_reference and args.precompute_ref_log_probs:
             # One pass with the reference before training, then no reference is kept. Without an explicit
             # ref_model the untrained policy itself is the reference, so no copy is ever made.
-            given = parts.given_ref_model
             self.train_dataset = self._add_reference_logps(self.train_dataset, "train", given)
             if isinstance(self.eval_dataset, dict):
                 self.eval_dataset = {
@@ -382,14 +452,13 @@ class DPOTrainer(Trainer):
                 }
             elif self.eval_dataset is not None:
                 self.eval_dataset = self._add_reference_logps(self.eval_dataset, "eval", given)
-            del given
-        del parts, ref_model
-        attach_owned_callbacks(self, self.ref_model)
-
-    def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs: Any) -> Any:
-        """``Trainer.train`` that also restores the TR-DPO reference saved in the checkpoint (the Trainer
-        restores the rest)."""
-        return super().train(resume_from_checkpoint=resolve_resume(self, resume_from_checkpoint), **kwargs)
+        # An explicit reference is freed after precompute: evaluate() can then only score new data while the
+        # policy (or the PEFT base) still is the reference.
+        self._reference_freed = (
+            given is not None if self.uses_reference and args.precompute_ref_log_probs else False
+        )
+        del parts, ref_model, given
+        self.finish()
 
     # ---------------------------------------------------------------------------------------------
     # reference log-probs
@@ -418,7 +487,7 @@ class DPOTrainer(Trainer):
             _hash_token_columns(dataset),
             self._reference_weights_hash(ref_model),
         ]
-        key_parts += [str(args.max_length), args.truncation_mode]
+        key_parts += [str(args.max_length), args.truncation_mode, str(args.ld_alpha)]
         key = hashlib.sha256("|".join(key_parts).encode()).hexdigest()[:32]
         cache_dir = Path(args.precompute_cache_dir or os.path.join(args.output_dir, "ref_logps_cache"))
         path = cache_dir / f"{name}-{key}.pt"
@@ -426,9 +495,8 @@ class DPOTrainer(Trainer):
             chosen, rejected = self._compute_reference_logps(dataset, ref_model)
             if self.accelerator.is_main_process:
                 cache_dir.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".tmp{os.getpid()}")
-                torch.save({"chosen": chosen, "rejected": rejected}, tmp)
-                os.replace(tmp, path)  # atomic: a crashed run never leaves a half-written cache
+                # atomic: a crashed run never leaves a half-written cache
+                save_tensor_file({"chosen": chosen, "rejected": rejected}, path)
             self.accelerator.wait_for_everyone()
         try:
             cached = load_tensor_file(path)  # tensors only: a cache file planted in the folder runs no code
@@ -489,7 +557,11 @@ class DPOTrainer(Trainer):
             return self._forward(ref, inputs).logps.detach()
 
     def _forward(
-        self, model: nn.Module, inputs: dict[str, torch.Tensor], with_sum_sq: bool = False
+        self,
+        model: nn.Module,
+        inputs: dict[str, torch.Tensor],
+        with_sum_sq: bool = False,
+        aux_loss: bool = False,
     ) -> SequenceLogps:
         return sequence_logps(
             model,
@@ -497,6 +569,7 @@ class DPOTrainer(Trainer):
             chunk_size=self.args.logps_chunk_size,
             logits_to_keep=self._accepts_logits_to_keep,
             with_sum_sq=with_sum_sq,
+            aux_loss=aux_loss,
             **self._prompt_sharing(model),
         )
 
@@ -521,9 +594,16 @@ class DPOTrainer(Trainer):
         return_outputs: bool = False,
         num_items_in_batch: torch.Tensor | int | None = None,
     ) -> torch.Tensor | tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """Preference loss of one micro-batch: mean over its pairs (see ``loss_is_scaled_for_ga``)."""
-        use_weighting = self.args.use_weighting
-        policy = self._forward(model, inputs, with_sum_sq=use_weighting)  # one pass over [chosen; rejected]
+        """Preference loss of one micro-batch: mean over its pairs (see ``loss_is_scaled_for_ga``), plus the
+        weighted MoE load-balancing loss when ``aux_loss_enabled``."""
+        if self.args.ld_alpha is not None and "logp_weights" not in inputs:
+            raise ValueError(
+                "ld_alpha (LD-DPO) is set but the batch has no 'logp_weights': a custom data_collator must add "
+                "them (see trainwright.trainers.dpo_data.ld_token_weights), or use the default collator"
+            )
+        use_weighting, aux = self.args.use_weighting, self.aux_loss_enabled
+        # one pass over [chosen; rejected]
+        policy = self._forward(model, inputs, with_sum_sq=use_weighting, aux_loss=aux)
         ref = self._reference_logps(inputs)
         half = policy.logps.shape[0] // 2
         pairs = PairLogps(
@@ -533,13 +613,17 @@ class DPOTrainer(Trainer):
             ref_rejected=None if ref is None else ref[half:],
             chosen_lengths=policy.lengths[:half],
             rejected_lengths=policy.lengths[half:],
+            chosen_unweighted=None if policy.unweighted_logps is None else policy.unweighted_logps[:half],
         )
         weights = wpo_pair_weights(policy.logps, policy.log_sum_sq, policy.lengths) if use_weighting else None
         params = self.loss_params()
         loss = combined_loss(pairs, params, self.args.loss_type, self.args.loss_weights, weights)
-        rewards = self._record_metrics(
-            "train" if model.training else "eval", pairs, policy, inputs, params.beta
-        )
+        mode = "train" if model.training else "eval"
+        if policy.aux_loss is not None:
+            loss = loss + self.router_aux_loss_coef * policy.aux_loss
+            aux_mean = self.accelerator.gather_for_metrics(policy.aux_loss.detach().float().reshape(1)).mean()
+            self.metrics.add(mode, "aux_loss", aux_mean.item())
+        rewards = self._record_metrics(mode, pairs, policy, inputs, params.beta)
         return (loss, rewards) if return_outputs else loss
 
     def loss_params(self) -> LossParams:
@@ -552,6 +636,8 @@ class DPOTrainer(Trainer):
             label_smoothing=finite_knob(args, "label_smoothing", minimum=0.0),
             discopop_tau=finite_knob(args, "discopop_tau"),
             simpo_gamma=finite_knob(args, "simpo_gamma"),
+            f_divergence_type=args.f_divergence_type,
+            f_alpha_divergence_coef=finite_knob(args, "f_alpha_divergence_coef"),
         )
 
     def _record_metrics(
@@ -579,6 +665,8 @@ class DPOTrainer(Trainer):
                 policy.logits_sum[half:].sum(),
                 policy.lengths[half:].sum(),
                 _attended_tokens(inputs),
+                policy.entropy_sum.sum(),
+                policy.top1_sum[:half].sum(),
             ]
         ).float()
         per_pair = self.accelerator.gather_for_metrics(per_pair)
@@ -594,12 +682,15 @@ class DPOTrainer(Trainer):
             "logps/rejected",
         )
         for name, value in zip(names, means):
-            self._dpo_metrics.add(mode, name, value, weight=n)
-        logit_c, tok_c, logit_r, tok_r, attended = token_stats.tolist()
+            self.metrics.add(mode, name, value, weight=n)
+        logit_c, tok_c, logit_r, tok_r, attended, entropy, top1_c = token_stats.tolist()
         if tok_c > 0:
-            self._dpo_metrics.add(mode, "logits/chosen", logit_c / tok_c, weight=tok_c)
+            self.metrics.add(mode, "logits/chosen", logit_c / tok_c, weight=tok_c)
+            self.metrics.add(mode, "mean_token_accuracy", top1_c / tok_c, weight=tok_c)
         if tok_r > 0:
-            self._dpo_metrics.add(mode, "logits/rejected", logit_r / tok_r, weight=tok_r)
+            self.metrics.add(mode, "logits/rejected", logit_r / tok_r, weight=tok_r)
+        if tok_c + tok_r > 0:
+            self.metrics.add(mode, "entropy", entropy / (tok_c + tok_r), weight=tok_c + tok_r)
         if mode == "train" and self.args.include_num_input_tokens_seen == "no":
             # Kept in TrainerState (saved in checkpoints, so resuming continues the count). When the user
             # asks Trainer to count input tokens itself, Trainer owns the field and we only report it.
@@ -627,29 +718,98 @@ class DPOTrainer(Trainer):
         return loss.detach(), logits, torch.zeros(logits.shape[0], dtype=torch.long, device=logits.device)
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-        """Add the window-averaged preference metrics (``eval_``-prefixed in evaluation) and ``num_tokens``."""
-        self._dpo_metrics.merge_into(logs)  # in place, so evaluate() returns them too
-        if not any(key.startswith("eval_") for key in logs):
-            logs["num_tokens"] = float(self.state.num_input_tokens_seen)
+        """Add ``num_tokens`` (the training tokens seen so far, in evaluation too) beside the window-averaged
+        preference metrics that ``TrainerSkeleton.log`` adds (``eval_``-prefixed in evaluation). As TRL, a log
+        with an empty window (the run summary right after a logging step) gets neither."""
+        evaluating = any(key.startswith("eval_") for key in logs)
+        if self.metrics.has("eval" if evaluating else "train", "rewards/chosen"):
+            logs["eval_num_tokens" if evaluating else "num_tokens"] = float(self.state.num_input_tokens_seen)
         super().log(logs, start_time)
 
-    def get_eval_dataloader(self, eval_dataset: str | Dataset | None = None) -> DataLoader:
-        """Tokenise a raw preference dataset handed to ``evaluate()`` after construction."""
-        if isinstance(eval_dataset, Dataset) and not set(TOKEN_COLUMNS) <= set(eval_dataset.column_names):
-            eval_dataset = prepare_preference_dataset(
-                eval_dataset,
-                self.processing_class,
-                max_length=self.args.max_length,
-                truncation_mode=self.args.truncation_mode,
-                num_proc=self.args.dataset_num_proc,
-                name="eval",
+    def evaluate(
+        self,
+        eval_dataset: Dataset | IterableDataset | dict[str, Any] | None = None,
+        ignore_keys: list[str] | None = None,
+        metric_key_prefix: str = "eval",
+    ) -> dict[str, float]:
+        """``Trainer.evaluate``, also for a raw dataset (or dict of them) given here: tokenised like the
+        construction-time ones and, with ``precompute_ref_log_probs``, given reference log-probs, which
+        needs the reference still at hand (see :meth:`_check_reference_available`)."""
+        if eval_dataset is not None and not isinstance(eval_dataset, str):
+            check_stream_settings(self.args, None, eval_dataset)
+            if (
+                self.uses_reference
+                and self.args.precompute_ref_log_probs
+                and not _has_reference_logps(eval_dataset)
+            ):
+                self._check_reference_available()
+            eval_dataset = _prepared(eval_dataset, self.processing_class, self.args, metric_key_prefix)
+            if self.uses_reference and self.args.precompute_ref_log_probs:
+                eval_dataset = self._with_reference_logps(eval_dataset, metric_key_prefix)
+            if isinstance(eval_dataset, dict):
+                # one Trainer.evaluate per split, each already prepared (Trainer would call this override again)
+                metrics: dict[str, float] = {}
+                for name, split in eval_dataset.items():
+                    metrics.update(super().evaluate(split, ignore_keys, f"{metric_key_prefix}_{name}"))
+                return metrics
+        return super().evaluate(eval_dataset, ignore_keys, metric_key_prefix)
+
+    def _check_reference_available(self) -> None:
+        """Raise unless reference log-probs can still be computed for new data after precompute: the
+        reference is the PEFT base (adapter off), or the policy before its first update."""
+        if is_peft_model(self.model):
+            return
+        if self._reference_freed or self.state.global_step > 0:
+            raise ValueError(
+                "Cannot compute reference log-probs for a dataset passed to `evaluate()`: with "
+                "precompute_ref_log_probs=True the reference model is not kept in memory, and "
+                + (
+                    "the ref_model given was freed after its precompute"
+                    if self._reference_freed
+                    else "after training has started the policy no longer is the reference"
+                )
+                + ". Provide this dataset as eval_dataset when building the trainer, or set "
+                "precompute_ref_log_probs=False"
             )
+
+    def _with_reference_logps(self, dataset: Any, name: str) -> Any:
+        """``dataset`` (or each split of a dict) with its reference log-prob columns."""
+        if isinstance(dataset, dict):
+            return {
+                key: self._add_reference_logps(split, f"{name}-{key}", None) for key, split in dataset.items()
+            }
+        return self._add_reference_logps(dataset, name, None)
+
+    def get_eval_dataloader(self, eval_dataset: str | Dataset | IterableDataset | None = None) -> DataLoader:
+        """Tokenise a raw preference dataset handed here directly (``evaluate`` already did); read a stream
+        with ``dispatch_batches=False`` (:func:`~trainwright.trainers.dpo_stream.check_stream_settings`)."""
+        if isinstance(eval_dataset, (Dataset, IterableDataset)):
+            eval_dataset = _prepared(eval_dataset, self.processing_class, self.args, "eval")
+        resolved = self.eval_dataset[eval_dataset] if isinstance(eval_dataset, str) else eval_dataset
+        if is_streamed(resolved if resolved is not None else self.eval_dataset):
+            self.accelerator.dataloader_config.dispatch_batches = False
         return super().get_eval_dataloader(eval_dataset)
 
 
-def _uses_reference(args: DPOConfig) -> bool:
-    """Whether the objective compares with a reference policy (not for reference-free losses)."""
-    return not args.reference_free and needs_reference(args.loss_type)
+def _prepared(dataset: Any, tokenizer: PreTrainedTokenizerBase, args: DPOConfig, name: str) -> Any:
+    """A dataset (or each split of a dict of them) validated and tokenised; tokenised ones pass unchanged."""
+    if isinstance(dataset, dict):
+        return {key: _prepared(split, tokenizer, args, f"{name}[{key}]") for key, split in dataset.items()}
+    return prepare_preference_dataset(
+        dataset,
+        tokenizer,
+        max_length=args.max_length,
+        truncation_mode=args.truncation_mode,
+        num_proc=args.dataset_num_proc,
+        name=name,
+    )
+
+
+def _has_reference_logps(dataset: Any) -> bool:
+    """Whether a map-style dataset (or every split of a dict) already carries reference log-prob columns."""
+    if isinstance(dataset, dict):
+        return all(_has_reference_logps(split) for split in dataset.values())
+    return isinstance(dataset, Dataset) and set(REF_COLUMNS) <= set(dataset.column_names)
 
 
 def _attended_tokens(inputs: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -665,11 +825,11 @@ def _warn_if_dense_packed_attention(model: nn.Module) -> None:
     which for large batches costs more memory than the padding it removes."""
     implementation = str(getattr(getattr(model, "config", None), "_attn_implementation", "") or "")
     if "flash" not in implementation:
-        warnings.warn(
-            f"padding_free=True with attn_implementation={implementation!r}: results are exact, but the packed "
-            f"batch is attended through a dense L x L mask; load the model with a flash-attention "
-            f"implementation (e.g. attn_implementation='flash_attention_2') for the memory saving",
-            stacklevel=3,
+        logger.warning(
+            "padding_free=True with attn_implementation=%r: results are exact, but the packed batch is attended "
+            "through a dense L x L mask; load the model with a flash-attention implementation (e.g. "
+            "attn_implementation='flash_attention_2') for the memory saving",
+            implementation,
         )
 
 

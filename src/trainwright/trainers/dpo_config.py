@@ -17,7 +17,7 @@ require_train_extra("trainwright.DPOConfig")
 from transformers import TrainingArguments
 
 from trainwright.trainers.config_checks import TRLCompatibleConfig, check_finite_fields, check_sync_settings
-from trainwright.trainers.dpo_losses import check_loss_types
+from trainwright.trainers.dpo_losses import F_DIVERGENCES, check_f_divergence, check_loss_types
 
 TRUNCATION_MODES = ("keep_start", "keep_end")
 
@@ -61,6 +61,29 @@ class DPOConfig(TRLCompatibleConfig, TrainingArguments):
     use_weighting: bool = field(
         default=False,
         metadata={"help": "WPO: weight each pair's loss by how likely the policy finds both completions."},
+    )
+    ld_alpha: float | None = field(
+        default=None,
+        metadata={
+            "help": "LD-DPO α in [0, 1]: completion tokens past the shorter completion of the pair count with "
+            "weight α in the sequence log-probs (None: no weighting; 1.0 is the same)."
+        },
+    )
+    f_divergence_type: str = field(
+        default="reverse_kl",
+        metadata={
+            "help": f"f-DPO divergence between policy and reference: one of {', '.join(F_DIVERGENCES)}."
+        },
+    )
+    f_alpha_divergence_coef: float = field(
+        default=0.5, metadata={"help": "α of the alpha_divergence f-divergence."}
+    )
+    router_aux_loss_coef: float | None = field(
+        default=None,
+        metadata={
+            "help": "Weight of a Mixture-of-Experts model's load-balancing loss added to the loss (None: the model "
+            "config's router_aux_loss_coef; 0 turns it off). Refused for a model without router logits."
+        },
     )
     reference_free: bool = field(
         default=False,
@@ -127,6 +150,11 @@ class DPOConfig(TRLCompatibleConfig, TrainingArguments):
             self.loss_type = [self.loss_type]
         self.loss_type = list(self.loss_type)
         self.loss_weights = check_loss_types(self.loss_type, self.loss_weights)
+        check_f_divergence(self.f_divergence_type, self.loss_type)
+        if self.ld_alpha is not None and not 0.0 <= self.ld_alpha <= 1.0:
+            raise ValueError(f"ld_alpha must be in [0, 1] (or None), got {self.ld_alpha}")
+        if self.router_aux_loss_coef is not None and self.router_aux_loss_coef < 0:
+            raise ValueError(f"router_aux_loss_coef must be >= 0 (or None), got {self.router_aux_loss_coef}")
         if self.beta <= 0:
             raise ValueError(f"beta must be > 0, got {self.beta}")
         if self.truncation_mode not in TRUNCATION_MODES:

@@ -4,9 +4,15 @@ Accepted rows (one format per dataset):
 
 * plain text: ``{"prompt": str, "chosen": str, "rejected": str}``; EOS is appended to both completions;
 * conversations: ``{"prompt": [messages], "chosen": [messages], "rejected": [messages]}``, rendered
-  with the tokenizer's chat template; without a ``prompt`` column the prompt is the longest common
-  message prefix of ``chosen`` and ``rejected`` (an *implicit* prompt);
+  with the tokenizer's chat template, with the row's ``chat_template_kwargs`` (a dict) and ``tools`` (a
+  list, or its JSON) when it has them, as TRL;
+* without a ``prompt`` column the prompt is *implicit*: the longest common prefix of ``chosen`` and
+  ``rejected`` (messages for conversations, characters for text, where a space just before the first
+  difference starts the completion);
 * already tokenised: ``{"prompt_ids", "chosen_ids", "rejected_ids"}`` (lists of ints), used as is.
+
+A ``datasets.IterableDataset`` (streaming) gets the same checks and tokenisation, lazily, row by row as
+it is read (:func:`prepare_preference_dataset`).
 
 **The completion boundary.** Tokenising ``prompt`` and ``prompt + completion`` separately does not give
 a prefix: BPE merges across the boundary (``"Answer:" + " four"`` may tokenise ``":"`` with the space).
@@ -18,16 +24,20 @@ the chosen and rejected rows share the same prompt tokens (the longest common pr
 
 from __future__ import annotations
 
-import warnings
+import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
-from datasets import Dataset
+from datasets import Dataset, IterableDataset
 from transformers import PreTrainedTokenizerBase
 
+logger = logging.getLogger(__name__)
+
 TEXT_COLUMNS = ("prompt", "chosen", "rejected")
+TEMPLATE_COLUMNS = ("chat_template_kwargs", "tools")  # per-row apply_chat_template arguments
 TOKEN_COLUMNS = ("prompt_ids", "chosen_ids", "rejected_ids")
 REF_COLUMNS = ("ref_chosen_logps", "ref_rejected_logps")
 
@@ -39,18 +49,25 @@ def is_conversational(example: dict[str, Any]) -> bool:
 
 
 def extract_implicit_prompt(example: dict[str, Any]) -> dict[str, Any]:
-    """Split conversations without a ``prompt`` into the shared message prefix and the two replies."""
+    """Split a row without a ``prompt`` into the shared prefix and the two replies (messages or text).
+
+    Text splits at the first differing character, or just before a space that precedes it (so
+    ``"Q: yes"`` / ``"Q: no"`` give the prompt ``"Q:"`` and the replies ``" yes"`` / ``" no"``, as TRL).
+    """
     chosen, rejected = example["chosen"], example["rejected"]
-    n = 0
-    while n < min(len(chosen), len(rejected)) and chosen[n] == rejected[n]:
-        n += 1
+    n = _common_prefix_length(chosen, rejected)
+    what = "conversations" if isinstance(chosen, list) else "texts"
+    if isinstance(chosen, str) and 0 < n < min(len(chosen), len(rejected)) and chosen[n - 1] == " ":
+        n -= 1
     if n == 0:
         raise ValueError(
-            "implicit prompt: the chosen and rejected conversations share no leading message, so there is no "
+            f"implicit prompt: the chosen and rejected {what} share no common beginning, so there is no "
             "prompt to extract; add a 'prompt' column"
         )
     if n == len(chosen) or n == len(rejected):
-        raise ValueError("implicit prompt: one conversation is a prefix of the other, leaving an empty reply")
+        raise ValueError(
+            f"implicit prompt: one of the {what} is a prefix of the other, leaving an empty reply"
+        )
     return {"prompt": chosen[:n], "chosen": chosen[n:], "rejected": rejected[n:]}
 
 
@@ -87,11 +104,12 @@ def tokenize_pair(
 ) -> dict[str, Any]:
     """One row to ``prompt_ids`` / ``chosen_ids`` / ``rejected_ids`` (see the module docstring)."""
     if conversational:
+        template_kwargs = _chat_template_kwargs(example)
         prompt_text = tokenizer.apply_chat_template(
-            example["prompt"], tokenize=False, add_generation_prompt=True
+            example["prompt"], tokenize=False, add_generation_prompt=True, **template_kwargs
         )
         texts = [
-            tokenizer.apply_chat_template(example["prompt"] + example[key], tokenize=False)
+            tokenizer.apply_chat_template(example["prompt"] + example[key], tokenize=False, **template_kwargs)
             for key in ("chosen", "rejected")
         ]
         add_special = False  # the template already holds every special token
@@ -110,6 +128,24 @@ def tokenize_pair(
         chosen_ids = chosen_ids if chosen_ids[-1:] == [eos] else chosen_ids + [eos]
         rejected_ids = rejected_ids if rejected_ids[-1:] == [eos] else rejected_ids + [eos]
     return {"prompt_ids": chosen_full[:n_prompt], "chosen_ids": chosen_ids, "rejected_ids": rejected_ids}
+
+
+def _chat_template_kwargs(example: dict[str, Any]) -> dict[str, Any]:
+    """The row's own ``apply_chat_template`` arguments: ``tools`` (JSON text is decoded) and the entries of
+    ``chat_template_kwargs`` (TRL's per-row columns)."""
+    kwargs: dict[str, Any] = {}
+    tools = example.get("tools")
+    if tools is not None:
+        kwargs["tools"] = json.loads(tools) if isinstance(tools, str) else tools
+    extra = example.get("chat_template_kwargs")
+    if extra:
+        if not isinstance(extra, dict):
+            raise TypeError(
+                f"column 'chat_template_kwargs' must hold a dict of apply_chat_template arguments per row, got "
+                f"{type(extra).__name__} ({extra!r:.60})"
+            )
+        kwargs.update(extra)
+    return kwargs
 
 
 def _is_messages(value: Any) -> bool:
@@ -159,21 +195,33 @@ def _checked_tokenize(
     return tokenize_pair(example, tokenizer, conversational)
 
 
-def _checked_implicit_prompt(example: dict[str, Any], index: int, name: str) -> dict[str, Any]:
-    check_row(example, index, True, name)
+def _checked_implicit_prompt(
+    example: dict[str, Any], index: int, conversational: bool, name: str
+) -> dict[str, Any]:
+    check_row(example, index, conversational, name)
     return extract_implicit_prompt(example)
 
 
-def _check_columns(dataset: Dataset, name: str) -> str:
-    """Return the dataset's format ("tokenized", "text" or "conversational"); raise on bad input."""
-    if not isinstance(dataset, Dataset):
+def _first_row(dataset: Dataset | IterableDataset, name: str) -> dict[str, Any]:
+    """The first row (read from the stream for an ``IterableDataset``); raise when there is none."""
+    if not isinstance(dataset, (Dataset, IterableDataset)):
         raise TypeError(
-            f"{name} dataset must be a datasets.Dataset (map-style), got {type(dataset).__name__}; "
-            "convert an IterableDataset with Dataset.from_generator or datasets.Dataset.from_list"
+            f"{name} dataset must be a datasets.Dataset or datasets.IterableDataset, got {type(dataset).__name__}; "
+            "build one with datasets.Dataset.from_list or datasets.IterableDataset.from_generator"
         )
-    if len(dataset) == 0:
+    if isinstance(dataset, Dataset):
+        first = dataset[0] if len(dataset) else None
+    else:
+        first = next(iter(dataset), None)
+    if first is None:
         raise ValueError(f"{name} dataset is empty: it needs at least one prompt/chosen/rejected row")
-    columns = set(dataset.column_names)
+    return first
+
+
+def _check_columns(dataset: Dataset | IterableDataset, name: str) -> str:
+    """Return the dataset's format ("tokenized", "text" or "conversational"); raise on bad input."""
+    first = _first_row(dataset, name)
+    columns = set(first)
     if set(TOKEN_COLUMNS) <= columns:
         return "tokenized"
     missing = [c for c in ("chosen", "rejected") if c not in columns]
@@ -182,28 +230,30 @@ def _check_columns(dataset: Dataset, name: str) -> str:
             f"{name} dataset is missing column(s) {missing}; found {sorted(columns)}. A preference dataset needs "
             f"'prompt', 'chosen' and 'rejected' (text or conversations), or {list(TOKEN_COLUMNS)}"
         )
-    first = dataset[0]
-    if is_conversational(first):
-        return "conversational"
-    if "prompt" not in columns:
-        raise ValueError(
-            f"{name} dataset is missing column 'prompt'; found {sorted(columns)}. Only conversational data can "
-            "have an implicit prompt (the common message prefix of chosen and rejected)"
-        )
-    return "text"
+    return "conversational" if is_conversational(first) else "text"
 
 
 def prepare_preference_dataset(
-    dataset: Dataset,
+    dataset: Dataset | IterableDataset,
     tokenizer: PreTrainedTokenizerBase,
     *,
     max_length: int | None,
     truncation_mode: str,
     num_proc: int | None = None,
     name: str = "train",
-) -> Dataset:
-    """Validate, tokenise (cached by ``datasets`` fingerprint) and filter a preference dataset."""
+) -> Dataset | IterableDataset:
+    """Validate, tokenise (cached by ``datasets`` fingerprint) and filter a preference dataset.
+
+    An ``IterableDataset`` goes through the same row functions lazily, as its rows are read (``datasets``
+    has no ``num_proc`` / ``desc`` for streams, and how many rows the filter drops is unknown until the
+    stream is read, so there is no counting warning).
+    """
     kind = _check_columns(dataset, name)
+    streamed = isinstance(dataset, IterableDataset)
+
+    def options(desc: str) -> dict[str, Any]:
+        return {} if streamed else {"num_proc": num_proc, "desc": desc}
+
     if kind != "tokenized":
         conversational = kind == "conversational"
         if conversational and tokenizer.chat_template is None:
@@ -211,49 +261,76 @@ def prepare_preference_dataset(
                 f"{name} dataset is conversational (lists of messages) but the tokenizer has no chat_template; "
                 "set tokenizer.chat_template to a Jinja template, or pass plain-text prompt/chosen/rejected"
             )
-        if conversational and "prompt" not in dataset.column_names:
+        if "prompt" not in _first_row(dataset, name):
             dataset = dataset.map(
                 _checked_implicit_prompt,
-                fn_kwargs={"name": name},
+                fn_kwargs={"conversational": conversational, "name": name},
                 with_indices=True,
-                num_proc=num_proc,
-                desc=f"Extracting {name} prompts",
+                **options(f"Extracting {name} prompts"),
             )
+        columns = set(_first_row(dataset, name))
         dataset = dataset.map(
             _checked_tokenize,
             fn_kwargs={"tokenizer": tokenizer, "conversational": conversational, "name": name},
             with_indices=True,
-            remove_columns=[c for c in TEXT_COLUMNS if c in dataset.column_names],
-            num_proc=num_proc,
-            desc=f"Tokenizing {name} dataset",
+            remove_columns=[c for c in (*TEXT_COLUMNS, *TEMPLATE_COLUMNS) if c in columns],
+            **options(f"Tokenizing {name} dataset"),
         )
-    if max_length is not None and truncation_mode == "keep_start":
-        # keep_start truncation of a prompt with >= max_length tokens leaves no completion token: no signal.
-        before = len(dataset)
-        dataset = dataset.filter(
-            lambda prompts: [len(ids) < max_length for ids in prompts],
-            input_columns="prompt_ids",
-            batched=True,
-            num_proc=num_proc,
-            desc=f"Dropping {name} prompts without room for a completion",
-        )
-        dropped = before - len(dataset)
-        if dropped:
-            warnings.warn(
-                f"{name} dataset: dropped {dropped} of {before} examples whose prompt alone has >= max_length="
-                f"{max_length} tokens (no room for the completion); raise max_length or shorten those prompts",
-                stacklevel=2,
-            )
-        if len(dataset) == 0:
-            raise ValueError(
-                f"{name} dataset is empty after dropping prompts longer than max_length={max_length}"
-            )
+    if max_length is None or truncation_mode != "keep_start":
+        return dataset
+    # keep_start truncation of a prompt with >= max_length tokens leaves no completion token: no signal.
+    before = None if streamed else len(dataset)
+    dataset = dataset.filter(
+        lambda prompts: [len(ids) < max_length for ids in prompts],
+        input_columns="prompt_ids",
+        batched=True,
+        **options(f"Dropping {name} prompts without room for a completion"),
+    )
+    if before is not None:
+        _report_dropped(name, before, len(dataset), max_length)
     return dataset
 
 
-def _pad(rows: list[list[int]], value: int) -> torch.Tensor:
+def _report_dropped(name: str, before: int, after: int, max_length: int) -> None:
+    """One warning counting the rows the ``max_length`` filter dropped; an error when none is left."""
+    if before > after:
+        logger.warning(
+            "%s dataset: dropped %d of %d examples whose prompt alone has >= max_length=%d tokens (no room for "
+            "the completion); raise max_length or shorten those prompts",
+            name,
+            before - after,
+            before,
+            max_length,
+        )
+    if after == 0:
+        raise ValueError(
+            f"{name} dataset is empty after dropping prompts longer than max_length={max_length}"
+        )
+
+
+def ld_token_weights(completion_rows: list[list[int]], pairs: int, alpha: float) -> list[list[float]]:
+    """LD-DPO per-token weights of the ``2·pairs`` rows (chosen rows first, then rejected).
+
+    Liu et al. 2024, "Length Desensitization in Direct Preference Optimization", arXiv:2409.06411, Eq. 9:
+    with ``ℓ = min(|y_c|, |y_r|)`` the pair's shorter completion, ``log π(y) = Σ_{t ≤ ℓ} log p_t + α·Σ_{t > ℓ}
+    log p_t``, so the verbose tail of the longer answer counts with weight α. Tokens are counted as they are
+    scored (a row's first token never is, since no position predicts it), as TRL.
+    """
+    scored = [sum(row[1:]) for row in completion_rows]
+    weights = []
+    for i, row in enumerate(completion_rows):
+        shared = min(scored[i % pairs], scored[pairs + i % pairs])
+        seen, out = 0, [0.0]
+        for flag in row[1:]:
+            seen += flag
+            out.append(0.0 if not flag else 1.0 if seen <= shared else alpha)
+        weights.append(out[: len(row)])
+    return weights
+
+
+def _pad(rows: Sequence[Sequence[float]], value: float, dtype: torch.dtype = torch.long) -> torch.Tensor:
     width = max(len(r) for r in rows)
-    return torch.tensor([r + [value] * (width - len(r)) for r in rows], dtype=torch.long)
+    return torch.tensor([list(r) + [value] * (width - len(r)) for r in rows], dtype=dtype)
 
 
 @dataclass
@@ -269,12 +346,16 @@ class PreferenceCollator:
     0 for every sequence, which is how transformers recognises packed sequences and keeps their
     attention apart), ``sequence_index`` (which of the 2B sequences each token belongs to) and
     ``sequence_lengths`` (2B,). No ``attention_mask``: transformers only detects packing without one.
+
+    With ``ld_alpha`` (LD-DPO) the batch also holds ``logp_weights``, laid out like ``completion_mask``
+    (:func:`ld_token_weights`, computed after truncation).
     """
 
     pad_token_id: int
     max_length: int | None = None
     truncation_mode: str = "keep_start"
     padding_free: bool = False
+    ld_alpha: float | None = None
 
     def __call__(self, examples: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
         ids: list[list[int]] = []
@@ -292,6 +373,13 @@ class PreferenceCollator:
             ids = [row[cut] for row in ids]
             masks = [row[cut] for row in masks]
         batch = self._packed(ids, masks) if self.padding_free else self._padded(ids, masks)
+        if self.ld_alpha is not None:
+            weights = ld_token_weights(masks, len(examples), self.ld_alpha)
+            batch["logp_weights"] = (
+                torch.tensor([[w for row in weights for w in row]])
+                if self.padding_free
+                else _pad(weights, 0.0, torch.float32)
+            )
         for key in REF_COLUMNS:
             if key in examples[0]:
                 batch[key] = torch.tensor([float(ex[key]) for ex in examples])

@@ -9,7 +9,9 @@ Notation used in the docstrings (``B`` pairs; ``σ`` the logistic sigmoid):
 
 * ``Δc = log π_θ(y_c|x) − log π_ref(y_c|x)``, ``Δr`` the same for the rejected completion;
 * ``D = Δc − Δr`` (the implicit reward margin divided by β);
-* ``|y|`` the number of completion tokens; ``ε`` = ``label_smoothing``.
+* ``|y|`` the number of completion tokens; ``ε`` = ``label_smoothing``;
+* ``s(Δ) = f'(exp Δ)``: the score of a log-ratio under the f-divergence of ``f_divergence_type``
+  (:func:`f_divergence_scores`; ``s(Δ) = Δ`` for the reverse KL of plain DPO), ``S = s(Δc) − s(Δr)``.
 
 A list of losses is combined as ``Σ_k w_k · mean_over_pairs(loss_k)`` by :func:`combined_loss`.
 """
@@ -29,6 +31,7 @@ class PairLogps:
     """Sequence log-probs for a batch of ``B`` preference pairs (each field has shape ``(B,)``).
 
     ``ref_*`` are ``None`` for reference-free training, where the reference log-probs count as 0.
+    ``chosen_unweighted``: with LD-DPO token weights, the plain sum the SFT term needs (None: ``chosen``).
     """
 
     chosen: torch.Tensor
@@ -37,6 +40,7 @@ class PairLogps:
     ref_rejected: torch.Tensor | None
     chosen_lengths: torch.Tensor
     rejected_lengths: torch.Tensor
+    chosen_unweighted: torch.Tensor | None = None
 
     @property
     def chosen_logratios(self) -> torch.Tensor:
@@ -62,9 +66,70 @@ class LossParams:
     label_smoothing: float = 0.0
     discopop_tau: float = 0.05
     simpo_gamma: float = 0.5
+    f_divergence_type: str = "reverse_kl"
+    f_alpha_divergence_coef: float = 0.5
 
 
 LossFn = Callable[[PairLogps, LossParams], torch.Tensor]
+
+F_DIVERGENCES = ("reverse_kl", "forward_kl", "js_divergence", "alpha_divergence")
+# The f-DPO derivation leaves a β·log Z(x) term that cancels only in the chosen − rejected score difference,
+# so only the losses of that difference (and sft, which reads no reference) generalise (TRL refuses the rest).
+F_DIVERGENCE_LOSSES = frozenset(
+    {"sigmoid", "cdpo", "sigmoid_norm", "hinge", "ipo", "exo_pair", "robust", "discopop", "sft"}
+)
+# exp() of a larger argument overflows once cast back to the log-ratios' dtype
+_EXP_LIMIT = {torch.float16: 11.0, torch.bfloat16: 80.0, torch.float32: 80.0, torch.float64: 80.0}
+
+
+def f_divergence_scores(logratio: torch.Tensor, kind: str, alpha: float = 1.0) -> torch.Tensor:
+    """``s(Δ) = f'(t)`` at ``t = π_θ/π_ref = exp Δ``: what f-DPO puts where DPO has the log-ratio ``Δ``.
+
+    Wang et al. 2023, "Beyond Reverse KL: Generalizing Direct Preference Optimization with Diverse
+    Divergence Constraints", arXiv:2309.16240, Theorem 1 and Table 1:
+
+    * ``reverse_kl``: ``f'(t) = log t + 1``, so ``s = Δ`` (the constant cancels in ``S``): plain DPO;
+    * ``forward_kl``: ``f'(t) = 1 − 1/t``, ``s = 1 − exp(−Δ)``;
+    * ``js_divergence``: ``f'(t) = log(2t / (1 + t))``, ``s = log 2 + logσ(Δ)``;
+    * ``alpha_divergence`` (α = ``f_alpha_divergence_coef``): ``f'(t) = (t^(α−1) − 1)/(α − 1)``,
+      ``s = (exp((α−1)Δ) − 1)/(α − 1)``, with ``(α−1)Δ`` clamped above so the exponential stays finite in the
+      tensor's dtype; α = 1 is the reverse-KL limit.
+    """
+    if kind == "reverse_kl":
+        return logratio
+    if kind == "forward_kl":
+        return 1 - torch.exp(-logratio)
+    if kind == "js_divergence":
+        return math.log(2) + F.logsigmoid(logratio)
+    if kind == "alpha_divergence":
+        if abs(alpha - 1.0) < 1e-6:
+            return logratio
+        exponent = ((alpha - 1.0) * logratio).float().clamp(max=_EXP_LIMIT.get(logratio.dtype, 80.0))
+        return (torch.exp(exponent) - 1.0).to(logratio.dtype) / (alpha - 1.0)
+    raise ValueError(f"unknown f_divergence_type {kind!r}; choose from {F_DIVERGENCES}")
+
+
+def _scores(p: PairLogps, h: LossParams) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(s(Δc), s(Δr))``."""
+    kind, alpha = h.f_divergence_type, h.f_alpha_divergence_coef
+    return (
+        f_divergence_scores(p.chosen_logratios, kind, alpha),
+        f_divergence_scores(p.rejected_logratios, kind, alpha),
+    )
+
+
+def score_margin(p: PairLogps, h: LossParams) -> torch.Tensor:
+    """``S = s(Δc) − s(Δr)``; ``D`` under the reverse KL."""
+    if h.f_divergence_type == "reverse_kl":
+        return p.margin
+    chosen, rejected = _scores(p, h)
+    return chosen - rejected
+
+
+def _per_token_score_margin(p: PairLogps, h: LossParams) -> torch.Tensor:
+    """``s(Δc)/|y_c| − s(Δr)/|y_r|``."""
+    chosen, rejected = _scores(p, h)
+    return _per_token(chosen, p.chosen_lengths) - _per_token(rejected, p.rejected_lengths)
 
 
 def _smoothed_logistic(z: torch.Tensor, eps: float) -> torch.Tensor:
@@ -78,8 +143,9 @@ def _per_token(value: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
 
 
 def sigmoid_loss(p: PairLogps, h: LossParams) -> torch.Tensor:
-    """DPO: ``−logσ(β·D)``. Rafailov et al. 2023, "Direct Preference Optimization", arXiv:2305.18290, Eq. 7."""
-    return -F.logsigmoid(h.beta * p.margin)
+    """DPO: ``−logσ(β·D)`` (``−logσ(β·S)`` under an f-divergence). Rafailov et al. 2023, "Direct Preference
+    Optimization", arXiv:2305.18290, Eq. 7."""
+    return -F.logsigmoid(h.beta * score_margin(p, h))
 
 
 def cdpo_loss(p: PairLogps, h: LossParams) -> torch.Tensor:
@@ -88,12 +154,12 @@ def cdpo_loss(p: PairLogps, h: LossParams) -> torch.Tensor:
     DPO with label smoothing for preferences that are wrong with probability ε (Mitchell 2023,
     "A note on DPO with noisy preferences"). TRL 1.16 no longer offers it (its ``sigmoid`` ignores ε).
     """
-    return _smoothed_logistic(h.beta * p.margin, h.label_smoothing)
+    return _smoothed_logistic(h.beta * score_margin(p, h), h.label_smoothing)
 
 
 def hinge_loss(p: PairLogps, h: LossParams) -> torch.Tensor:
     """SLiC: ``relu(1 − β·D)``. Zhao et al. 2023, "SLiC-HF", arXiv:2305.10425."""
-    return torch.relu(1 - h.beta * p.margin)
+    return torch.relu(1 - h.beta * score_margin(p, h))
 
 
 def ipo_loss(p: PairLogps, h: LossParams) -> torch.Tensor:
@@ -102,10 +168,7 @@ def ipo_loss(p: PairLogps, h: LossParams) -> torch.Tensor:
     Azar et al. 2023, "A General Theoretical Paradigm to Understand Learning from Human Preferences",
     arXiv:2310.12036, Eq. 17. The per-token normalisation (as in TRL) keeps β comparable across lengths.
     """
-    normalised = _per_token(p.chosen_logratios, p.chosen_lengths) - _per_token(
-        p.rejected_logratios, p.rejected_lengths
-    )
-    return (normalised - 1 / (2 * h.beta)) ** 2
+    return (_per_token_score_margin(p, h) - 1 / (2 * h.beta)) ** 2
 
 
 def robust_loss(p: PairLogps, h: LossParams) -> torch.Tensor:
@@ -114,7 +177,7 @@ def robust_loss(p: PairLogps, h: LossParams) -> torch.Tensor:
     An unbiased estimate of the clean DPO loss under label flips with rate ε. Chowdhury et al. 2024,
     "Provably Robust DPO", arXiv:2403.00409, Eq. 7.
     """
-    z = h.beta * p.margin
+    z = h.beta * score_margin(p, h)
     eps = h.label_smoothing
     return (-(1 - eps) * F.logsigmoid(z) + eps * F.logsigmoid(-z)) / (1 - 2 * eps)
 
@@ -125,7 +188,7 @@ def exo_pair_loss(p: PairLogps, h: LossParams) -> torch.Tensor:
     The reverse KL between the model's pairwise preference and the smoothed label (1−ε, ε). Ji et al.
     2024, "Towards Efficient Exact Optimization of Language Model Alignment", arXiv:2402.00856, Eq. 16.
     """
-    z = h.beta * p.margin
+    z = h.beta * score_margin(p, h)
     eps = h.label_smoothing
     return torch.sigmoid(z) * (F.logsigmoid(z) - math.log1p(-eps)) + torch.sigmoid(-z) * (
         F.logsigmoid(-z) - math.log(eps)
@@ -199,17 +262,14 @@ def discopop_loss(p: PairLogps, h: LossParams) -> torch.Tensor:
     A log-ratio-modulated blend of the logistic and exponential losses found by LLM-driven search.
     Chan et al. 2024, "Discovering Preference Optimization Algorithms with and for LLMs", arXiv:2406.08414, Eq. 5.
     """
-    z = h.beta * p.margin
+    z = h.beta * score_margin(p, h)
     m = torch.sigmoid(z / h.discopop_tau)
     return (1 - m) * -F.logsigmoid(z) + m * torch.exp(-z)
 
 
 def sigmoid_norm_loss(p: PairLogps, h: LossParams) -> torch.Tensor:
     """Length-normalised DPO: ``−logσ(β·(Δc/|y_c| − Δr/|y_r|))`` (removes DPO's bias toward long answers)."""
-    normalised = _per_token(p.chosen_logratios, p.chosen_lengths) - _per_token(
-        p.rejected_logratios, p.rejected_lengths
-    )
-    return -F.logsigmoid(h.beta * normalised)
+    return -F.logsigmoid(h.beta * _per_token_score_margin(p, h))
 
 
 def sft_loss(p: PairLogps, h: LossParams) -> torch.Tensor:
@@ -217,8 +277,10 @@ def sft_loss(p: PairLogps, h: LossParams) -> torch.Tensor:
 
     Added to ``sigmoid`` it gives RPO (Pang et al. 2024, "Iterative Reasoning Preference Optimization",
     arXiv:2404.19733). The batch token-mean is broadcast to every pair so it combines like the others.
+    LD-DPO's token weights do not apply: it is the plain NLL (as TRL).
     """
-    value = -p.chosen.sum() / p.chosen_lengths.sum().clamp(min=1)
+    chosen = p.chosen if p.chosen_unweighted is None else p.chosen_unweighted
+    value = -chosen.sum() / p.chosen_lengths.sum().clamp(min=1)
     return value.expand(p.chosen.shape[0])
 
 
@@ -278,6 +340,19 @@ def check_loss_types(loss_types: Sequence[str], loss_weights: Sequence[float] | 
             f"({list(loss_types)}): give one weight per loss"
         )
     return [float(w) for w in loss_weights]
+
+
+def check_f_divergence(kind: str, loss_types: Sequence[str]) -> None:
+    """Refuse an unknown ``f_divergence_type``, or one the chosen losses have no f-DPO form for."""
+    if kind not in F_DIVERGENCES:
+        raise ValueError(f"f_divergence_type must be one of {F_DIVERGENCES}, got {kind!r}")
+    unsupported = [name for name in loss_types if name not in F_DIVERGENCE_LOSSES]
+    if kind != "reverse_kl" and unsupported:
+        raise ValueError(
+            f"f_divergence_type={kind!r} is only supported for the loss types {sorted(F_DIVERGENCE_LOSSES)} "
+            f"(their loss depends on the chosen − rejected score difference only); {unsupported} "
+            f"are not. Use the default f_divergence_type='reverse_kl' with these losses"
+        )
 
 
 def needs_reference(loss_types: Sequence[str]) -> bool:

@@ -115,9 +115,12 @@ def eos_token_ids(model: nn.Module, tokenizer: Any) -> list[int]:
     return [i for i in dict.fromkeys([tokenizer.eos_token_id, *declared]) if i is not None]
 
 
-def backend_from_config(args: Any, model: nn.Module, tokenizer: Any) -> TransformersGenerateBackend:
+def backend_from_config(
+    args: Any, model: nn.Module, tokenizer: Any, pad_token_id: int
+) -> TransformersGenerateBackend:
     """``model.generate`` with a ``GRPOConfig``'s sampling knobs, ``cache_implementation`` and
-    ``generation_kwargs`` (which override the rest)."""
+    ``generation_kwargs`` (which override the rest), padding with ``pad_token_id`` (the trainer's:
+    the tokenizer may have no pad token of its own)."""
     extra: dict[str, Any] = {}
     if args.cache_implementation is not None:
         extra["cache_implementation"] = args.cache_implementation
@@ -132,5 +135,5 @@ def backend_from_config(args: Any, model: nn.Module, tokenizer: Any) -> Transfor
         extra=extra,
     )
     return TransformersGenerateBackend(
-        settings, pad_token_id=tokenizer.pad_token_id, eos_token_ids=eos_token_ids(model, tokenizer)
+        settings, pad_token_id=pad_token_id, eos_token_ids=eos_token_ids(model, tokenizer)
     )

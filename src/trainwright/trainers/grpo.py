@@ -21,9 +21,10 @@ How it fits the Trainer without private overrides (TRL overrides ``_prepare_inpu
 * ``compute_loss`` computes the policy log-probs and token entropies (each distinct prompt of a
   micro-batch run once for its completions when that pays off, :meth:`GRPOTrainer.completion_scores`)
   and the loss; ``log`` adds the windowed metrics.
-* ``train`` loads the buffer saved in the checkpoint (a callback's ``on_save`` writes it), so a resume
-  in the middle of a round continues with the same completions; likewise the TR-DPO reference and the
-  adaptive entropy coefficient (their callbacks restore them).
+* ``train`` (:class:`~trainwright.trainers.skeleton.TrainerSkeleton`'s, shared with DPO) gives the
+  trainer-owned callbacks their checkpoint state back: the generation buffer (so a resume in the
+  middle of a round continues with the same completions), the TR-DPO reference and the adaptive
+  entropy coefficient.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, NamedTuple
 
 from trainwright._extras import require_train_extra
@@ -40,16 +42,9 @@ require_train_extra("trainwright.trainers.grpo")
 import torch
 from torch import nn
 from torch.utils.data import DataLoader
-from transformers import Trainer
 
 from trainwright.trainers.config_checks import finite_knob
-from trainwright.trainers.construction import (
-    attach_owned_callbacks,
-    load_pretrained,
-    prepare_parts,
-    resolve_resume,
-    tag_model,
-)
+from trainwright.trainers.construction import load_pretrained
 from trainwright.trainers.generation import GenerationBackend, backend_from_config
 from trainwright.trainers.grpo_buffer import RoundBuffer, SaveRoundBufferCallback
 from trainwright.trainers.grpo_config import GRPOConfig, check_batching, loss_setting_notes
@@ -60,7 +55,7 @@ from trainwright.trainers.grpo_entropy import (
 )
 from trainwright.trainers.grpo_loss import LossOutput, LossSettings, grpo_loss, off_policy_mask
 from trainwright.trainers.grpo_metrics import StepTimeCallback
-from trainwright.trainers.grpo_model import cast_lm_head_to_fp32, router_aux_loss_coef
+from trainwright.trainers.grpo_model import cast_lm_head_to_fp32
 from trainwright.trainers.grpo_rewards import RewardFunc, RewardScorer
 from trainwright.trainers.grpo_round import check_prompt_dataset
 from trainwright.trainers.grpo_rounds import GenerationRounds
@@ -71,12 +66,7 @@ from trainwright.trainers.grpo_sampler import (
     RoundRows,
     collate_round,
 )
-from trainwright.trainers.grpo_stream import (
-    NO_DISPATCH,
-    RoundStream,
-    configure_for_streaming,
-    is_streamed,
-)
+from trainwright.trainers.grpo_stream import NO_DISPATCH, RoundStream, configure_for_streaming
 from trainwright.trainers.learning_signal import NoSignalRounds
 from trainwright.trainers.logprobs import (
     SharedPrefix,
@@ -85,8 +75,9 @@ from trainwright.trainers.logprobs import (
     shared_prefix_logits,
     token_logps_and_entropy,
 )
-from trainwright.trainers.metrics import MetricsWindow
 from trainwright.trainers.reference import reference_forward
+from trainwright.trainers.skeleton import TrainerSkeleton
+from trainwright.trainers.streaming import is_streamed
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +94,7 @@ class CompletionScores(NamedTuple):
     aux_loss: torch.Tensor | None  # the MoE load-balancing loss of the forward
 
 
-class GRPOTrainer(GenerationRounds, Trainer):
+class GRPOTrainer(GenerationRounds, TrainerSkeleton):
     """GRPO with generation batched across ``steps_per_generation`` micro-steps (see module docstring).
 
     The arguments are TRL's, in TRL's order; ``peft_config``, ``ref_model`` (an explicit reference for
@@ -112,8 +103,14 @@ class GRPOTrainer(GenerationRounds, Trainer):
     ``processing_class`` the tokenizer is loaded from the model's folder.
     """
 
-    # compute_loss returns the micro-batch loss; Trainer.training_step divides it by gradient accumulation.
-    loss_is_scaled_for_ga = False
+    trl_name = "GRPO"
+    train_dataset_needs = "GRPO generates its completions from the dataset's prompts"
+    config_class = GRPOConfig
+
+    @classmethod
+    def uses_reference_for(cls, args: GRPOConfig) -> bool:
+        """The KL term ``β·KL(π_θ ‖ π_ref)`` needs a reference exactly when ``beta != 0`` (TRL's rule)."""
+        return args.beta != 0.0
 
     def __init__(
         self,
@@ -135,24 +132,15 @@ class GRPOTrainer(GenerationRounds, Trainer):
             raise ValueError(
                 "No reward source provided: pass reward_funcs (reward functions, reward models or model ids)"
             )
-        if train_dataset is None:
-            raise ValueError(
-                "`train_dataset` is required: GRPO generates its completions from the dataset's prompts"
-            )
-        parts = prepare_parts(
-            who="GRPOTrainer",
+        parts = self.prepare(
             args=args,
-            config_class=GRPOConfig,
-            default_output_dir="grpo-output",
             model=model,
+            train_dataset=train_dataset,
             processing_class=processing_class,
             ref_model=ref_model,
-            needs_reference=lambda config: config.beta != 0.0,
             peft_config=peft_config,
         )
         args, model, tokenizer = parts.args, parts.model, parts.processing_class
-        if tokenizer.pad_token_id is None:
-            tokenizer.pad_token = tokenizer.eos_token
         check_prompt_dataset(train_dataset, "train_dataset")
         check_prompt_dataset(eval_dataset, "eval_dataset")
         configure_for_streaming(args, train_dataset, eval_dataset)
@@ -174,9 +162,6 @@ class GRPOTrainer(GenerationRounds, Trainer):
             for module in (model, parts.ref_model):
                 if module is not None:
                     cast_lm_head_to_fp32(module)
-        #: weight of the MoE load-balancing loss; TRL's ``aux_loss_enabled`` says whether it is added
-        self.router_aux_loss_coef = router_aux_loss_coef(model, args.router_aux_loss_coef)
-        self.ref_model = parts.ref_model
         super().__init__(
             model=model,
             args=args,
@@ -187,17 +172,17 @@ class GRPOTrainer(GenerationRounds, Trainer):
             callbacks=callbacks,
             optimizers=optimizers,
         )
-        tag_model(self.model, "trl", "grpo")
         for func in self.scorer.funcs:
             if isinstance(func, nn.Module):
                 func.to(self.args.device)
-        self.generation_backend = generation_backend or backend_from_config(self.args, model, tokenizer)
+        self.generation_backend = generation_backend or backend_from_config(
+            self.args, model, tokenizer, self.pad_token_id
+        )
         self.eos_token_ids = (
             set(self.generation_backend.eos_token_ids)
             if hasattr(self.generation_backend, "eos_token_ids")
             else {tokenizer.eos_token_id}
         )
-        self.metrics = MetricsWindow()
         self.no_signal_rounds = NoSignalRounds()  # logs rounds whose groups all agree (no gradient)
         self.round_buffer = RoundBuffer()
         self.round_sampler: GroupedRoundSampler | None = None
@@ -209,12 +194,16 @@ class GRPOTrainer(GenerationRounds, Trainer):
             coef_min=self.args.entropy_coef_min,
             coef_max=self.args.entropy_coef_max,
         )
-        self.add_callback(SaveRoundBufferCallback(lambda: self.round_buffer, self.args.process_index))
+        self.add_callback(
+            SaveRoundBufferCallback(
+                lambda: self.round_buffer, partial(setattr, self, "round_buffer"), self.args.process_index
+            )
+        )
         self.add_callback(StepTimeCallback(self.metrics))
         if self.args.entropy_bonus_enabled:
             reduce_sum = lambda stats: self.accelerator.reduce(stats, reduction="sum")
             self.add_callback(EntropyControlCallback(self.entropy_controller, self.metrics, reduce_sum))
-        self.completions_logger = attach_owned_callbacks(self, self.ref_model)
+        self.completions_logger = self.finish()
 
     # ------------------------------------------------------------------ TRL's public attributes
     @property
@@ -234,11 +223,6 @@ class GRPOTrainer(GenerationRounds, Trainer):
     @property
     def reward_weights(self) -> torch.Tensor:
         return self.scorer.weights
-
-    @property
-    def aux_loss_enabled(self) -> bool:
-        """Whether the loss adds the MoE load-balancing loss (``router_aux_loss_coef != 0``)."""
-        return self.router_aux_loss_coef != 0.0
 
     @property
     def entropy_coef(self) -> float:
@@ -323,16 +307,6 @@ class GRPOTrainer(GenerationRounds, Trainer):
             self.args.dataloader_num_workers = workers
 
     # ------------------------------------------------------------------ training
-    def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs: Any) -> Any:
-        """``Trainer.train`` that also restores the generation buffer and the trainer-owned callbacks'
-        state saved in the checkpoint (the Trainer restores the rest)."""
-        checkpoint = resolve_resume(self, resume_from_checkpoint)
-        if isinstance(checkpoint, str):
-            restored = RoundBuffer.load(checkpoint, self.args.process_index)
-            if restored is not None:
-                self.round_buffer = restored
-        return super().train(resume_from_checkpoint=checkpoint, **kwargs)
-
     def training_step(
         self, model: nn.Module, inputs: RoundBatch, num_items_in_batch: torch.Tensor | int | None = None
     ) -> torch.Tensor:
@@ -521,13 +495,8 @@ class GRPOTrainer(GenerationRounds, Trainer):
         """
         batch = self.evaluation_batch(inputs)
         with torch.no_grad():
-            if self.args.beta != 0.0:
+            if self.uses_reference:
                 with reference_forward(self.accelerator.unwrap_model(model), self.ref_model) as ref:
                     batch["ref_per_token_logps"] = self.completion_logps(ref, batch)
             loss = self.compute_loss(model, batch)
         return loss.detach(), None, None
-
-    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-        """Add the GRPO metrics averaged over the logging window, in place (see ``MetricsWindow.merge_into``)."""
-        self.metrics.merge_into(logs)
-        super().log(logs, start_time)

@@ -4,10 +4,10 @@ Why checkpoint it: a round feeds ``steps_per_generation × num_iterations`` micr
 checkpoint usually falls in the middle of a round. TRL drops the buffer and regenerates on resume,
 which changes the completions (new samples), hence the gradients, hence the whole rest of the run.
 We write each process's buffer into the checkpoint folder (``on_save`` of a callback, a public
-route) and load it back in ``GRPOTrainer.train``. Random state: a round's completions are sampled
-from an RNG seeded by ``(seed, process, epoch, round)`` (``GRPOTrainer.generation_rng``), so they
-do not depend on what ran before; the global RNG (dropout, ...) comes back through the Trainer's own
-``rng_state*.pth``. Together they make a resumed run continue exactly as the uninterrupted one.
+route) and load it back before training resumes (:meth:`SaveRoundBufferCallback.load_checkpoint`).
+Random state: a round's completions are sampled from an RNG seeded by ``(seed, process, epoch,
+round)`` (``GRPOTrainer.generation_rng``), so they do not depend on what ran before; the global RNG
+(dropout, ...) comes back through the Trainer's own ``rng_state*.pth``. Together they make a resumed run continue exactly as the uninterrupted one.
 
 Crashes: the file is written to a temporary file in the checkpoint folder, fsynced and renamed over
 ``grpo_buffer_rank<r>.pt``, so a ``kill -9`` during the save leaves the old file or the new one, never
@@ -17,7 +17,7 @@ and regenerates the round, which is always correct, only not bit-identical to th
 
 Trust: a checkpoint may come from someone else, and its completion marker (sizes only) proves nothing
 about its content. The buffer is read with tensors and plain data only
-(:mod:`trainwright.trainers.tensor_files`); a file that names anything else is refused without running
+(:mod:`trainwright.storage.tensor_files`); a file that names anything else is refused without running
 it (a warning; the round is regenerated), and its structure is checked before it is used.
 """
 
@@ -25,15 +25,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+from transformers import TrainerControl, TrainerState, TrainingArguments
 
-from trainwright.trainers.tensor_files import UNREADABLE, load_tensor_file, why_unusable
+from trainwright.callbacks.checkpointed import CheckpointedCallback, checkpoint_folder
+from trainwright.storage.tensor_files import UNREADABLE, load_tensor_file, save_tensor_file, why_unusable
 
 BUFFER_FILE = "grpo_buffer_rank{rank}.pt"
 
@@ -52,22 +53,9 @@ class RoundBuffer:
         return {"key": self.key, "micro_batches": self.micro_batches}
 
     def save(self, folder: str, rank: int) -> str:
-        """Write the buffer to ``folder`` atomically (temporary file, fsync, ``os.replace``); return the path."""
+        """Write the buffer to ``folder`` atomically and durably (see the module docstring); return the path."""
         path = os.path.join(folder, BUFFER_FILE.format(rank=rank))
-        # a unique name in the same folder, created with the default (umask) permissions, unlike mkstemp's 0o600
-        tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                torch.save(self.state_dict(), handle)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        _fsync_dir(folder)
+        save_tensor_file(self.state_dict(), path)
         return path
 
     @classmethod
@@ -115,34 +103,35 @@ def _checked_state(state: Any) -> tuple[tuple[int, int] | None, list[dict[str, A
     return (tuple(key) if key is not None else None), micro_batches  # type: ignore[return-value]
 
 
-def _fsync_dir(folder: str) -> None:
-    """Make the rename durable (ignored where directories cannot be opened or fsynced)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+class SaveRoundBufferCallback(CheckpointedCallback):
+    """Writes the trainer's current :class:`RoundBuffer` into every checkpoint folder, and hands the saved
+    one back on resume.
 
-
-class SaveRoundBufferCallback(TrainerCallback):
-    """Writes the trainer's current :class:`RoundBuffer` into every checkpoint folder.
-
-    ``on_save`` runs on every process right after the Trainer wrote ``checkpoint-<global_step>``.
+    ``on_save`` runs on every process right after the Trainer wrote ``checkpoint-<global_step>``;
+    :meth:`load_checkpoint` runs before training resumes (``TrainerSkeleton.train``).
     """
 
-    def __init__(self, get_buffer: Any, rank: int) -> None:
+    def __init__(
+        self,
+        get_buffer: Callable[[], RoundBuffer],
+        set_buffer: Callable[[RoundBuffer], None],
+        rank: int,
+    ) -> None:
         self.get_buffer = get_buffer
+        self.set_buffer = set_buffer
         self.rank = rank
+
+    def load_checkpoint(self, folder: str) -> bool:
+        restored = RoundBuffer.load(folder, self.rank)
+        if restored is None:
+            return False
+        self.set_buffer(restored)
+        return True
 
     def on_save(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> TrainerControl:
-        folder = os.path.join(args.output_dir, f"checkpoint-{state.global_step}")
+        folder = checkpoint_folder(args, state)
         if not os.path.isdir(folder):
             return control
         try:

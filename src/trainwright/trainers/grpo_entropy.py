@@ -28,9 +28,9 @@ from typing import Any
 import torch
 from transformers import TrainerControl, TrainerState, TrainingArguments
 
-from trainwright.callbacks._io import atomic_write_bytes
+from trainwright.callbacks.checkpointed import CheckpointedCallback, checkpoint_folder
+from trainwright.storage.atomic import atomic_write_bytes
 from trainwright.trainers.metrics import MetricsWindow
-from trainwright.trainers.owned_callbacks import CheckpointedCallback, checkpoint_folder
 
 
 def high_entropy_mask(

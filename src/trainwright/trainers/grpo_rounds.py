@@ -1,8 +1,8 @@
 """The generation-round half of :class:`~trainwright.trainers.grpo.GRPOTrainer`, in the order a round runs.
 
 :class:`GenerationRounds` is mixed into the trainer (it uses the trainer's ``args``, ``accelerator``,
-``processing_class``, ``scorer``, ``generation_backend``, ``metrics``, ...): generate G completions per
-prompt, score them, turn the rewards gathered over all processes into advantages, log the round's
+``pad_token_id``, ``uses_reference``, ``scorer``, ``generation_backend``, ``metrics``, ...): generate
+G completions per prompt, score them, turn the rewards gathered over all processes into advantages, log the round's
 metrics, split it into micro-batches and add the π_old / π_ref log-probs they need. The update itself
 (forward, loss) stays in ``grpo.py``. Evaluation batches go through the same steps
 (:meth:`GenerationRounds.evaluation_batch`), without buffering.
@@ -68,10 +68,10 @@ class GenerationRounds:
             args.per_device_train_batch_size,
             args.steps_per_generation,
             tokens_per_micro_step.cpu(),
-            pad_token_id=self.processing_class.pad_token_id,
+            pad_token_id=self.pad_token_id,
             pad_to_multiple_of=args.resolved_pad_to_multiple_of(),
         )
-        if self.needs_old_logps() or args.beta != 0.0:
+        if self.needs_old_logps() or self.uses_reference:
             self.add_reference_and_old_logps(micro_batches)
         if self.completions_logger is not None:
             self.completions_logger.add_rows(completion_rows(sample, self.scorer.names, advantages))
@@ -85,7 +85,7 @@ class GenerationRounds:
         all_rewards, adv, advantages = self.score_round(sample, g)
         batch = self.pad_sample(sample)
         self.log_round_metrics("eval", all_rewards, adv, batch, sample)
-        pad_micro_batch(batch, self.processing_class.pad_token_id, args.resolved_pad_to_multiple_of())
+        pad_micro_batch(batch, self.pad_token_id, args.resolved_pad_to_multiple_of())
         batch["prompt_rows"], batch["prompt_inverse"] = distinct_rows(
             batch["prompt_ids"], batch["prompt_mask"]
         )
@@ -223,7 +223,7 @@ class GenerationRounds:
         return pad_round(
             sample.prompt_ids,
             sample.completion_ids,
-            pad_token_id=self.processing_class.pad_token_id,
+            pad_token_id=self.pad_token_id,
             eos_token_ids=self.eos_token_ids,
             mask_truncated_completions=self.args.mask_truncated_completions,
         )
@@ -283,7 +283,7 @@ class GenerationRounds:
             if self.needs_old_logps():
                 with torch.no_grad():
                     part["old_per_token_logps"] = self.completion_logps(model, on_device).cpu()
-            if self.args.beta != 0.0:
+            if self.uses_reference:
                 with reference_forward(self.accelerator.unwrap_model(model), self.ref_model) as ref:
                     part["ref_per_token_logps"] = self.completion_logps(ref, on_device).cpu()
 

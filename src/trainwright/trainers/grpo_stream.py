@@ -22,10 +22,10 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
-import datasets
 import torch
 
 from trainwright.trainers.grpo_sampler import RoundItem, RoundLayout
+from trainwright.trainers.streaming import is_streamed, pass_rows, read_stream_with_one_worker, uses_streaming
 
 logger = logging.getLogger(__name__)
 
@@ -35,20 +35,6 @@ NO_DISPATCH = (
     "read it on the main process and concatenate the string columns. Set accelerator_config="
     "{'dispatch_batches': False} (or leave it unset)"
 )
-
-
-def is_streamed(dataset: Any) -> bool:
-    """True for a dataset read by iteration only (``datasets.IterableDataset``, a torch ``IterableDataset``)."""
-    return isinstance(dataset, (torch.utils.data.IterableDataset, datasets.IterableDataset))
-
-
-def uses_streaming(*datasets_: Any) -> bool:
-    """Whether any of the datasets (or of the values of a dict of datasets) is streamed."""
-    for dataset in datasets_:
-        parts = dataset.values() if isinstance(dataset, dict) else [dataset]
-        if any(is_streamed(part) for part in parts):
-            return True
-    return False
 
 
 def configure_for_streaming(args: Any, train_dataset: Any, eval_dataset: Any) -> None:
@@ -63,13 +49,8 @@ def configure_for_streaming(args: Any, train_dataset: Any, eval_dataset: Any) ->
     if args.accelerator_config.dispatch_batches:
         raise ValueError(NO_DISPATCH)
     args.accelerator_config.dispatch_batches = False
-    if is_streamed(train_dataset) and args.dataloader_num_workers != 0:
-        logger.warning(
-            "Iterable datasets require `dataloader_num_workers=0` to keep each round's prompts together; "
-            "overriding dataloader_num_workers=%d with 0",
-            args.dataloader_num_workers,
-        )
-        args.dataloader_num_workers = 0
+    if is_streamed(train_dataset):
+        read_stream_with_one_worker(args, "to keep each round's prompts together")
 
 
 class RoundStream(torch.utils.data.IterableDataset):
@@ -81,11 +62,7 @@ class RoundStream(torch.utils.data.IterableDataset):
 
     def pass_rows(self, epoch: int) -> Iterator[dict[str, Any]]:
         """The rows of pass ``epoch`` over the source, shuffled with ``seed`` and ``epoch`` when asked."""
-        source = self.source
-        if self.layout.shuffle and hasattr(source, "shuffle") and hasattr(source, "set_epoch"):
-            source = source.shuffle(seed=self.layout.seed)
-            source.set_epoch(epoch)
-        return iter(source)
+        return pass_rows(self.source, epoch, self.layout.shuffle, self.layout.seed)
 
     def __iter__(self) -> Iterator[tuple[RoundItem, dict[str, Any]]]:
         epoch, size = 0, self.layout.prompts_per_round

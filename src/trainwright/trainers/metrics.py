@@ -36,6 +36,10 @@ class MetricsWindow:
         self._sums[mode][name] = float(value)
         self._counts[mode][name] = 1.0
 
+    def has(self, mode: str, name: str) -> bool:
+        """Whether the window of ``mode`` holds a value of ``name`` (something was added since the last log)."""
+        return self._counts[mode].get(name, 0.0) > 0
+
     def pop_means(self, mode: str) -> dict[str, float]:
         """Return the weighted mean of every metric in the window of ``mode`` and empty that window."""
         sums, counts = self._sums[mode], self._counts[mode]

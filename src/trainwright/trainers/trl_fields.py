@@ -203,9 +203,15 @@ DPO_FIELDS: dict[str, TRLField] = {
     "precompute_ref_batch_size": _ok(),
     "loss_type": _ok("TRL's 15 losses, plus cdpo and simpo"),
     "loss_weights": _ok(),
-    "ld_alpha": _no("LD-DPO length desensitisation is not implemented"),
-    "f_divergence_type": _no("f-DPO divergences are not implemented (reverse KL only)"),
-    "f_alpha_divergence_coef": _no("f-DPO divergences are not implemented (reverse KL only)"),
+    "ld_alpha": _ok(
+        "LD-DPO: tokens past the pair's shorter completion weigh α in policy and reference log-probs (the "
+        "collator builds the weights; the precompute cache is keyed by α)"
+    ),
+    "f_divergence_type": _ok(
+        "f-DPO: reverse_kl, forward_kl, js_divergence, alpha_divergence; refused at config time for losses with "
+        "no f-DPO form (TRL refuses them when the trainer is built)"
+    ),
+    "f_alpha_divergence_coef": _ok(),
     "label_smoothing": _ok(),
     "beta": _ok(),
     "use_weighting": _ok("WPO pair weights (not with aot / aot_unpaired, as TRL)"),
@@ -220,8 +226,9 @@ DPO_FIELDS: dict[str, TRLField] = {
     "pad_to_multiple_of": _no(
         "each micro-batch is trimmed to its own longest row; fixed shapes only help compile-once backends (Neuron)"
     ),
-    "router_aux_loss_coef": _no(
-        "the MoE load-balancing loss is not added (router logits are never requested)"
+    "router_aux_loss_coef": _ok(
+        "MoE load-balancing loss added with this weight (None: the model config's), logged as `aux_loss`; refused "
+        "for non-MoE models; such a batch runs one forward (no shared-prompt forward)"
     ),
 }
 

@@ -10,7 +10,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from trainwright.toy import build_tokenizer
-from trainwright.trainers.dpo_data import PreferenceCollator, prepare_preference_dataset, tokenize_pair
+from trainwright.trainers.dpo_data import (
+    PreferenceCollator,
+    ld_token_weights,
+    prepare_preference_dataset,
+    tokenize_pair,
+)
 
 
 def prepare(ds, tok, max_length=64, mode="keep_start"):
@@ -89,13 +94,15 @@ def test_dpo_pretokenised_input_is_used_as_is(tokenizer) -> None:
     assert out[0] == {"prompt_ids": [5, 6, 7], "chosen_ids": [8, 1], "rejected_ids": [9, 9, 1]}
 
 
-def test_dpo_drops_prompts_without_room_with_one_counting_warning(tokenizer) -> None:
+def test_dpo_drops_prompts_without_room_with_one_counting_warning(tokenizer, caplog) -> None:
     rows = [{"prompt": "short", "chosen": " a", "rejected": " b"}] * 3 + [
         {"prompt": "x" * 40, "chosen": " a", "rejected": " b"}
     ] * 2
-    with pytest.warns(UserWarning, match="dropped 2 of 5 examples") as record:
+    with caplog.at_level("WARNING", logger="trainwright"):
         out = prepare(Dataset.from_list(rows), tokenizer, max_length=20)
-    assert len([w for w in record if "dropped" in str(w.message)]) == 1
+    dropped = [r for r in caplog.records if "dropped" in r.getMessage()]
+    assert len(dropped) == 1 and "dropped 2 of 5 examples" in dropped[0].getMessage()
+    assert dropped[0].name.startswith("trainwright.")
     assert len(out) == 3
     # keep_end keeps the completion's end: nothing is dropped
     assert len(prepare(Dataset.from_list(rows), tokenizer, max_length=20, mode="keep_end")) == 5
@@ -149,9 +156,19 @@ def test_dpo_error_missing_columns(tokenizer) -> None:
     ds = Dataset.from_list([{"prompt": "p", "chosen": "a", "answer": "b"}])
     with pytest.raises(ValueError, match=r"missing column\(s\) \['rejected'\]"):
         prepare(ds, tokenizer)
-    ds = Dataset.from_list([{"chosen": "a", "rejected": "b"}])
-    with pytest.raises(ValueError, match="missing column 'prompt'"):
+    ds = Dataset.from_list([{"chosen": "a", "rejected": "b"}])  # no prompt, and no common beginning either
+    with pytest.raises(ValueError, match="share no common beginning.*add a 'prompt' column"):
         prepare(ds, tokenizer)
+
+
+def test_dpo_text_implicit_prompt_is_the_common_prefix_before_its_space(tokenizer) -> None:
+    """TRL's split of plain-text rows without a prompt: the space before the first difference starts the
+    completion, so the result tokenises exactly like the explicit row."""
+    implicit = Dataset.from_list([{"chosen": "Is it good? yes", "rejected": "Is it good? no"}])
+    explicit = Dataset.from_list([{"prompt": "Is it good?", "chosen": " yes", "rejected": " no"}])
+    assert prepare(implicit, tokenizer)[0] == prepare(explicit, tokenizer)[0]
+    with pytest.raises(ValueError, match="is a prefix of the other"):
+        prepare(Dataset.from_list([{"chosen": "Is it good? yes", "rejected": "Is it good? yes!"}]), tokenizer)
 
 
 def test_dpo_error_empty_dataset(tokenizer) -> None:
@@ -175,9 +192,12 @@ def test_dpo_error_no_chat_template_for_conversations() -> None:
         prepare(ds, tok)
 
 
-def test_dpo_error_iterable_dataset(tokenizer) -> None:
-    with pytest.raises(TypeError, match="must be a datasets.Dataset"):
-        prepare(text_pairs(2).to_iterable_dataset(), tokenizer)
+def test_dpo_streamed_dataset_tokenises_like_the_map_style_one(tokenizer) -> None:
+    rows = text_pairs(3)
+    streamed = prepare(rows.to_iterable_dataset(), tokenizer)
+    assert list(streamed) == list(prepare(rows, tokenizer))
+    with pytest.raises(TypeError, match="must be a datasets.Dataset or datasets.IterableDataset"):
+        prepare(rows.to_list(), tokenizer)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -196,3 +216,24 @@ def test_dpo_boundary_property(merging_tokenizer, prompt, chosen, rejected) -> N
     assert row["prompt_ids"] + row["rejected_ids"] == tok(prompt + rejected)["input_ids"] + eos
     assert prompt.startswith(tok.decode(row["prompt_ids"]))
     assert len(row["chosen_ids"]) >= 2 and len(row["rejected_ids"]) >= 2  # at least one real token + EOS
+
+
+def test_dpo_ld_token_weights_by_hand() -> None:
+    """LD-DPO weights: 1 up to the pair's shorter scored completion, α past it, 0 off the completion; a row's
+    first token is never scored, so it is not counted (here the rejected row of pair 1 starts with one)."""
+    masks = [
+        [0, 0, 1, 1, 1],  # chosen 0: 3 scored completion tokens
+        [0, 1, 1],  # chosen 1: 2
+        [0, 0, 1],  # rejected 0: 1  -> pair 0 shares 1 token
+        [1, 1, 1, 1],  # rejected 1: 3 scored (its first token is not) -> pair 1 shares 2
+    ]
+    assert ld_token_weights(masks, 2, 0.25) == [
+        [0.0, 0.0, 1.0, 0.25, 0.25],
+        [0.0, 1.0, 1.0],
+        [0.0, 0.0, 1.0],
+        [0.0, 1.0, 1.0, 0.25],
+    ]
+    batch = PreferenceCollator(pad_token_id=0, ld_alpha=0.5)(
+        [{"prompt_ids": [1], "chosen_ids": [2, 3, 4], "rejected_ids": [5]}]
+    )
+    assert batch["logp_weights"].tolist() == [[0.0, 1.0, 0.5, 0.5], [0.0, 1.0, 0.0, 0.0]]

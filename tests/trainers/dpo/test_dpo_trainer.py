@@ -50,14 +50,17 @@ def test_dpo_sequence_logps_equals_naive_log_softmax(make_model, tokenizer, tmp_
     assert torch.allclose(got.logits_sum, (logits[:, :-1].mean(-1) * mask).sum(-1), atol=1e-5)
 
 
-@pytest.mark.parametrize("with_sum_sq", [False, True])
-def test_dpo_shared_prompt_forward_equals_plain(make_model, tokenizer, tmp_path, with_sum_sq) -> None:
-    """Each pair's prompt run once, each half trimmed to its own length: same sums and gradients."""
+@pytest.mark.parametrize(("with_sum_sq", "ld_alpha"), [(False, None), (True, None), (False, 0.3)])
+def test_dpo_shared_prompt_forward_equals_plain(make_model, tokenizer, tmp_path, with_sum_sq, ld_alpha) -> None:
+    """Each pair's prompt run once, each half trimmed to its own length: same sums and gradients (with
+    LD-DPO token weights too)."""
     from trainwright.trainers.dpo import shared_prompt_sequence_logps
 
     model = make_model()
     pairs = text_pairs(4).map(lambda row, i: {"chosen": row["chosen"] * (i + 1)}, with_indices=True)
-    trainer = DPOTrainer(model, args=make_config(tmp_path), train_dataset=pairs, processing_class=tokenizer)
+    trainer = DPOTrainer(
+        model, args=make_config(tmp_path, ld_alpha=ld_alpha), train_dataset=pairs, processing_class=tokenizer
+    )
     batch = batch_of(trainer)
     params = list(model.parameters())
     plain = sequence_logps(model, batch, with_sum_sq=with_sum_sq)
@@ -352,6 +355,63 @@ def test_dpo_evaluate_reports_prefixed_metrics_and_accepts_raw_dataset(
     assert "num_tokens" not in metrics
     raw = trainer.evaluate(eval_dataset=text_pairs(3, offset=90))
     assert raw["eval_loss"] > 0 and "eval_rewards/margins" in raw
+
+
+def test_dpo_evaluate_new_data_with_precompute_while_the_reference_is_known(make_model, tokenizer, tmp_path) -> None:
+    """precompute_ref_log_probs: a dataset first seen by evaluate() gets its reference log-probs while the
+    policy still is the reference (the same numbers as a live frozen copy); after a step it cannot, and the
+    error names the fix (TRL's message)."""
+    held_out = text_pairs(4, offset=40)
+    live = DPOTrainer(
+        make_model(), args=make_config(tmp_path / "live"), train_dataset=text_pairs(8), processing_class=tokenizer
+    ).evaluate(held_out)
+    trainer = DPOTrainer(
+        make_model(),
+        args=make_config(tmp_path, precompute_ref_log_probs=True, max_steps=1),
+        train_dataset=text_pairs(8),
+        processing_class=tokenizer,
+    )
+    before = trainer.evaluate(held_out)
+    assert before["eval_loss"] == pytest.approx(live["eval_loss"], rel=1e-6)
+    assert before["eval_rewards/margins"] == pytest.approx(live["eval_rewards/margins"], abs=1e-6)
+    splits = trainer.evaluate({"a": held_out, "b": text_pairs(2)})
+    assert splits["eval_a_loss"] == pytest.approx(before["eval_loss"], rel=1e-6) and "eval_b_loss" in splits
+    trainer.train()
+    with pytest.raises(ValueError, match="Cannot compute reference log-probs for a dataset passed to `evaluate"):
+        trainer.evaluate(text_pairs(3, offset=80))
+
+
+def test_dpo_evaluate_new_data_with_precompute_and_peft_after_training(make_model, tokenizer, tmp_path) -> None:
+    """With PEFT the reference is the adapter-disabled base, known at any step: equal to the live reference."""
+    peft = pytest.importorskip("peft")
+    config = peft.LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], lora_dropout=0.0)
+    trainer = DPOTrainer(
+        make_model(),
+        args=make_config(tmp_path, precompute_ref_log_probs=True, max_steps=2, learning_rate=5e-2),
+        train_dataset=text_pairs(8),
+        processing_class=tokenizer,
+        peft_config=config,
+    )
+    trainer.train()
+    held_out = text_pairs(4, offset=40)
+    precomputed = trainer.evaluate(held_out)
+    trainer.args.precompute_ref_log_probs = False  # the same data scored with the live (adapter-off) reference
+    live = trainer.evaluate(held_out)
+    assert precomputed["eval_loss"] == pytest.approx(live["eval_loss"], rel=1e-5)
+    assert precomputed["eval_rewards/margins"] != 0.0
+
+
+def test_dpo_model_tags_reach_the_checkpoint_model_card(make_model, tokenizer, tmp_path) -> None:
+    trainer = DPOTrainer(
+        make_model(),
+        args=make_config(tmp_path, max_steps=1, save_strategy="steps", save_steps=1),
+        train_dataset=text_pairs(4),
+        processing_class=tokenizer,
+    )
+    assert {"trl", "dpo"} <= set(trainer.model.model_tags)
+    trainer.train()
+    card = (tmp_path / "out" / "README.md").read_text()
+    assert "- trl" in card and "- dpo" in card
 
 
 # ---- bad input ------------------------------------------------------------------------------------

@@ -13,9 +13,9 @@ from conftest import make_config, text_pairs, trl_dpo_trainer
 from datasets import Dataset
 
 from trainwright import DPOConfig, DPOTrainer
+from trainwright.callbacks.reference_sync import ReferenceSyncCallback
 from trainwright.toy import save_tiny_model
 from trainwright.trainers.dpo_data import PreferenceCollator, prepare_preference_dataset
-from trainwright.trainers.owned_callbacks import ReferenceSyncCallback
 
 BETA = 0.5
 
@@ -62,22 +62,21 @@ def test_dpo_padding_free_collator_packs_with_restarting_positions() -> None:
 
 
 @pytest.mark.parametrize("attn", ["sdpa", "eager"])
-@pytest.mark.parametrize("use_weighting", [False, True])
-def test_dpo_padding_free_equals_padded(make_model, tokenizer, tmp_path, attn, use_weighting) -> None:
-    """Same loss, metrics and gradients from one packed row as from the padded batch."""
+@pytest.mark.parametrize("option", [{}, {"use_weighting": True}, {"ld_alpha": 0.3}])
+def test_dpo_padding_free_equals_padded(make_model, tokenizer, tmp_path, attn, option) -> None:
+    """Same loss, metrics and gradients from one packed row as from the padded batch (WPO and LD-DPO too)."""
     results = []
     for padding_free in (False, True):
         trainer = DPOTrainer(
             make_model(seed=0, attn_implementation=attn),
             ref_model=make_model(seed=1, attn_implementation=attn),
-            args=make_config(
-                tmp_path / str(padding_free), padding_free=padding_free, use_weighting=use_weighting
-            ),
+            args=make_config(tmp_path / str(padding_free), padding_free=padding_free, **option),
             train_dataset=text_pairs(8),
             processing_class=tokenizer,
         )
         batch = _batch(trainer)
         assert ("attention_mask" in batch) is not padding_free
+        assert ("logp_weights" in batch) is ("ld_alpha" in option)
         results.append(_loss_grads_logs(trainer, batch))
     (padded_loss, padded_grads, padded_logs), (packed_loss, packed_grads, packed_logs) = results
     assert packed_loss == pytest.approx(padded_loss, abs=1e-6)

@@ -90,7 +90,8 @@ def local_and_full_numel(module: torch.nn.Module) -> tuple[int, int]:
 def main() -> None:
     torch.set_num_threads(1)
     out = Path(sys.argv[1])
-    from trainwright.trainers.distributed import REFERENCE_ENV, full_state_dict
+    from trainwright.storage.module_state import full_state_dict
+    from trainwright.trainers.distributed import REFERENCE_ENV
 
     result: dict[str, Any] = {}
     trainer = build(out / "full", per_device_batch=1)

@@ -95,7 +95,7 @@ def main() -> None:
     out = Path(sys.argv[1])
     from torch.distributed.tensor import DTensor
 
-    from trainwright.trainers.distributed import full_state_dict
+    from trainwright.storage.module_state import full_state_dict
     from trainwright.trainers.generation import SamplingSettings, TransformersGenerateBackend
 
     result: dict[str, Any] = {}
@@ -119,7 +119,8 @@ def main() -> None:
     # by wrapping FSDP2's parameter-group unshard (instrumentation only: it calls the original)
     from torch.distributed.fsdp._fully_shard._fsdp_param_group import FSDPParamGroup
 
-    from trainwright.trainers.distributed import GENERATION_ENV, _reshards_after_forward, fsdp_modules
+    from trainwright.storage.module_state import fsdp_modules
+    from trainwright.trainers.distributed import GENERATION_ENV, _reshards_after_forward
 
     gathers = {"count": 0}
     original_unshard = FSDPParamGroup.unshard

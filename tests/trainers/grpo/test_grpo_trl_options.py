@@ -12,8 +12,8 @@ from datasets import Dataset
 from torch import nn
 
 from trainwright import GRPOConfig, GRPOTrainer
+from trainwright.callbacks.reference_sync import ReferenceSyncCallback
 from trainwright.toy import build_tiny_causal_lm, save_tiny_model
-from trainwright.trainers.owned_callbacks import ReferenceSyncCallback
 
 from .grpo_settings import small_config
 

@@ -1,4 +1,4 @@
-"""Crash-safe file writes shared by the reference callbacks.
+"""Crash-safe file writes: the one atomic replace used by every file trainwright writes.
 
 Why: a ``kill -9``, an OOM kill or a preemption can stop a process in the middle of any write. A file
 that is *replaced* (a marker, a rewritten JSONL file) must then be either the old or the new version,
@@ -6,6 +6,10 @@ never a mix, so it is written to a temporary file in the same folder, flushed to
 the old one (``os.replace`` is atomic on POSIX and Windows when both paths are on one filesystem).
 A file that is *appended to* (a JSONL log) can end in a torn line; an append that fails half-way (full
 disk) is rolled back so the next one does not glue its record onto a fragment.
+
+Durability is always the strongest (the file's data and the folder's entry are both fsynced): the
+files written here are markers, checkpoint state and caches, a few per save, where a lost rename after
+a power cut would cost a resume its exactness. Standard library only, so it loads without torch.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ import contextlib
 import os
 import secrets
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 _CHUNK = 64 * 1024
 
@@ -58,21 +64,22 @@ def _create_temp(folder: str | os.PathLike[str], name: str) -> tuple[int, str]:
             continue
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, fsync: bool = True) -> None:
-    """Write ``data`` to ``path`` so that a crash leaves either the old file or the new one.
+def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], object]) -> None:
+    """Call ``write(handle)`` to fill a new version of ``path``, so that a crash leaves either the old
+    file or the new one, never a mix.
 
     The temporary file lives in the destination folder (a rename across filesystems is not atomic),
     starts with ``.`` and ends in ``.tmp`` so that it never matches a name a reader looks for, and is
-    removed if the write fails. A file that is replaced keeps its permission bits.
+    removed if the write fails. The data is fsynced before the rename and the folder after it. A file
+    that is replaced keeps its permission bits.
     """
     path = Path(path)
     fd, tmp = _create_temp(path.parent, path.name)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            write(handle)
             handle.flush()
-            if fsync:
-                os.fsync(handle.fileno())
+            os.fsync(handle.fileno())
         with contextlib.suppress(FileNotFoundError):
             os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
         os.replace(tmp, path)
@@ -80,8 +87,12 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, fsync: bool = 
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    if fsync:
-        fsync_dir(path.parent)
+    fsync_dir(path.parent)
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """:func:`atomic_write` of ``data``."""
+    atomic_write(path, lambda handle: handle.write(data))
 
 
 def append_bytes(path: str | os.PathLike[str], data: bytes) -> None:

@@ -1,4 +1,5 @@
-"""Reading the ``.pt`` files trainwright writes into checkpoints and caches, trusting no pickle.
+"""The ``.pt`` files trainwright writes into checkpoints and caches: written atomically, read trusting
+no pickle.
 
 Why: a checkpoint folder may come from someone else (a shared disk, a download, a colleague's run),
 and a ``.pt`` file is a pickle. Unpickling runs whatever the pickle names: a ``__reduce__`` returning
@@ -9,14 +10,20 @@ buffer, the TR-DPO reference, the DPO reference log-prob cache). It is passed ex
 changed across torch releases and ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1`` flips the default, not an
 explicit argument. The Trainer's own files (``optimizer.pt``, ``scheduler.pt``, ``rng_state*.pth``)
 are read with ``weights_only=True`` by transformers itself.
+
+Writing goes through :func:`~trainwright.storage.atomic.atomic_write`: a ``kill -9`` in the middle of a
+``torch.save`` leaves the previous file (or none), never a truncated one.
 """
 
 from __future__ import annotations
 
+import os
 import pickle
 from typing import Any
 
 import torch
+
+from trainwright.storage.atomic import atomic_write
 
 #: what ``torch.load`` raises on an empty, truncated, foreign or refused file (EOFError: empty;
 #: RuntimeError: a zip archive without its central directory; UnpicklingError: garbage, or a global
@@ -35,7 +42,12 @@ UNREADABLE = (
 )
 
 
-def load_tensor_file(path: str) -> Any:
+def save_tensor_file(obj: Any, path: str | os.PathLike[str]) -> None:
+    """``torch.save(obj)`` to ``path`` atomically and durably (see the module docstring)."""
+    atomic_write(path, lambda handle: torch.save(obj, handle))
+
+
+def load_tensor_file(path: str | os.PathLike[str]) -> Any:
     """``torch.load`` of ``path`` onto the CPU with tensors and plain data only (never runs code)."""
     return torch.load(path, map_location="cpu", weights_only=True)
 

@@ -13,6 +13,10 @@ instead, at statement granularity:
 
 Statements copied from transformers' or TRL's own methods (``analysis.upstream``) are upstream's
 behaviour, not the user's: none of them is reported.
+
+An analysis, not a rule: it sees one method and the few facts about its class it needs (whether the
+method overrides upstream's, whose copies count as upstream code, its effects), which the rules'
+``ClassContext.observation`` hands it, so that rules read the result and walk no tree themselves.
 """
 
 from __future__ import annotations
@@ -20,13 +24,15 @@ from __future__ import annotations
 import ast
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from trainwright_lint.analysis import kinds as K
 from trainwright_lint.analysis.effects import MethodEffects
+from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.analysis.upstream import CopiedStatements
 from trainwright_lint.project.summary import MethodSummary
-from trainwright_lint.rules.base import ClassContext
 from trainwright_lint.syntax import FunctionNode, dotted_name, walk_expression
 
 # Words without which a method body cannot hold callback-worthy code: a cheap text test that spares
@@ -78,24 +84,37 @@ class Observation:
     effects: MethodEffects | None = None
 
 
-def observe(ctx: ClassContext, method: MethodSummary, fn: FunctionNode) -> Observation:
+@dataclass(frozen=True)
+class MethodFacts:
+    """What ``observe`` needs to know about a method beyond its text: whether it overrides a method
+    upstream defines, and (computed only if needed) its effects and the upstream classes whose
+    copies of it count as upstream code (``analysis.upstream.CopiedStatements``)."""
+
+    unit: FileUnit
+    qualname: str  # the class's
+    overrides_upstream: bool
+    effects: Callable[[], MethodEffects]
+    owners: Callable[[], list[tuple[Any, str]]]
+
+
+def observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Observation:
     """What of ``method`` a callback could do (memoised per method)."""
-    return ctx.unit.memo(("observe", ctx.cls.qualname, method.line), lambda: _observe(ctx, method, fn))  # type: ignore[return-value]
+    return facts.unit.memo(("observe", facts.qualname, method.line), lambda: _observe(facts, method, fn))  # type: ignore[return-value]
 
 
-def _observe(ctx: ClassContext, method: MethodSummary, fn: FunctionNode) -> Observation:
+def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Observation:
     obs = Observation()
-    body_text = ctx.unit.text(method.line + 1, method.end_line) if method.end_line > method.line else ""
-    override = ctx.upstream_method(method.name) and not method.name.startswith("__")
+    body_text = facts.unit.text(method.line + 1, method.end_line) if method.end_line > method.line else ""
+    override = facts.overrides_upstream and not method.name.startswith("__")
     if not ((override and _may_observe(method, body_text)) or "control.should_" in body_text):
         return obs
     if method.name in LOOP_REPLACEMENTS and not re.search(rf"super\(.*?\)\.{method.name}\b", body_text):
         return obs  # a replaced training loop: a copy of upstream's, whatever release it came from
     if method.name not in _EVENT_FIRING_ENTRY_POINTS and "callback_handler.on_" in body_text:
         return obs  # fires the events itself: a piece of the loop, re-implemented
-    effects = ctx.effects(method, fn)
+    effects = facts.effects()
     obs.effects = effects
-    copied = CopiedStatements(fn, effects, ctx.upstream_owners(method.name))
+    copied = CopiedStatements(fn, effects, facts.owners())
     statements = effects.statements
 
     hidden = _hidden_values(effects, _computed_locals(effects) | _hidden_result(method.name, effects))
