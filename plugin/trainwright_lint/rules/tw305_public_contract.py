@@ -81,9 +81,9 @@ class PublicContract(Rule):
     name = "public-contract-break"
     severity = "note"
     message = (
-        "`{method}{signature}` cannot take the call `{method}{call}` that the public API "
-        "`{owner}.{method}{base}` allows; no {library} code at {version} makes it, but callers that follow "
-        "the documented signature fail"
+        "`{method}` cannot take the public call `{owner}.{method}{call}`; its signature is "
+        "`{method}{signature}`, the public API's is `{owner}.{method}{base}`; no {library} code at {version} "
+        "makes that call, but callers that follow the documented signature fail"
     )
 
     INVALID = (
