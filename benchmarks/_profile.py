@@ -3,7 +3,8 @@
 Method: timing hooks on entry points that *both* implementations go through, installed on the built
 trainer's objects (instances only; TRL's source is not touched):
 
-* ``model.generate`` (instance attribute)                              -> ``generation``
+* ``model.generate`` (instance attribute) and our trainer's ``generation_backend.generate`` (which
+  prefills the prompts before calling ``model.generate``)              -> ``generation``
 * the policy's ``forward`` (instance attribute, installed *after* the trainer is built, so it wraps
   TRL's fused-LM-head forward too): with grad enabled                   -> ``policy forward``;
   without grad, outside ``generate``                                    -> ``old log-probs`` (GRPO) /
@@ -130,6 +131,9 @@ class StepProfiler:
 
         if hasattr(model, "generate"):
             model.generate = self.region("generation", model.generate)
+        backend = getattr(trainer, "generation_backend", None)  # ours: its prompt prefill is generation too
+        if backend is not None and hasattr(backend, "generate"):
+            backend.generate = self.region("generation", backend.generate)
 
         policy_forward = model.forward
 

@@ -8,6 +8,14 @@ Three generated workloads, each in a fresh temporary folder:
 * ``literal-100k``: a 100,000-element list literal plus a Trainer subclass with a fixable TW301
   ``compute_loss(self, model, inputs, return_outputs=False)``. Target: ``fix`` under 2 s and under
   200 MB peak RSS (the fixer must not parse and position the whole file with libcst).
+* ``fixable-ifs-10k``: the 10,000 gated blocks inside a ``compute_loss`` that TW301 fixes (a signature and a
+  ``super()`` call to change). Target: ``fix`` <= 3 x ``lint`` (it was 20 x: libcst parsed the whole method;
+  now the untouched blocks are holes it never sees).
+* ``dict-100k``: a 100,000-key dict literal inside a ``compute_loss`` that TW301 fixes: bounded like the
+  above (it took 42 s and 1.2 GB).
+* ``named-6,000``: 6,000 small files named on the command line, as pre-commit names them on a large
+  repository, a tenth of them Trainer subclasses. Target: lint peak RSS under 600 MB (it was 2.3 GB: every
+  named file's tree was kept).
 * ``chain-N``: N classes, each the subclass of the one before, the first a Trainer subclass and the last
   with a private override (one TW101), N = 1,000 / 2,000 / 4,000; and ``cycle-500``: 500 classes whose
   bases form one cycle (Python cannot define them: reported as unresolved, never a crash). The project
@@ -82,6 +90,54 @@ def big_literal(n: int = 100_000) -> str:
     )
 
 
+def fixable_ifs(n: int) -> str:
+    """``n`` step-gated blocks inside a ``compute_loss`` without ``num_items_in_batch`` (TW301 fixes it)."""
+    blocks = "".join(
+        f"        if self.state.global_step % 10 == {i % 10}:\n"
+        f"            print('step', {i}, self.state.global_step)\n"
+        for i in range(n)
+    )
+    return (
+        "from transformers import Trainer\n\n\n"
+        "class StepTrainer(Trainer):\n"
+        "    def compute_loss(self, model, inputs, return_outputs=False):\n"
+        f"{blocks}"
+        "        return super().compute_loss(model, inputs, return_outputs)\n"
+    )
+
+
+def dict_in_method(n: int = 100_000) -> str:
+    """A ``n``-key dict literal inside a ``compute_loss`` that TW301 fixes."""
+    items = "".join(f"            'k{i}': {i},\n" for i in range(n))
+    return (
+        "from transformers import Trainer\n\n\n"
+        "class DictTrainer(Trainer):\n"
+        "    def compute_loss(self, model, inputs, return_outputs=False):\n"
+        f"        table = {{\n{items}        }}\n"
+        "        return super().compute_loss(model, inputs, return_outputs)\n"
+    )
+
+
+def named_files(folder: Path, n: int = 6_000) -> list[str]:
+    """``n`` small modules in ``folder``, every tenth a Trainer subclass; their paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for i in range(n):
+        path = folder / f"m{i}.py"
+        if i % 10 == 0:
+            path.write_text(
+                f"from transformers import Trainer\n\n\nclass T{i}(Trainer):\n"
+                "    def log(self, logs):\n        super().log(logs)\n",
+                encoding="utf-8",
+            )
+        else:
+            path.write_text(
+                f"import torch\n\n\nclass Net{i}(torch.nn.Module):\n    pass\n" * 5, encoding="utf-8"
+            )
+        out.append(str(path))
+    return out
+
+
 def class_chain(n: int, cycle: bool = False) -> str:
     """``n`` classes ``Level<i>(Level<i-1>)``: the first derives from ``Trainer`` (or, with ``cycle``, from
     the last, closing a cycle), the last overrides ``_save`` (one TW101 when the chain is resolved)."""
@@ -133,11 +189,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     workloads = [(f"ifs-{int(n):,}", step_gated_ifs(int(n))) for n in args.sizes.split(",")]
     workloads.append((f"literal-{args.literal // 1000}k", big_literal(args.literal)))
+    workloads.append(("fixable-ifs-10k", fixable_ifs(10_000)))
+    workloads.append(("dict-100k", dict_in_method(100_000)))
     workloads += [(f"chain-{int(n):,}", class_chain(int(n))) for n in args.chains.split(",")]
     workloads.append(("cycle-500", class_chain(500, cycle=True)))
     common = ["--transformers-version", TARGET, "-j", "1"]
     rows: list[str] = []
     lint_times: dict[str, float] = {}
+    fix_times: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="tw-scaling-") as tmp:
         for name, source in workloads:
             pristine = Path(tmp) / f"{name}.orig"
@@ -151,11 +210,14 @@ def main(argv: list[str] | None = None) -> int:
             lint = measure([*TRAINWRIGHT, "lint", *common, str(target)], fresh, args.repeat)
             fix = measure([*TRAINWRIGHT, "fix", *common, str(target)], fresh, args.repeat)
             lint_times[name] = lint.wall
+            fix_times[name] = fix.wall
             rows.append(
                 f"| {name} | {len(source.splitlines()):,} "
                 f"| {lint.wall:.2f} | {lint.cpu:.2f} | {lint.rss_mb:.0f} | {lint.rc} "
                 f"| {fix.wall:.2f} | {fix.cpu:.2f} | {fix.rss_mb:.0f} | {fix.rc} | {lint.wall + fix.wall:.2f} |"
             )
+        named = named_files(Path(tmp) / "named")
+        many = measure([*TRAINWRIGHT, "lint", *common, "--exit-zero", *named], lambda: None, args.repeat)
     print(f"trainwright lint / fix, median of {args.repeat} fresh runs, -j 1, transformers {TARGET}\n")
     print(
         "| workload | lines | lint s | lint cpu s | lint MB | lint rc "
@@ -163,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     print("\n".join(rows))
+    for name in ("fixable-ifs-10k", "dict-100k"):
+        print(f"\nfix ÷ lint, {name}: {fix_times[name] / lint_times[name]:.1f} (goal <= 3)")
+    print(f"\nnamed-6,000: lint {many.wall:.2f} s, peak {many.rss_mb:.0f} MB (goal < 600 MB)")
     for prefix in ("ifs-", "chain-"):
         series = [(k, v) for k, v in lint_times.items() if k.startswith(prefix)]
         if len(series) > 1:

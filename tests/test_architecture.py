@@ -148,7 +148,9 @@ def layer_breaks(graph: dict[str, set[str]], layers: list[set[str]]) -> list[str
             if target.startswith("trainwright_lint."):
                 other = target.split(".")[1]
                 if other in where and where[other] > where[top]:
-                    out.append(f"{module} (layer {where[top] + 1}) imports {target} (layer {where[other] + 1})")
+                    out.append(
+                        f"{module} (layer {where[top] + 1}) imports {target} (layer {where[other] + 1})"
+                    )
     return out
 
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import ast
 import difflib
+import io
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from trainwright_lint import noqa, prefilter
+from trainwright_lint import noqa, prefilter, supervisor
 from trainwright_lint.analysis.workspace import Workspace, parse_source
 from trainwright_lint.configuration import LintConfig
 from trainwright_lint.engine import lint_tree
@@ -26,8 +27,9 @@ from trainwright_lint.finding import Finding
 from trainwright_lint.fixes import FixError, Linter, fix_bytes, has_fixable
 from trainwright_lint.fixes.fileio import WriteError, read_bytes, read_snapshot, write_fixed
 from trainwright_lint.project.model import ProjectModel
-from trainwright_lint.runner import LintResult
+from trainwright_lint.runner import LintResult, timeout_problem
 from trainwright_lint.suggest import SUGGESTED_CODES, module_name, suggest
+from trainwright_lint.supervisor import Beat
 
 
 @dataclass
@@ -36,6 +38,7 @@ class FixReport:
     applied: int = 0
     remaining: list[Finding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # files that could not be read, fixed or written
+    output: str = ""  # what a supervised child would have written to ``out`` (the parent writes it)
 
 
 def relinter(path: str, config: LintConfig, workspace: Workspace) -> Linter:
@@ -62,6 +65,70 @@ def workspace_of(result: LintResult | None, config: LintConfig) -> Workspace:
     return Workspace(model or ProjectModel(str(config.root), extra_bases=config.trainer_bases))
 
 
+def fix_within_limit(
+    findings: Sequence[Finding],
+    config: LintConfig,
+    *,
+    result: LintResult | None = None,
+    unsafe: bool = False,
+    diff: bool = False,
+    out: TextIO | None = None,
+    shown_path: Callable[[str], str] = str,
+) -> FixReport:
+    """``fix_findings`` under the per-file time limit (``--file-timeout``), as lint has it: a forked
+    child fixes while this process holds each file's deadline; a file that runs past it is killed,
+    reported as not fixed, and the rest fixed by a fresh child (``supervisor``). A file is written
+    atomically or not at all, so a killed fix leaves it as it was."""
+    out = out or sys.stdout
+    if config.file_timeout <= 0 or not supervisor.available():
+        return fix_findings(
+            findings, config, result=result, unsafe=unsafe, diff=diff, out=out, shown_path=shown_path
+        )
+
+    def in_child(beat: Beat, skipped: Mapping[str, str]) -> FixReport:
+        buffer = io.StringIO()  # printed by the parent: a killed child's diffs must not show twice
+        report = fix_findings(
+            findings,
+            config,
+            result=result,
+            unsafe=unsafe,
+            diff=diff,
+            out=buffer,
+            shown_path=shown_path,
+            beat=beat,
+            skipped=skipped,
+        )
+        report.output = buffer.getvalue()
+        return report
+
+    report: FixReport = supervisor.run(in_child, config.file_timeout, timeout_problem)
+    out.write(report.output)
+    return report
+
+
+def fix_pass(
+    config: LintConfig,
+    *,
+    unsafe: bool = False,
+    diff: bool = False,
+    shown_path: Callable[[str], str] = str,
+) -> Callable[[LintResult, Beat | None, Mapping[str, str]], FixReport]:
+    """The fix as ``lint_files``'s follow-up: run where the lint's trees are (no file is parsed twice)
+    under the lint's per-file time limit. What it would print is in the report's ``output``."""
+
+    def then(result: LintResult, beat: Beat | None, skipped: Mapping[str, str]) -> FixReport:
+        buffer = io.StringIO()
+        options = {"result": result, "unsafe": unsafe, "diff": diff, "out": buffer, "shown_path": shown_path}
+        if beat is None:
+            report = fix_within_limit(result.findings, config, **options)  # type: ignore[arg-type]
+        else:
+            report = fix_findings(result.findings, config, beat=beat, skipped=skipped, **options)  # type: ignore[arg-type]
+        report.output = buffer.getvalue()
+        return report
+
+    return then
+
+
 def fix_findings(
     findings: Sequence[Finding],
     config: LintConfig,
@@ -71,6 +138,8 @@ def fix_findings(
     diff: bool = False,
     out: TextIO | None = None,
     shown_path: Callable[[str], str] = str,
+    beat: Beat | None = None,
+    skipped: Mapping[str, str] | None = None,
 ) -> FixReport:
     """Fix every file that has a fixable finding; ``findings`` come from a project-wide lint (``result``).
 
@@ -89,11 +158,24 @@ def fix_findings(
         if not has_fixable(known, unsafe):
             report.remaining += known
             continue
+        key = f"fix:{path}"
+        if skipped and key in skipped:
+            report.errors.append(f"{path}: {skipped[key]}; not fixed")
+            report.remaining += known
+            continue
+        if beat is not None:
+            beat(key)
+        unit = workspace.units.get(path)
         try:
             named = result.named.get(path, path) if result is not None else path
             snapshot = read_snapshot(named, root=config.root)  # refuses a link leading out of the project
             outcome = fix_bytes(
-                snapshot.data, path, relinter(path, config, workspace), unsafe=unsafe, first=known
+                snapshot.data,
+                path,
+                relinter(path, config, workspace),
+                unsafe=unsafe,
+                first=known,
+                prior=(unit.source, unit.tree) if unit is not None else None,
             )
         except FixError as exc:
             report.errors.append(f"{path}: {exc}")
@@ -121,6 +203,8 @@ def fix_findings(
         report.changed.append(path)
         if diff:
             out.write(unified_diff(shown_path(path), outcome.original, outcome.fixed))
+    if beat is not None:
+        beat(None)
     report.remaining.sort(key=Finding.sort_key)
     return report
 

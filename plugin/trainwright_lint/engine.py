@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from trainwright.catalog import load_catalog
@@ -63,6 +63,30 @@ def target_releases(config: LintConfig) -> TargetReleases:
 
 def enabled_rules(config: LintConfig, path: str | None = None) -> list[Rule]:
     return [cls() for code, cls in sorted(RULES.items()) if config.code_enabled(code, path)]
+
+
+@dataclass(frozen=True)
+class TextNeeds:
+    """What the enabled rules ask a project-wide run to find in every file's text (``Rule``'s
+    ``TRACKED_ATTRIBUTES`` and ``script_gate``), so that the runner schedules without knowing rules."""
+
+    tracked: tuple[str, ...]
+    gates: tuple[Callable[[str], bool], ...]
+
+    def tracks(self, text: str) -> bool:
+        """The text may store an attribute a rule tracks on an instance."""
+        return any(attr in text for attr in self.tracked)
+
+    def is_script(self, text: str) -> bool:
+        """A file without a target class that a rule lints all the same."""
+        return any(gate(text) for gate in self.gates)
+
+
+def text_needs(config: LintConfig) -> TextNeeds:
+    """The text needs of the rules enabled anywhere in the project."""
+    rules = [cls for code, cls in sorted(RULES.items()) if config.code_enabled(code, None)]
+    tracked = tuple(dict.fromkeys(a for r in rules for a in r.TRACKED_ATTRIBUTES))
+    return TextNeeds(tracked, tuple(r.script_gate for r in rules if r.script_gate is not None))
 
 
 def lint_unit(

@@ -29,10 +29,10 @@ from trainwright_lint import noqa, prefilter, supervisor
 from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.analysis.workspace import Workspace, parse_source
 from trainwright_lint.configuration import LintConfig
-from trainwright_lint.engine import enabled_rules, lint_unit, target_releases
+from trainwright_lint.engine import enabled_rules, lint_unit, target_releases, text_needs
 from trainwright_lint.finding import NOT_LINTED, Finding, not_linted
 from trainwright_lint.project.model import ProjectModel, split_key
-from trainwright_lint.project.summary import TRACKED_ATTRIBUTES, ModuleSummary, instance_stores, summarise
+from trainwright_lint.project.summary import ModuleSummary, instance_stores, summarise
 from trainwright_lint.sourcefile import read_source, unreadable_reason
 from trainwright_lint.supervisor import Beat
 
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from trainwright_lint.workers import Pool
 
 Progress = Callable[[int, int], None]  # (files done, files in total)
+FollowUp = Callable[["LintResult", "Beat | None", Mapping[str, str]], Any]  # see ``lint_files``
 
 PARALLEL_MIN_FILES = 24
 _PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
@@ -71,6 +72,7 @@ class LintResult:
     model: ProjectModel | None = None
     workspace: Workspace | None = None  # in-process runs: the parsed files, for a fix pass to reuse
     named: dict[str, str] = field(default_factory=dict)  # real path -> the path given, where they differ
+    followup: Any = None  # what ``lint_files``'s ``then`` returned
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -107,6 +109,8 @@ def _handle(message: tuple[Any, ...]) -> Any:
     assert _STATE is not None
     if kind == "parse":
         return _parse(_STATE, message[1])
+    if kind == "summarise":
+        return _parse(_STATE, message[1], keep=False)
     if kind == "model":
         summaries, loose = message[1], message[2]
         _STATE.workspace.model.add_all(summaries, keep_existing=True)
@@ -122,7 +126,11 @@ def _forget_state() -> None:
     _STATE = None
 
 
-def _parse(state: _State, path: str) -> tuple[ModuleSummary | None, Finding | None]:
+def _parse(state: _State, path: str, keep: bool = True) -> tuple[ModuleSummary | None, Finding | None]:
+    """The file's summary (or why there is none); with ``keep`` its tree stays in the workspace for
+    the lint. Without (files parsed only for their classes' bases, as every file pre-commit names
+    is), the tree is dropped: the few of them that turn out to need linting are read again, and
+    6,000 named files no longer hold 6,000 trees at once."""
     source = read_source(path)
     if source is None:
         return None, not_linted(path, unreadable_reason(path))
@@ -135,7 +143,8 @@ def _parse(state: _State, path: str) -> tuple[ModuleSummary | None, Finding | No
     except _PARSE_ERRORS as exc:
         return None, not_linted(path, f"cannot parse ({exc.__class__.__name__}: {exc})")
     summary = summarise(tree, path, source, state.words)
-    state.workspace.add(FileUnit(path, source, tree, summary))
+    if keep:
+        state.workspace.add(FileUnit(path, source, tree, summary))
     return summary, None
 
 
@@ -163,7 +172,8 @@ def _parallel(jobs: int, n_files: int) -> bool:
     return jobs > 1 and n_files >= PARALLEL_MIN_FILES
 
 
-def _timeout_problem(timeout: float) -> str:
+def timeout_problem(timeout: float) -> str:
+    """Why a file was skipped by the per-file time limit (lint and fix say it alike)."""
     return f"skipped: took longer than {timeout:g}s (file-timeout)"
 
 
@@ -240,7 +250,7 @@ class _Runner:
             if kind == "parse" and not r.timed_out and not r.crashed:
                 self.owner[path] = r.worker
             if r.timed_out:
-                out.append((path, None, _timeout_problem(self.timeout)))
+                out.append((path, None, timeout_problem(self.timeout)))
             elif r.crashed:
                 out.append((path, None, f"internal error ({r.crashed})"))
             else:
@@ -280,6 +290,7 @@ def lint_files(
     explicit: Sequence[str] = (),
     progress: Progress | None = None,
     keep_model: bool = False,
+    then: FollowUp | None = None,
 ) -> LintResult:
     """Lint ``files`` (already discovered) as one project.
 
@@ -290,6 +301,11 @@ def lint_files(
     With one job and a ``file_timeout``, one forked child runs everything in-process while this
     process holds the time limit (``supervisor``); ``keep_model`` asks it to send the project model
     back too (a fix pass re-lints against it). Several jobs use the worker pool.
+
+    ``then(result, beat, skipped)`` is a follow-up pass (a fix) that runs where the parsed trees are,
+    with the same per-file time limit: in the forked child, handed its ``beat`` and ``skipped``;
+    otherwise here, after the lint, with ``beat`` None (it then keeps its own limit). Its value is
+    ``result.followup``.
     """
     jobs = default_jobs() if jobs is None else max(1, jobs)
     shown: dict[str, str] = {}  # real path -> the path as given
@@ -300,6 +316,8 @@ def lint_files(
         def in_child(beat: Beat, skipped: Mapping[str, str]) -> LintResult:
             with _collection_paused():
                 result = _lint_files(shown, config, 1, explicit, progress, beat, skipped)
+            if then is not None:
+                result.followup = then(result, beat, skipped)
             result.workspace = None  # the trees stay in the child
             if keep_model and result.model is not None:
                 result.model.loader = None  # a bound method of the child's workspace
@@ -307,9 +325,12 @@ def lint_files(
                 result.model = None
             return result
 
-        return supervisor.run(in_child, config.file_timeout, _timeout_problem)  # type: ignore[no-any-return]
+        return supervisor.run(in_child, config.file_timeout, timeout_problem)  # type: ignore[no-any-return]
     with _collection_paused():
-        return _lint_files(shown, config, jobs, explicit, progress, None, None)
+        result = _lint_files(shown, config, jobs, explicit, progress, None, None)
+    if then is not None:
+        result.followup = then(result, None, {})
+    return result
 
 
 @contextmanager
@@ -344,6 +365,7 @@ def _lint_files(
     others: dict[str, str] = {}
     loose: dict[str, tuple[tuple[str, str, str], ...]] = {}
     explicit_real = {os.path.realpath(p) for p in explicit}
+    needs = text_needs(config)
     # The workers start before this process reads anything: a fork copies the pages it later writes,
     # and every file's text read here would be such a page (0.2 s of a 1 s run on TRL's source).
     runner = _Runner(config, jobs, len(shown), beat, skipped)
@@ -356,9 +378,9 @@ def _lint_files(
                 if report_tw000:
                     result.findings.append(not_linted(path, unreadable_reason(path)))
                 continue
-            if TRACKED_ATTRIBUTES[0] in text:
-                loose[path] = instance_stores(text)
-            constructs = prefilter.constructs_library_class(text)
+            if needs.tracks(text):
+                loose[path] = tuple(s for s in instance_stores(text) if s[0] in needs.tracked)
+            constructs = needs.is_script(text)
             if not prefilter.has_class_with_bases(text):
                 if constructs:
                     candidates.append(path)  # a script that builds a Trainer / TrainingArguments (TW304)
@@ -376,15 +398,19 @@ def _lint_files(
         known: set[str] = set()
         pending = candidates
         explicit_left = [p for p in others if p in explicit_real]
+        kind = "parse"
+        bases_only: set[str] = set()  # named files parsed only for their classes' bases
         while True:
             if not pending:
                 if not explicit_left:
                     break
-                pending, explicit_left = explicit_left, []
+                pending, explicit_left, kind = explicit_left, [], "summarise"
                 for p in pending:
                     others.pop(p, None)
             parsed: list[ModuleSummary] = []
-            for path, value, problem in runner.run("parse", pending):
+            if kind == "summarise":
+                bases_only.update(pending)
+            for path, value, problem in runner.run(kind, pending):
                 result.files_parsed += 1
                 summary, error = value if value is not None else (None, not_linted(path, problem))
                 if error is not None:
@@ -401,11 +427,14 @@ def _lint_files(
             pending = [p for p, t in others.items() if pattern is not None and pattern.search(t)]
             for p in pending:
                 del others[p]
+            kind = "parse"  # files that name a target class found so far: likely linted
 
         # Files read on demand while resolving bases (a mixin's file that never says "Trainer") count
         # too when they were given.
         known_paths = [p for p in shown if p in model.summaries]
-        targets = sorted(p for p in known_paths if model.target_classes(p) or p in summaries)
+        targets = sorted(
+            p for p in known_paths if model.target_classes(p) or (p in summaries and p not in bases_only)
+        )
         result.files_linted = len(targets)
         _record_classes(result, model, known_paths)
         runner.share_model(model)

@@ -104,5 +104,23 @@ def test_prefix_sharing_skips_small_savings_checkpointing_and_failures(tokenizer
     enable = getattr(checkpointed, "activation_checkpointing_enable", None)
     (enable or checkpointed.gradient_checkpointing_enable)()
     assert PrefixSharing().argument(checkpointed) is None
-    monkeypatch.setattr(logprobs, "MIN_SAVED_PARAMETER_TOKENS", 0)
+    monkeypatch.setattr(logprobs, "CALL_OVERHEAD_PARAMETER_TOKENS", 0)
+    monkeypatch.setattr(logprobs, "WEIGHT_GRADIENT_TOKENS", 0)
     assert PrefixSharing().min_saved_tokens(tiny) == 1
+
+
+def test_sharing_cost_counts_the_body_and_the_extra_gradients(tokenizer) -> None:
+    """An extra call costs its fixed dispatch plus its own weight gradients of the body; a call with a
+    backward costs more than one without, and an extra LM-head gradient adds vocabulary × hidden."""
+    model = build_tiny_causal_lm(tokenizer, seed=0, hidden_size=64, num_layers=2)
+    embedding = model.get_input_embeddings().weight.numel()
+    assert model.get_output_embeddings().weight.numel() == embedding  # untied: a second V x H matrix
+    body = sum(p.numel() for p in model.parameters()) - 2 * embedding
+    cost = logprobs.sharing_cost(model)
+    fixed = logprobs.CALL_OVERHEAD_PARAMETER_TOKENS / body
+    assert cost.per_forward == pytest.approx(fixed)
+    assert cost.per_call == pytest.approx(fixed + logprobs.WEIGHT_GRADIENT_TOKENS)
+    assert cost.per_head == pytest.approx(logprobs.WEIGHT_GRADIENT_TOKENS * embedding / body)
+    assert cost.pays(cost.per_call) and not cost.pays(cost.per_call - 1)
+    assert cost.pays(cost.per_forward, backward=False) and not cost.pays(cost.per_forward)
+    assert not cost.pays(cost.per_call, extra_heads=1)

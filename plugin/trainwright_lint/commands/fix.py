@@ -52,25 +52,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def run(args: argparse.Namespace) -> int:
     # The fixer brings libcst; imported when a fix runs, so that registering this command (which every
     # `trainwright` invocation does) does not cost `trainwright lint` the libcst import.
-    from trainwright_lint.driver import fix_findings, print_suggestions
+    from trainwright_lint.driver import FixReport, fix_pass, print_suggestions
 
     prepared = prepare_run(args, "fix")
     if prepared is None:
         return 2
     config, files, explicit = prepared
-    result = lint_files(files, config, jobs=args.jobs, explicit=explicit, keep_model=True)
+    then = None
+    if not args.suggest:
+        then = fix_pass(
+            config, unsafe=args.unsafe_fixes, diff=args.diff, shown_path=lambda p: display_path(p, config)
+        )
+    result = lint_files(files, config, jobs=args.jobs, explicit=explicit, keep_model=True, then=then)
     if args.suggest:
         shown = print_suggestions(result.findings, sys.stdout, lambda p: display_path(p, config))
         tell(f"{plural(shown, 'callback suggestion')} (nothing written)")
         return 0
-    report = fix_findings(
-        result.findings,
-        config,
-        result=result,
-        unsafe=args.unsafe_fixes,
-        diff=args.diff,
-        shown_path=lambda p: display_path(p, config),
-    )
+    report: FixReport = result.followup
+    sys.stdout.write(report.output)
     tell(*(f"trainwright fix: {error}" for error in [*result.errors, *report.errors]))
     if report.remaining:
         FORMATS[output_format(args)](for_display(report.remaining, config), sys.stdout)

@@ -103,9 +103,9 @@ def run(args: argparse.Namespace) -> int:
         if args.fix:
             # Imported here, not at the top: the fixer brings libcst, whose import costs about half of
             # a plain lint's CPU time on a mid-size project (a pre-commit hook pays it on every commit).
-            from trainwright_lint.driver import fix_findings
+            from trainwright_lint.driver import fix_within_limit
 
-            report = fix_findings(result.findings, config, result=result, unsafe=args.unsafe_fixes)
+            report = fix_within_limit(result.findings, config, result=result, unsafe=args.unsafe_fixes)
             tell(*(f"trainwright lint: {error}" for error in report.errors))
             write_errors = bool(report.errors)
             if report.changed:

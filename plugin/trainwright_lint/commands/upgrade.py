@@ -67,10 +67,10 @@ def run(args: argparse.Namespace) -> int:
         print_text(plan, config, sys.stdout)
     left = len(plan.breaks)
     if args.fix and plan.breaks:
-        from trainwright_lint.driver import fix_findings  # libcst: only when fixing (see commands.fix)
+        from trainwright_lint.driver import fix_within_limit  # libcst: only when fixing (see commands.fix)
 
         # Every safe fix at the new release, breaks or not: after the move that release is the target.
-        report = fix_findings(plan.result.findings, plan.new_config, result=plan.result)
+        report = fix_within_limit(plan.result.findings, plan.new_config, result=plan.result)
         for error in report.errors:
             print(f"trainwright upgrade: {error}", file=sys.stderr)
         if report.errors:

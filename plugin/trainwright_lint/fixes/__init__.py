@@ -97,10 +97,12 @@ def fix_bytes(
     *,
     unsafe: bool = False,
     first: Sequence[Finding] | None = None,
+    prior: tuple[str, ast.Module] | None = None,
 ) -> FixOutcome:
     """Fix ``data`` (a whole file) to a fixpoint. ``lint(code, tree)`` returns the findings of a source
-    text (with their edits); ``first`` are the findings already known for ``data`` (skips one lint).
-    Raises ``FixError`` when the file or a fixed version of it does not parse.
+    text (with their edits); ``first`` are the findings already known for ``data`` (skips one lint);
+    ``prior`` is a text the lint already parsed and its tree, used when ``data`` still holds that
+    text (skips one parse). Raises ``FixError`` when the file or a fixed version of it does not parse.
 
     Cost stays proportional to what is edited: libcst only sees the statements holding the edits
     (``segment``). Each fixed text is parsed once with ``ast``: that parse proves it valid, is the tree
@@ -110,10 +112,12 @@ def fix_bytes(
         source = segment.decode(data)
         text = source.text
         tree: ast.Module | None = None  # the tree of ``text``, once parsed
+        if prior is not None and prior[0] == text:
+            tree = prior[1]
         if first is not None:
             findings = list(first)
         else:
-            tree = segment.parse_tree(text, path)
+            tree = tree if tree is not None else segment.parse_tree(text, path)
             findings = lint(text, tree)
         applied: list[Finding] = []
         reported = list(findings)  # what the user was shown: the summary counts these

@@ -17,6 +17,12 @@ statement's indentation followed by something else; otherwise (a string literal 
 sitting further left, a whitespace-only line that would come back empty) the top-level statement is
 used instead, which needs no dedent.
 
+Inside the segment, runs of the scope's own statements that hold no edit (and do not mention
+``super``, which a signature fix forwards to) are *holes*: each run is replaced by one ``pass`` line
+with a marker before libcst sees the segment, and put back verbatim afterwards. A method of 10,000
+``if`` blocks or a 100,000-key dict literal then costs libcst a few lines, not the whole body (fix
+used to take 20 times the lint time there). Edit lines are shifted by the lines the holes removed.
+
 Lines are counted the way Python counts them (``\\n``, ``\\r\\n`` and a lone ``\\r`` end a line; form
 feeds and Unicode line separators do not), so ``ast`` line numbers index them directly. The segment's
 final line ending is cut off before libcst sees it and put back afterwards: libcst's native parser
@@ -91,11 +97,17 @@ def parse_tree(text: str, path: str) -> ast.Module:
 
 @dataclass(frozen=True)
 class Segment:
-    """Lines ``first``..``last`` (1-based, inclusive), given to libcst without ``indent``."""
+    """Lines ``first``..``last`` (1-based, inclusive), given to libcst without ``indent``; ``scope``
+    is the ``def``/``class`` statement it spans (None for a top-level segment)."""
 
     first: int
     last: int
     indent: str = ""
+    scope: ast.stmt | None = None
+
+
+HOLE_MIN_LINES = 20  # shorter runs are left to libcst: nothing to gain
+HOLE_MARKER = "trainwright-fix-hole-"
 
 
 class _Lines:
@@ -170,7 +182,7 @@ def segment_for(tree: ast.Module, lines: _Lines, line: int) -> Segment:
         first, last = _start(stmt), _end(stmt)
         indent = lines.line(first)[: stmt.col_offset]  # ASCII whitespace: bytes == characters
         if indent and indent.strip(" \t") == "" and _dedentable(lines, first, last, indent):
-            return Segment(first, last, indent)
+            return Segment(first, last, indent, stmt)
     return _top_level(tree.body, index)
 
 
@@ -187,6 +199,39 @@ def _merge(segments: Iterable[Segment]) -> list[Segment] | None:
     return out
 
 
+def holes(seg: Segment, code_lines: Sequence[str], edit_lines: Iterable[int]) -> list[tuple[int, int]]:
+    """Runs (first, last line, 1-based in the file) of the segment scope's own statements that hold
+    no edit line, do not mention ``super`` and share no line with another statement, each run at
+    least ``HOLE_MIN_LINES`` long. ``code_lines`` are the segment's lines."""
+    scope = seg.scope
+    if scope is None or not getattr(scope, "body", None):
+        return []
+    body: list[ast.stmt] = scope.body  # type: ignore[attr-defined]
+    wanted = set(edit_lines)
+    out: list[tuple[int, int]] = []
+    run: list[int] = []  # [first, last] of the run being built
+
+    def close() -> None:
+        if run and run[1] - run[0] + 1 >= HOLE_MIN_LINES:
+            out.append((run[0], run[1]))
+        run.clear()
+
+    for i, stmt in enumerate(body):
+        first, last = _start(stmt), _end(stmt)
+        alone = first > (_end(body[i - 1]) if i else scope.lineno) and (
+            i + 1 == len(body) or last < _start(body[i + 1])
+        )
+        text = "".join(code_lines[first - seg.first : last - seg.first + 1])
+        if not alone or "super" in text or HOLE_MARKER in text or any(first <= n <= last for n in wanted):
+            close()
+        elif run:
+            run[1] = last
+        else:
+            run.extend((first, last))
+    close()
+    return out
+
+
 def _rewrite_one(code: str, seg: Segment, edits: Sequence[Edit], apply: Applier, newline: str) -> str:
     ending = FINAL_NEWLINE.search(code)
     tail = ending.group(0) if ending is not None else ""
@@ -194,14 +239,39 @@ def _rewrite_one(code: str, seg: Segment, edits: Sequence[Edit], apply: Applier,
     if seg.indent:
         n = len(seg.indent)
         body = "".join(line[n:] if line.strip("\r\n") else line for line in _keep_ends(body))
+    lines = _keep_ends(body)
+    gaps = holes(seg, lines, (e.line for e in edits))
+    kept: dict[str, str] = {}  # a hole's placeholder line -> the lines it stands for
+    if gaps:
+        pieces, done = [], 0
+        for k, (first, last) in enumerate(gaps):
+            a, b = first - seg.first, last - seg.first
+            original = "".join(lines[a : b + 1])
+            end = FINAL_NEWLINE.search(lines[b])
+            indent = lines[a][: len(lines[a]) - len(lines[a].lstrip(" \t"))]
+            placeholder = f"{indent}pass  # {HOLE_MARKER}{k}" + (end.group(0) if end else "")
+            kept[placeholder] = original
+            pieces += [*lines[done:a], placeholder]
+            done = b + 1
+        body = "".join([*pieces, *lines[done:]])
     try:
         module = cst.parse_module(body, config=cst.PartialParserConfig(default_newline=newline))
-        shifted = [replace(e, line=e.line - seg.first + 1) for e in edits]  # type: ignore[type-var]
+        shifted = [
+            replace(
+                e, line=e.line - seg.first + 1 - sum(last - first for first, last in gaps if last < e.line)
+            )  # type: ignore[type-var]
+            for e in edits
+        ]
         new = apply(module, shifted).code
     except (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError) as exc:
         raise SegmentError(f"cannot parse ({exc.__class__.__name__})") from None
     if new == body:
         return code
+    if kept:
+        restored = [kept.get(line, line) for line in _keep_ends(new)]
+        if sum(1 for line in _keep_ends(new) if line in kept) != len(kept):
+            raise SegmentError("a fix changed code it was not meant to touch")
+        new = "".join(restored)
     if seg.indent:
         new = "".join(seg.indent + line if line.strip("\r\n") else line for line in _keep_ends(new))
     return new + tail

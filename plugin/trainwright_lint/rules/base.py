@@ -317,6 +317,12 @@ class Rule:
     # The fix this rule attaches to its findings: "safe", "unsafe" (behaviour changes: only with
     # --unsafe-fixes) or None (no automatic fix).
     fix_applicability: ClassVar[str | None] = None
+    # What the runner reads for this rule beyond the files with target classes (the runner knows no
+    # rule, only these declarations): instance attributes whose stores (``x.tokenizer = ...``) it
+    # scans in every file, and a text gate for files without a target class that are linted all the
+    # same (training scripts that build a Trainer).
+    TRACKED_ATTRIBUTES: ClassVar[tuple[str, ...]] = ()
+    script_gate: ClassVar[Callable[[str], bool] | None] = None
     # "warning" for a finding that breaks or misplaces code; "note" for a lower-severity finding (TW305:
     # a contract break no library code triggers). SARIF ``level`` and GitHub annotation command.
     severity: ClassVar[str] = "warning"

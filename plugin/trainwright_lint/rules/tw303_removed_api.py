@@ -35,6 +35,7 @@ class RemovedApi(Rule):
     )
 
     code = "TW303"
+    TRACKED_ATTRIBUTES = ("tokenizer",)  # `trainer.tokenizer = tok` anywhere provides it
     name = "removed-api"
     message = "{what} {why} in transformers {version}; use {instead}"
     roles = frozenset({TRAINER, MIXIN, CALLBACK})

@@ -14,7 +14,7 @@ from trainwright.catalog.versions import version_key
 from trainwright_lint.analysis.unit import nodes_on_lines
 from trainwright_lint.edits import Edit, RenameKeyword
 from trainwright_lint.finding import Finding
-from trainwright_lint.prefilter import CONSTRUCTED_WORDS
+from trainwright_lint.prefilter import CONSTRUCTED_WORDS, constructs_library_class
 from trainwright_lint.project import library
 from trainwright_lint.project.model import LIBRARY_CLASS, MIXIN, PROJECT_CLASS, split_key
 from trainwright_lint.project.summary import ALIAS, CLASS, IMPORT_FROM, Binding
@@ -68,6 +68,7 @@ class RemovedArgument(Rule):
     code = "TW304"
     name = "removed-argument"
     scope = "module"
+    script_gate = staticmethod(constructs_library_class)  # a script that builds a Trainer / arguments
     fix_applicability = SAFE
     message = "`{keyword}=` is not accepted by `{owner}` in {library} {version}{when}; {instead}"
 

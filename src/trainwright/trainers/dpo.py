@@ -28,9 +28,9 @@ import hashlib
 import inspect
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from trainwright._extras import require_train_extra
 
@@ -59,15 +59,14 @@ from trainwright.trainers.dpo_losses import (
     wpo_pair_weights,
 )
 from trainwright.trainers.dpo_stream import check_stream_settings
-from trainwright.trainers.logprobs import (
-    SharedPrefix,
-    continue_after_prefix,
-    log_sum_squared_probs,
-    prefix_sharing_for,
-    run_shared_prefix,
-    token_logps_and_entropy,
-)
+from trainwright.trainers.logprobs import prefix_sharing_for
 from trainwright.trainers.model_card import ModelCardCallback
+from trainwright.trainers.preference_logps import (
+    SequenceLogps,
+    packed_sequence_logps,
+    sequence_logps,
+    shared_prompt_sequence_logps,
+)
 from trainwright.trainers.reference import is_peft_model, reference_forward
 from trainwright.trainers.skeleton import TrainerSkeleton
 from trainwright.trainers.streaming import RepeatedStream, is_streamed
@@ -75,258 +74,6 @@ from trainwright.trainers.streaming import RepeatedStream, is_streamed
 logger = logging.getLogger(__name__)
 
 CACHE_FORMAT_VERSION = "1"
-
-
-class SequenceLogps(NamedTuple):
-    """Per-row results of one forward pass over the 2B stacked sequences."""
-
-    logps: torch.Tensor  # (2B,) sum of completion-token log-probs
-    lengths: torch.Tensor  # (2B,) number of scored completion tokens
-    logits_sum: torch.Tensor  # (2B,) sum over completion tokens of the vocabulary-mean logit (no grad)
-    log_sum_sq: torch.Tensor | None = None  # (2B,) sum over completion tokens of log Σ_v p_v² (WPO; no grad)
-    entropy_sum: torch.Tensor | None = (
-        None  # (2B,) sum over completion tokens of the next-token entropy (no grad)
-    )
-    top1_sum: torch.Tensor | None = (
-        None  # (2B,) completion tokens that are the argmax of their logits (no grad)
-    )
-    aux_loss: torch.Tensor | None = None  # the MoE load-balancing loss of the forward (None unless asked)
-    unweighted_logps: torch.Tensor | None = None  # (2B,) with LD-DPO weights: the plain sum of log-probs
-
-
-def sequence_logps(
-    model: nn.Module,
-    batch: dict[str, torch.Tensor],
-    *,
-    chunk_size: int = 4,
-    logits_to_keep: bool = True,
-    with_sum_sq: bool = False,
-    cache_argument: str | None = None,
-    min_shared_tokens: int = 1,
-    aux_loss: bool = False,
-) -> SequenceLogps:
-    """Summed log-probs of the completion tokens of every row of ``batch``.
-
-    Logits at position ``t`` score token ``t+1``. Rows are right-padded and completions follow the
-    prompt, so positions before the earliest completion token in the batch are never scored: with
-    ``logits_to_keep`` the model projects only the last ``T - start`` hidden states onto the vocabulary.
-    Log-probs use gather + logsumexp in row chunks (no ``(2B, T, V)`` log-softmax copy).
-    A packed batch (``PreferenceCollator(padding_free=True)``) goes through :func:`packed_sequence_logps`.
-
-    With ``cache_argument`` (the model's KV-cache argument, see
-    :func:`~trainwright.trainers.logprobs.kv_cache_argument`) and a batch whose chosen row ``i`` and
-    rejected row ``B + i`` agree on every column before the first scored one, the batch goes through
-    :func:`shared_prompt_sequence_logps` instead, provided that saves at least ``min_shared_tokens``
-    tokens (``B × (start + 1)``).
-
-    A batch with ``logp_weights`` (LD-DPO, :class:`~trainwright.trainers.dpo_data.PreferenceCollator`) sums
-    each token's log-prob with its weight; lengths and the other statistics count tokens unweighted. With
-    ``aux_loss`` the model is asked for its router logits and its load-balancing loss is returned (one plain
-    forward then).
-    """
-    if "sequence_index" in batch:
-        return packed_sequence_logps(
-            model, batch, chunk_size=chunk_size, with_sum_sq=with_sum_sq, aux_loss=aux_loss
-        )
-    input_ids, completion_mask = batch["input_ids"], batch["completion_mask"]
-    attention_mask = batch["attention_mask"]
-    weights = batch.get("logp_weights")
-    target_mask = completion_mask[:, 1:]
-    width = target_mask.shape[1]
-    columns = torch.arange(width + 1, device=input_ids.device)
-    bounds = [torch.where(target_mask.any(dim=0), columns[:width], width - 1).min()]
-    half = input_ids.shape[0] // 2
-    share = (
-        cache_argument is not None
-        and logits_to_keep
-        and not aux_loss
-        and half > 0
-        and input_ids.shape[0] == 2 * half
-    )
-    if share:
-        # the first column where a pair's two rows differ (or either is a completion token), and where
-        # each half's last attended column ends
-        differs = (
-            (input_ids[:half] != input_ids[half:])
-            | (attention_mask[:half] != attention_mask[half:])
-            | (completion_mask[:half] != 0)
-            | (completion_mask[half:] != 0)
-        ).any(dim=0)
-        ends = torch.where(attention_mask.bool(), columns + 1, 0).amax(dim=1)
-        bounds += [torch.where(differs, columns, width + 2).min(), ends[:half].max(), ends[half:].max()]
-    bounds = torch.stack(bounds).tolist()  # the one host sync of the forward
-    start = bounds[0]
-    if share and bounds[1] == start + 1 and half * (start + 1) >= min_shared_tokens:
-        shared = shared_prompt_sequence_logps(
-            model,
-            batch,
-            start + 1,
-            (bounds[2], bounds[3]),
-            cache_argument,
-            chunk_size=chunk_size,
-            with_sum_sq=with_sum_sq,
-        )
-        if shared is not None:
-            return shared
-    kwargs: dict[str, Any] = {"input_ids": input_ids, "attention_mask": attention_mask, "use_cache": False}
-    if aux_loss:
-        kwargs["output_router_logits"] = True
-    if logits_to_keep:
-        kwargs["logits_to_keep"] = input_ids.shape[1] - start
-    outputs = model(**kwargs)
-    logits = outputs.logits[:, :-1] if logits_to_keep else outputs.logits[:, start:-1]
-    summed = _summed(
-        [logits],
-        input_ids[:, start + 1 :],
-        target_mask[:, start:],
-        chunk_size,
-        with_sum_sq,
-        None if weights is None else weights[:, 1:][:, start:],
-    )
-    return summed._replace(aux_loss=getattr(outputs, "aux_loss", None)) if aux_loss else summed
-
-
-def shared_prompt_sequence_logps(
-    model: nn.Module,
-    batch: dict[str, torch.Tensor],
-    prompt_length: int,
-    ends: tuple[int, int],
-    cache_argument: str,
-    *,
-    chunk_size: int = 4,
-    with_sum_sq: bool = False,
-) -> SequenceLogps | None:
-    """:func:`sequence_logps` running each pair's shared prompt once; ``None`` if the model's cache cannot
-    be reused.
-
-    The chosen row ``i`` and the rejected row ``B + i`` hold the same first ``prompt_length`` (``k``)
-    columns, so those run once for the ``B`` pairs (:func:`~trainwright.trainers.logprobs.run_shared_prefix`);
-    then the chosen half and the rejected half each continue from the prompt keys/values over their own
-    columns ``k … end − 2`` (``ends``: one past each half's last attended column), so the padding that the
-    shorter half carries up to the longer half's length is not run either. Same values and gradients as
-    the single forward, up to float rounding (:func:`~trainwright.trainers.logprobs.shared_prefix_logits`).
-    """
-    input_ids, attention_mask = batch["input_ids"], batch["attention_mask"]
-    completion_mask, weights = batch["completion_mask"], batch.get("logp_weights")
-    half, k = input_ids.shape[0] // 2, prompt_length
-    if min(ends) <= k:
-        return None
-    pairs = torch.arange(half, device=input_ids.device)
-    prefix = SharedPrefix(k, pairs, torch.cat([pairs, pairs]))
-    state = run_shared_prefix(model, input_ids, attention_mask, prefix)
-    if state is None:
-        return None
-    parts = []
-    for rows, end in ((slice(None, half), ends[0]), (slice(half, None), ends[1])):
-        ids, mask = input_ids[rows, :end], attention_mask[rows, :end]
-        pieces = [state.logits]  # the pair order: row i of either half continues prefix i
-        tail = continue_after_prefix(model, ids, mask, state, None, cache_argument)
-        if tail is not None:
-            pieces.append(tail)
-        row_weights = None if weights is None else weights[rows, k:end]
-        parts.append(
-            _summed(pieces, ids[:, k:], completion_mask[rows, k:end], chunk_size, with_sum_sq, row_weights)
-        )
-    chosen, rejected = parts
-    return SequenceLogps(
-        *(None if a is None else torch.cat([a, b]) for a, b in zip(chosen, rejected))  # type: ignore[arg-type]
-    )
-
-
-def _summed(
-    pieces: Sequence[torch.Tensor],
-    targets: torch.Tensor,
-    target_mask: torch.Tensor,
-    chunk_size: int,
-    with_sum_sq: bool,
-    weights: torch.Tensor | None = None,
-) -> SequenceLogps:
-    """Per-row sums over the scored tokens of logits given in consecutive column ``pieces``.
-
-    ``targets`` / ``target_mask``: ``(n, t)`` the token each logit position scores and whether it counts;
-    the pieces' widths add up to ``t``. ``weights`` (``(n, t)``, LD-DPO) weigh the log-probs' sum only.
-    """
-    mask = target_mask.to(pieces[0].dtype)
-    split = targets.split([piece.shape[1] for piece in pieces], dim=1)
-    scored = [token_logps_and_entropy(p, t, chunk_size=chunk_size) for p, t in zip(pieces, split)]
-    token_logps = torch.cat([logps for logps, _ in scored], dim=1)
-    with torch.no_grad():
-        mean_logits = torch.cat([piece.float().mean(dim=-1) for piece in pieces], dim=1)
-        logits_sum = (mean_logits * mask).sum(dim=-1)
-        entropy_sum = (torch.cat([entropy for _, entropy in scored], dim=1) * mask).sum(dim=-1)
-        top1 = torch.cat([p.argmax(dim=-1) == t for p, t in zip(pieces, split)], dim=1)
-        top1_sum = (top1.to(mask.dtype) * mask).sum(dim=-1)
-    log_sum_sq = None
-    if with_sum_sq:
-        per_token = torch.cat([log_sum_squared_probs(piece, chunk_size) for piece in pieces], dim=1)
-        log_sum_sq = (per_token * mask).sum(dim=-1)
-    plain = (token_logps * mask).sum(dim=-1)
-    weighted = plain if weights is None else (token_logps * weights.to(mask.dtype)).sum(dim=-1)
-    return SequenceLogps(
-        weighted,
-        mask.sum(dim=-1),
-        logits_sum,
-        log_sum_sq,
-        entropy_sum,
-        top1_sum,
-        unweighted_logps=None if weights is None else plain,
-    )
-
-
-def packed_sequence_logps(
-    model: nn.Module,
-    batch: dict[str, torch.Tensor],
-    *,
-    chunk_size: int = 4,
-    with_sum_sq: bool = False,
-    aux_loss: bool = False,
-) -> SequenceLogps:
-    """:func:`sequence_logps` of a padding-free batch: one forward over the ``(1, L)`` packed row.
-
-    ``position_ids`` restart at 0 for each sequence and no attention mask is passed, which is how
-    transformers detects packed sequences and builds a block-diagonal causal mask (flash-attention
-    kernels use the boundaries directly). A token is scored when it is a completion token *of the same
-    sequence* as the position predicting it, so no sequence is scored from its neighbour's tokens; the
-    per-token values are summed per sequence with ``index_add`` (no Python loop, no host sync).
-    """
-    input_ids, owner_of = batch["input_ids"], batch["sequence_index"]
-    num_rows = batch["sequence_lengths"].shape[0]
-    extra = {"output_router_logits": True} if aux_loss else {}
-    outputs = model(input_ids=input_ids, position_ids=batch["position_ids"], use_cache=False, **extra)
-    logits = outputs.logits[0, :-1]
-    targets = input_ids[0, 1:]
-    owner = owner_of[0, :-1]
-    mask = (batch["completion_mask"][0, 1:].bool() & (owner_of[0, 1:] == owner)).to(logits.dtype)
-    weights = batch.get("logp_weights")
-    # chunks of about chunk_size sequences' worth of positions, as in the padded path
-    chunk = chunk_size * max(1, logits.shape[0] // num_rows)
-    token_logps, entropy = token_logps_and_entropy(
-        logits.unsqueeze(1), targets.unsqueeze(1), chunk_size=chunk
-    )
-
-    def per_sequence(values: torch.Tensor) -> torch.Tensor:
-        return values.new_zeros(num_rows).index_add(0, owner, values)
-
-    with torch.no_grad():
-        logits_sum = per_sequence(logits.float().mean(dim=-1) * mask)
-        entropy_sum = per_sequence(entropy.squeeze(1) * mask)
-        top1_sum = per_sequence((logits.argmax(dim=-1) == targets).to(mask.dtype) * mask)
-        log_sum_sq = None
-        if with_sum_sq:
-            log_sum_sq = per_sequence(log_sum_squared_probs(logits.unsqueeze(1), chunk).squeeze(1) * mask)
-    token_logps = token_logps.squeeze(1)
-    plain = per_sequence(token_logps * mask)
-    weighted = plain if weights is None else per_sequence(token_logps * mask * weights[0, 1:].to(mask.dtype))
-    return SequenceLogps(
-        weighted,
-        per_sequence(mask),
-        logits_sum,
-        log_sum_sq,
-        entropy_sum,
-        top1_sum,
-        getattr(outputs, "aux_loss", None) if aux_loss else None,
-        None if weights is None else plain,
-    )
 
 
 def _hash_parameters(named_parameters: list[tuple[str, torch.Tensor]]) -> str:
@@ -442,21 +189,16 @@ class DPOTrainer(TrainerSkeleton):
         self.add_callback(ModelCardCallback(self))  # TRL writes the tagged model card at every checkpoint
 
         given = parts.given_ref_model
-        if self.uses_reference and args.precompute_ref_log_probs:
+        precompute = self.uses_reference and args.precompute_ref_log_probs
+        if precompute:
             # One pass with the reference before training, then no reference is kept. Without an explicit
             # ref_model the untrained policy itself is the reference, so no copy is ever made.
             self.train_dataset = self._add_reference_logps(self.train_dataset, "train", given)
-            if isinstance(self.eval_dataset, dict):
-                self.eval_dataset = {
-                    k: self._add_reference_logps(d, f"eval-{k}", given) for k, d in self.eval_dataset.items()
-                }
-            elif self.eval_dataset is not None:
-                self.eval_dataset = self._add_reference_logps(self.eval_dataset, "eval", given)
+            if self.eval_dataset is not None:
+                self.eval_dataset = self._with_reference_logps(self.eval_dataset, "eval", given)
         # An explicit reference is freed after precompute: evaluate() can then only score new data while the
         # policy (or the PEFT base) still is the reference.
-        self._reference_freed = (
-            given is not None if self.uses_reference and args.precompute_ref_log_probs else False
-        )
+        self._reference_freed = precompute and given is not None
         del parts, ref_model, given
         self.finish()
 
@@ -582,7 +324,12 @@ class DPOTrainer(TrainerSkeleton):
         argument = sharing.argument(model)
         if argument is None:
             return {}
-        return {"cache_argument": argument, "min_shared_tokens": sharing.min_saved_tokens(model)}
+        cost = sharing.cost(model)  # one extra call; splitting the halves adds a call with an LM head
+        return {
+            "cache_argument": argument,
+            "min_shared_tokens": cost.per_call,
+            "min_split_tokens": cost.per_call + cost.per_head,
+        }
 
     # ---------------------------------------------------------------------------------------------
     # Trainer hooks (public methods only)
@@ -772,13 +519,13 @@ class DPOTrainer(TrainerSkeleton):
                 "precompute_ref_log_probs=False"
             )
 
-    def _with_reference_logps(self, dataset: Any, name: str) -> Any:
+    def _with_reference_logps(self, dataset: Any, name: str, ref_model: nn.Module | None = None) -> Any:
         """``dataset`` (or each split of a dict) with its reference log-prob columns."""
         if isinstance(dataset, dict):
             return {
-                key: self._add_reference_logps(split, f"{name}-{key}", None) for key, split in dataset.items()
+                key: self._add_reference_logps(split, f"{name}-{key}", ref_model) for key, split in dataset.items()
             }
-        return self._add_reference_logps(dataset, name, None)
+        return self._add_reference_logps(dataset, name, ref_model)
 
     def get_eval_dataloader(self, eval_dataset: str | Dataset | IterableDataset | None = None) -> DataLoader:
         """Tokenise a raw preference dataset handed here directly (``evaluate`` already did); read a stream

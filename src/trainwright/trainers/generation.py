@@ -19,6 +19,7 @@ from torch import nn
 from transformers import GenerationConfig
 
 from trainwright.trainers.distributed import gathered_for_generation
+from trainwright.trainers.logprobs import PrefixSharing, distinct_rows
 
 
 @dataclass
@@ -48,6 +49,11 @@ class TransformersGenerateBackend:
     Prompts are left-padded by hand (not through the tokenizer's ``padding_side``, which the toy
     tokenizer sets to "right") so that every prompt's last token sits at the same position and new
     tokens are appended right after it.
+
+    The G copies of a prompt are prefilled once (:meth:`prefilled_cache`): a round's prompt tokens
+    run through the model once per distinct prompt instead of G times, and decoding starts from their
+    keys/values copied out to the G rows. The sampled tokens are those of the plain call up to float
+    rounding (the same random draws, from the same logits).
     """
 
     def __init__(self, settings: SamplingSettings, pad_token_id: int, eos_token_ids: list[int]) -> None:
@@ -69,6 +75,9 @@ class TransformersGenerateBackend:
             kwargs["min_p"] = settings.min_p
         kwargs.update(settings.extra)
         self.generation_config = GenerationConfig(**kwargs)
+        # prefilling needs a dynamic cache of plain layers (kv_cache_argument) and generate's own cache
+        enabled = self.generation_config.cache_implementation is None and "cache" not in settings.extra
+        self.prompt_sharing = PrefixSharing(enabled=enabled)
 
     def generate(self, model: nn.Module, prompt_ids: list[list[int]]) -> list[list[int]]:
         if not prompt_ids:
@@ -87,11 +96,15 @@ class TransformersGenerateBackend:
             # An FSDP2-sharded policy is gathered once and decodes on local full weights (no collective per
             # token, so processes may stop at different lengths); see trainwright.trainers.distributed.
             with torch.no_grad(), gathered_for_generation(model) as gathered:
+                input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
+                extra: dict[str, Any] = {"synced_gpus": False} if gathered else {}
+                if not gathered:  # a gathered (FSDP) model: one call, as simple as possible
+                    extra.update(self.prefilled_cache(model, input_ids, attention_mask))
                 output = model.generate(
-                    input_ids=input_ids.to(device),
-                    attention_mask=attention_mask.to(device),
+                    input_ids=input_ids,
+                    attention_mask=attention_mask,
                     generation_config=self.generation_config,
-                    **({"synced_gpus": False} if gathered else {}),
+                    **extra,
                 )
         finally:
             model.train(was_training)
@@ -105,6 +118,42 @@ class TransformersGenerateBackend:
                     break
             completions.append(cut)
         return completions
+
+    def prefilled_cache(
+        self, model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor
+    ) -> dict[str, Any]:
+        """``generate`` keyword arguments holding the distinct prompts' keys/values of all but the last
+        column, copied out to every row; ``{}`` when there is no repeated prompt, the saving does not
+        pay for the extra call, or the model cannot take a prefilled cache (then ``generate`` prefills).
+
+        ``generate`` then runs the last prompt column (whose logits give the first token) and decodes.
+        """
+        from transformers import DynamicCache
+
+        width = input_ids.shape[1]
+        if width < 2:
+            return {}
+        rows, inverse = distinct_rows(input_ids, attention_mask)
+        saved = (inverse.numel() - rows.numel()) * (width - 1)
+        argument = self.prompt_sharing.argument(model, saved_tokens=saved, backward=False)
+        if rows.numel() == inverse.numel() or argument is None:
+            return {}
+        out = model(
+            input_ids=input_ids[rows, :-1],
+            attention_mask=attention_mask[rows, :-1],
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        cache = getattr(out, "cache", None)
+        if cache is None:
+            cache = getattr(out, "past_key_values", None)
+        layers = getattr(cache, "layers", None)
+        if not layers or any(
+            type(layer).__name__ != "DynamicLayer" or getattr(layer, "keys", None) is None for layer in layers
+        ):
+            self.prompt_sharing.disable(model)
+            return {}
+        return {argument: DynamicCache([(layer.keys[inverse], layer.values[inverse]) for layer in layers])}
 
 
 def eos_token_ids(model: nn.Module, tokenizer: Any) -> list[int]:

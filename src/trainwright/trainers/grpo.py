@@ -470,7 +470,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         if sharing is None:
             sharing = self._prefix_sharing = prefix_sharing_for(self)
         width = batch["prompt_ids"].shape[1]
-        saved = (inverse.numel() - rows.numel()) * width  # prompt tokens not run again
+        saved = (inverse.numel() - rows.numel()) * (width - 1)  # cached prompt tokens not run again
         argument = sharing.argument(model, saved_tokens=saved)
         if argument is None:
             return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import math
 import weakref
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 from torch import nn
@@ -149,11 +149,66 @@ def kv_cache_argument(model: nn.Module) -> str | None:
     return argument
 
 
-#: Below this many (saved prefix tokens × model parameters) the shared-prefix forward is not used: its
-#: second model call has a fixed cost (one more pass of every layer's ops, forward and backward), about
-#: what 2e8 parameter-tokens of compute take on one CPU core (measured on the toy Qwen2 models: 1.5e8
-#: saved was 9 % slower, 2.2e8 8 % faster, 1e9 30 % faster). A 0.5B-parameter model clears it with one token.
-MIN_SAVED_PARAMETER_TOKENS = 2e8
+#: What one extra model call costs, in the unit of what sharing saves: tokens run forward and backward
+#: through the model body (every parameter but the input / output embeddings). Two parts:
+#:
+#: * a fixed part, CALL_OVERHEAD_PARAMETER_TOKENS / body parameters: every layer's ops dispatched once
+#:   more, forward and backward; measured on the toy Qwen2 models on one CPU core (1.5e8 saved
+#:   parameter-tokens was 9 % slower, 2.2e8 8 % faster), negligible from ~100M parameters on;
+#: * WEIGHT_GRADIENT_TOKENS per body parameter: the call's backward builds its own gradient of each
+#:   weight it uses (a fresh buffer, faulted in, written, then added into ``.grad``), memory-bound work.
+#:   The value is an estimate, not a fitted one: ~16 bytes moved per parameter against 6 FLOPs per
+#:   parameter-token of forward + backward matmul, at this CPU's ~10 GB/s and ~100 GFLOP/s with two
+#:   threads. The issue-24 profile at 0.5B shows the effect (three calls against one: 1,595 vs 543
+#:   ``aten::mm`` calls, ``fill_``/``zeros`` 2.8 s vs 1.0 s); ``benchmarks/real_size.py`` measures the result.
+#:
+#: An extra call that also projects onto the vocabulary adds the output embedding's gradient
+#: (vocabulary × hidden) to the second part. The shared-prefix forward below keeps that out of the
+#: prefix call (its logits are not used, so no LM-head backward) and embeds the tokens once for all
+#: calls (one dense embedding gradient, as in the plain forward).
+CALL_OVERHEAD_PARAMETER_TOKENS = 2e8
+WEIGHT_GRADIENT_TOKENS = 24.0
+
+
+class SharingCost(NamedTuple):
+    """The cost of extra model calls for one model, in body tokens (see :data:`WEIGHT_GRADIENT_TOKENS`)."""
+
+    per_call: float  # an extra call through the body (no LM-head gradient)
+    per_head: float  # an extra LM-head weight gradient (a call that projects onto the vocabulary)
+    per_forward: float  # an extra call without backward (generation's prefill): the fixed part only
+
+    def pays(
+        self, saved_tokens: float, extra_calls: int = 1, extra_heads: int = 0, backward: bool = True
+    ) -> bool:
+        """Whether not running ``saved_tokens`` body tokens pays for the extra calls and LM-head gradients
+        (``backward=False``: calls without a backward, so without weight gradients)."""
+        per_call = self.per_call if backward else self.per_forward
+        return saved_tokens >= max(1.0, extra_calls * per_call + extra_heads * self.per_head)
+
+
+def sharing_cost(model: nn.Module) -> SharingCost:
+    """:class:`SharingCost` of ``model`` from its parameter counts (body, and input / output embeddings)."""
+    inner = _unwrap(model)
+    embeddings = {
+        id(p)
+        for getter in ("get_input_embeddings", "get_output_embeddings")
+        for module in [_call_or_none(inner, getter)]
+        if module is not None
+        for p in module.parameters()
+    }
+    head = _call_or_none(inner, "get_output_embeddings")
+    head_params = sum(p.numel() for p in head.parameters()) if head is not None else 0
+    body = max(1, sum(p.numel() for p in inner.parameters() if id(p) not in embeddings))
+    fixed = CALL_OVERHEAD_PARAMETER_TOKENS / body
+    return SharingCost(fixed + WEIGHT_GRADIENT_TOKENS, WEIGHT_GRADIENT_TOKENS * head_params / body, fixed)
+
+
+def _call_or_none(model: nn.Module, getter: str) -> nn.Module | None:
+    try:
+        module = getattr(model, getter)()
+    except (AttributeError, NotImplementedError):
+        return None
+    return module if isinstance(module, nn.Module) else None
 
 
 class PrefixSharing:
@@ -162,42 +217,50 @@ class PrefixSharing:
     The trainers turn it off under FSDP and DeepSpeed (two forwards per step would gather the sharded
     parameters twice) and with gradient checkpointing (transformers drops the cache in training then).
     It is also off for a model that cannot reuse its cache (:func:`kv_cache_argument`, or a failed
-    attempt, :meth:`disable`) and when the saving is too small to pay for the second model call
-    (:data:`MIN_SAVED_PARAMETER_TOKENS`). What it learns about a model is kept (checking costs more
-    than a small forward), keyed by the module the trainer calls, wrapped (DDP) or not.
+    attempt, :meth:`disable`) and when the saving does not pay for the extra model call
+    (:func:`sharing_cost`). What it learns about a model is kept (checking costs more than a small
+    forward), keyed by the module the trainer calls, wrapped (DDP) or not.
     """
 
     def __init__(self, enabled: bool = True) -> None:
         self.enabled = enabled
-        # model -> (its KV-cache argument or None, fewest saved tokens that pay off)
-        self._memo: weakref.WeakKeyDictionary[nn.Module, tuple[str | None, int]] = weakref.WeakKeyDictionary()
+        # model -> (its KV-cache argument or None, what an extra call costs)
+        self._memo: weakref.WeakKeyDictionary[nn.Module, tuple[str | None, SharingCost]] = (
+            weakref.WeakKeyDictionary()
+        )
 
-    def argument(self, model: nn.Module, saved_tokens: int | None = None) -> str | None:
+    def argument(
+        self, model: nn.Module, saved_tokens: int | None = None, backward: bool = True
+    ) -> str | None:
         """The KV-cache argument to share a prefix with ``model``, or ``None`` to run the plain forward.
-        ``saved_tokens``: prefix tokens sharing would not compute; ``None`` when not known yet (then
-        compare them with :meth:`min_saved_tokens` once they are)."""
+        ``saved_tokens``: prefix tokens sharing would not compute, for one extra model call (with a
+        backward unless ``backward=False``); ``None`` when not known yet (then weigh them with
+        :meth:`cost` once they are)."""
         if not self.enabled:
             return None
-        argument, min_saved = self._facts(model)
-        if saved_tokens is not None and saved_tokens < min_saved:
+        argument, cost = self._facts(model)
+        if saved_tokens is not None and not cost.pays(saved_tokens, backward=backward):
             return None
         return argument
 
-    def min_saved_tokens(self, model: nn.Module) -> int:
-        """The fewest saved prefix tokens for which sharing pays off with ``model``."""
+    def cost(self, model: nn.Module) -> SharingCost:
+        """What an extra model call costs with ``model`` (:func:`sharing_cost`)."""
         return self._facts(model)[1]
+
+    def min_saved_tokens(self, model: nn.Module) -> int:
+        """The fewest saved prefix tokens for which one extra call pays off with ``model``."""
+        return max(1, math.ceil(self.cost(model).per_call))
 
     def disable(self, model: nn.Module) -> None:
         """Never share with ``model`` again (its cache could not be reused)."""
         self._memo[model] = (None, self._facts(model)[1])
 
-    def _facts(self, model: nn.Module) -> tuple[str | None, int]:
+    def _facts(self, model: nn.Module) -> tuple[str | None, SharingCost]:
         if model not in self._memo:
             inner = _unwrap(model)
-            parameters = max(1, sum(p.numel() for p in inner.parameters()))
             sharded = any(getattr(m, "_is_fsdp_managed_module", False) for m in inner.modules())
             argument = None if sharded or _is_checkpointing(inner) else kv_cache_argument(inner)
-            self._memo[model] = (argument, max(1, math.ceil(MIN_SAVED_PARAMETER_TOKENS / parameters)))
+            self._memo[model] = (argument, sharing_cost(inner))
         return self._memo[model]
 
 
@@ -233,23 +296,53 @@ def _unwrap(model: nn.Module) -> nn.Module:
 
 
 class PrefixState(NamedTuple):
-    """The shared prefixes run once: the logit of each one's last position and every layer's keys/values."""
+    """The shared prefixes run once: every layer's keys/values of their first ``k − 1`` columns.
 
-    logits: torch.Tensor  # (U, 1, V): predicts column k of the rows sharing the prefix
-    keys_values: list[tuple[torch.Tensor, torch.Tensor]]  # per layer, (U, kv_heads, k, head_dim) each
+    The last shared column is not cached: it is fed again with each row's continuation, whose first
+    logit (position ``k − 1``) then predicts column ``k``. So the prefix call's logits are never used
+    and its backward does not touch the LM head (no extra vocabulary × hidden weight gradient).
+    """
+
+    keys_values: list[tuple[torch.Tensor, torch.Tensor]]  # per layer, (U, kv_heads, k − 1, head_dim) each
+
+
+def embed_tokens(model: nn.Module, input_ids: torch.Tensor) -> torch.Tensor | None:
+    """``model``'s input embeddings of ``input_ids``, ``(N, T, H)``; ``None`` if it exposes none.
+
+    The shared-prefix forward feeds slices of this one tensor to its model calls, so the embedding's
+    backward runs once (a dense vocabulary × hidden gradient per embedding call otherwise: 545 MB at
+    Qwen2.5-0.5B's size), as in the plain forward.
+    """
+    module = _call_or_none(_unwrap(model), "get_input_embeddings")
+    return None if module is None else module(input_ids)
+
+
+def _tokens(
+    input_ids: torch.Tensor, embeds: torch.Tensor | None, rows: Any, columns: slice
+) -> dict[str, Any]:
+    if embeds is None:
+        return {"input_ids": input_ids[rows, columns]}
+    return {"inputs_embeds": embeds[rows, columns]}
 
 
 def run_shared_prefix(
-    model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, prefix: SharedPrefix
+    model: nn.Module,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    prefix: SharedPrefix,
+    embeds: torch.Tensor | None = None,
 ) -> PrefixState | None:
-    """Run the ``U`` distinct prefixes ``(U, k)`` once with ``use_cache=True``; ``None`` when the model
-    returned no reusable cache (then run the plain forward)."""
-    k = prefix.length
+    """Run the ``U`` distinct prefixes' first ``k − 1`` columns once with ``use_cache=True``; ``None``
+    when there is nothing to cache (``k < 2``) or the model returned no reusable cache (then run the
+    plain forward). ``embeds``: :func:`embed_tokens` of ``input_ids``, fed instead of the ids."""
+    k = prefix.length - 1
+    if k < 1:
+        return None
     head = model(
-        input_ids=input_ids[prefix.rows, :k],
+        **_tokens(input_ids, embeds, prefix.rows, slice(None, k)),
         attention_mask=attention_mask[prefix.rows, :k],
         use_cache=True,
-        logits_to_keep=1,
+        logits_to_keep=1,  # unused: the first continuation column predicts column k + 1
     )
     cache = getattr(head, "cache", None)
     if cache is None:
@@ -264,7 +357,7 @@ def run_shared_prefix(
         for layer in layers
     ):
         return None
-    return PrefixState(head.logits, [(layer.keys, layer.values) for layer in layers])
+    return PrefixState([(layer.keys, layer.values) for layer in layers])
 
 
 def continue_after_prefix(
@@ -274,15 +367,16 @@ def continue_after_prefix(
     state: PrefixState,
     index: torch.Tensor | None,
     cache_argument: str,
+    embeds: torch.Tensor | None = None,
 ) -> torch.Tensor | None:
-    """Logits at positions ``k … T−2`` of rows ``input_ids`` ``(n, T)`` whose first ``k`` columns are the
-    prefixes ``state`` rows ``index`` ``(n,)`` (``None``: row ``i`` is prefix ``i``); ``None`` when
-    ``T − 1 == k`` (nothing after the prefix but the last column, whose logit would score a token after
-    the sequence)."""
+    """Logits at positions ``k−1 … T−2`` of rows ``input_ids`` ``(n, T)`` whose first ``k`` columns are
+    the prefixes of ``state`` rows ``index`` ``(n,)`` (``None``: row ``i`` is prefix ``i``): ``(n, T−k, V)``,
+    or ``None`` when ``T ≤ k`` (no column after the prefix). ``embeds``: :func:`embed_tokens` of these
+    rows, fed instead of the ids."""
     from transformers import DynamicCache
 
-    k = state.keys_values[0][0].shape[-2]
-    if input_ids.shape[1] - 1 <= k:
+    cached = state.keys_values[0][0].shape[-2]  # k − 1
+    if input_ids.shape[1] <= cached + 1:
         return None
     # a cache of these rows' copies of the prefix keys/values (indexing is differentiable)
     layers = state.keys_values
@@ -290,7 +384,7 @@ def continue_after_prefix(
         layers = [(keys[index], values[index]) for keys, values in state.keys_values]
     cache = DynamicCache(layers)
     return model(
-        input_ids=input_ids[:, k:-1],
+        **_tokens(input_ids, embeds, slice(None), slice(cached, -1)),
         attention_mask=attention_mask[:, :-1],
         use_cache=True,
         logits_to_keep=0,
@@ -306,25 +400,26 @@ def shared_prefix_logits(
     cache_argument: str,
 ) -> list[torch.Tensor] | None:
     """Logits at positions ``k−1 … T−2`` of every row (``k = prefix.length``), computing the shared
-    prefix once per distinct row; ``None`` when the model's cache cannot be reused (then run the
-    plain forward).
+    prefix once per distinct row; ``None`` when the model's cache cannot be reused or the prefix is a
+    single column (then run the plain forward).
 
-    Two forwards instead of one over ``(N, T)``: the ``U`` distinct prefixes ``(U, k)`` with
-    ``use_cache=True`` (their last logit predicts column ``k``), then the ``(N, T−1−k)`` continuation
-    columns attending to the prefix keys/values, which are indexed out to the ``N`` rows. Position
-    ids (``cache_position``), the causal mask and the attention mask are those of the single forward,
-    and indexing is differentiable (its backward sums the gradient of all rows sharing a prefix), so
-    values and gradients equal the plain forward's up to float rounding. The last column is never fed:
-    its logit would score a token after the sequence.
+    Two model calls instead of one over ``(N, T)``: the ``U`` distinct prefixes' first ``k − 1`` columns
+    with ``use_cache=True``, then the ``(N, T−k)`` columns ``k−1 … T−2`` attending to the prefix
+    keys/values, which are indexed out to the ``N`` rows. The tokens are embedded once for both calls
+    (:func:`embed_tokens`) and the prefix call's logits are unused, so the extra call adds no embedding
+    or LM-head gradient, only the body's weight gradients (:func:`sharing_cost`). Position ids
+    (``cache_position``), the causal mask and the attention mask are those of the single forward, and
+    indexing is differentiable (its backward sums the gradient of all rows sharing a prefix), so values
+    and gradients equal the plain forward's up to float rounding. The last column is never fed: its
+    logit would score a token after the sequence.
 
-    Returns the logits in pieces (``(N, 1, V)`` and, when there are continuation columns,
-    ``(N, T−1−k, V)``), so that no ``(N, T−k, V)`` concatenation is materialised.
+    Returns the logits as a list of column pieces (one here) for callers that score pieces in turn.
     """
-    state = run_shared_prefix(model, input_ids, attention_mask, prefix)
+    embeds = embed_tokens(model, input_ids)
+    state = run_shared_prefix(model, input_ids, attention_mask, prefix, embeds)
     if state is None:
         return None
-    pieces = [state.logits[prefix.inverse]]
-    tail = continue_after_prefix(model, input_ids, attention_mask, state, prefix.inverse, cache_argument)
-    if tail is not None:
-        pieces.append(tail)
-    return pieces
+    tail = continue_after_prefix(
+        model, input_ids, attention_mask, state, prefix.inverse, cache_argument, embeds
+    )
+    return None if tail is None else [tail]

@@ -199,7 +199,11 @@ DPO_FIELDS: dict[str, TRLField] = {
         "implemented (TRL 1.16 warns and pads): rows are packed into one sequence with restarting position_ids; "
         "exact with every attention implementation, memory-efficient with flash-attention kernels"
     ),
-    "precompute_ref_log_probs": _ok("cached on disk by dataset tokens and reference weights"),
+    "precompute_ref_log_probs": _diff(
+        "cached on disk by dataset tokens and reference weights; an explicit `ref_model` is freed after the "
+        "precompute, so `evaluate()` on data not seen at construction raises (TRL keeps it and scores the data); "
+        "refused for streamed datasets, as TRL"
+    ),
     "precompute_ref_batch_size": _ok(),
     "loss_type": _ok("TRL's 15 losses, plus cdpo and simpo"),
     "loss_weights": _ok(),

@@ -29,7 +29,8 @@ def build_and_train(out: Path, per_device_batch: int, share_prompts: bool = Fals
     if share_prompts:
         from trainwright.trainers import logprobs
 
-        logprobs.MIN_SAVED_PARAMETER_TOKENS = 0
+        logprobs.CALL_OVERHEAD_PARAMETER_TOKENS = 0
+        logprobs.WEIGHT_GRADIENT_TOKENS = 0
     tokenizer = build_tokenizer()
     trainer = DPOTrainer(
         build_tiny_causal_lm(tokenizer, seed=0),

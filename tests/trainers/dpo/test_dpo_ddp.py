@@ -29,7 +29,8 @@ def test_dpo_two_process_run_matches_single_process(
     if share_prompts:
         from trainwright.trainers import logprobs
 
-        monkeypatch.setattr(logprobs, "MIN_SAVED_PARAMETER_TOKENS", 0)  # restored after the test
+        monkeypatch.setattr(logprobs, "CALL_OVERHEAD_PARAMETER_TOKENS", 0)  # restored after the test
+        monkeypatch.setattr(logprobs, "WEIGHT_GRADIENT_TOKENS", 0)
     single = build_and_train(tmp_path / "single", per_device_batch=N_PAIRS)
     single_log = next(e for e in single.state.log_history if "loss" in e)
     for key in ("loss", "rewards/chosen", "rewards/rejected", "rewards/margins", "rewards/accuracies",

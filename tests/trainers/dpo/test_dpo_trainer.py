@@ -50,9 +50,15 @@ def test_dpo_sequence_logps_equals_naive_log_softmax(make_model, tokenizer, tmp_
     assert torch.allclose(got.logits_sum, (logits[:, :-1].mean(-1) * mask).sum(-1), atol=1e-5)
 
 
-@pytest.mark.parametrize(("with_sum_sq", "ld_alpha"), [(False, None), (True, None), (False, 0.3)])
-def test_dpo_shared_prompt_forward_equals_plain(make_model, tokenizer, tmp_path, with_sum_sq, ld_alpha) -> None:
-    """Each pair's prompt run once, each half trimmed to its own length: same sums and gradients (with
+@pytest.mark.parametrize(
+    ("with_sum_sq", "ld_alpha", "min_split_tokens"),
+    [(False, None, 0), (True, None, 0), (False, 0.3, 0), (False, None, 10**9), (False, 0.3, 10**9)],
+)
+def test_dpo_shared_prompt_forward_equals_plain(
+    make_model, tokenizer, tmp_path, with_sum_sq, ld_alpha, min_split_tokens
+) -> None:
+    """Each pair's prompt run once, then both halves in one call or each trimmed to its own length (the
+    halves differ in length here, so ``min_split_tokens=0`` splits them): same sums and gradients (with
     LD-DPO token weights too)."""
     from trainwright.trainers.dpo import shared_prompt_sequence_logps
 
@@ -64,7 +70,9 @@ def test_dpo_shared_prompt_forward_equals_plain(make_model, tokenizer, tmp_path,
     batch = batch_of(trainer)
     params = list(model.parameters())
     plain = sequence_logps(model, batch, with_sum_sq=with_sum_sq)
-    shared = sequence_logps(model, batch, with_sum_sq=with_sum_sq, cache_argument="cache")
+    shared = sequence_logps(
+        model, batch, with_sum_sq=with_sum_sq, cache_argument="cache", min_split_tokens=min_split_tokens
+    )
     for name in plain._fields:
         if getattr(plain, name) is not None:
             torch.testing.assert_close(getattr(shared, name), getattr(plain, name), atol=1e-5, rtol=1e-5)
@@ -81,7 +89,7 @@ def test_dpo_shared_prompt_forward_equals_plain(make_model, tokenizer, tmp_path,
 def test_dpo_shared_prompt_forward_is_skipped_when_pairs_differ_before_completions(
     make_model, tokenizer, tmp_path, monkeypatch
 ) -> None:
-    import trainwright.trainers.dpo as dpo_module
+    import trainwright.trainers.preference_logps as dpo_module
 
     calls = []
     monkeypatch.setattr(dpo_module, "shared_prompt_sequence_logps", lambda *a, **k: calls.append(1))
@@ -357,13 +365,18 @@ def test_dpo_evaluate_reports_prefixed_metrics_and_accepts_raw_dataset(
     assert raw["eval_loss"] > 0 and "eval_rewards/margins" in raw
 
 
-def test_dpo_evaluate_new_data_with_precompute_while_the_reference_is_known(make_model, tokenizer, tmp_path) -> None:
+def test_dpo_evaluate_new_data_with_precompute_while_the_reference_is_known(
+    make_model, tokenizer, tmp_path
+) -> None:
     """precompute_ref_log_probs: a dataset first seen by evaluate() gets its reference log-probs while the
     policy still is the reference (the same numbers as a live frozen copy); after a step it cannot, and the
     error names the fix (TRL's message)."""
     held_out = text_pairs(4, offset=40)
     live = DPOTrainer(
-        make_model(), args=make_config(tmp_path / "live"), train_dataset=text_pairs(8), processing_class=tokenizer
+        make_model(),
+        args=make_config(tmp_path / "live"),
+        train_dataset=text_pairs(8),
+        processing_class=tokenizer,
     ).evaluate(held_out)
     trainer = DPOTrainer(
         make_model(),
@@ -377,11 +390,15 @@ def test_dpo_evaluate_new_data_with_precompute_while_the_reference_is_known(make
     splits = trainer.evaluate({"a": held_out, "b": text_pairs(2)})
     assert splits["eval_a_loss"] == pytest.approx(before["eval_loss"], rel=1e-6) and "eval_b_loss" in splits
     trainer.train()
-    with pytest.raises(ValueError, match="Cannot compute reference log-probs for a dataset passed to `evaluate"):
+    with pytest.raises(
+        ValueError, match="Cannot compute reference log-probs for a dataset passed to `evaluate"
+    ):
         trainer.evaluate(text_pairs(3, offset=80))
 
 
-def test_dpo_evaluate_new_data_with_precompute_and_peft_after_training(make_model, tokenizer, tmp_path) -> None:
+def test_dpo_evaluate_new_data_with_precompute_and_peft_after_training(
+    make_model, tokenizer, tmp_path
+) -> None:
     """With PEFT the reference is the adapter-disabled base, known at any step: equal to the live reference."""
     peft = pytest.importorskip("peft")
     config = peft.LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], lora_dropout=0.0)
@@ -395,7 +412,9 @@ def test_dpo_evaluate_new_data_with_precompute_and_peft_after_training(make_mode
     trainer.train()
     held_out = text_pairs(4, offset=40)
     precomputed = trainer.evaluate(held_out)
-    trainer.args.precompute_ref_log_probs = False  # the same data scored with the live (adapter-off) reference
+    trainer.args.precompute_ref_log_probs = (
+        False  # the same data scored with the live (adapter-off) reference
+    )
     live = trainer.evaluate(held_out)
     assert precomputed["eval_loss"] == pytest.approx(live["eval_loss"], rel=1e-5)
     assert precomputed["eval_rewards/margins"] != 0.0

@@ -146,10 +146,11 @@ def test_dpo_shared_prompt_forward_matches_trl(
 ) -> None:
     """The shared-prompt forward (each pair's prompt run once, each half trimmed to its own length) gives
     TRL's loss and metrics too; forced on here, since the tiny model is below its size threshold."""
-    import trainwright.trainers.dpo as dpo_module
+    import trainwright.trainers.preference_logps as dpo_module
     from trainwright.trainers import logprobs
 
-    monkeypatch.setattr(logprobs, "MIN_SAVED_PARAMETER_TOKENS", 0)
+    monkeypatch.setattr(logprobs, "CALL_OVERHEAD_PARAMETER_TOKENS", 0)
+    monkeypatch.setattr(logprobs, "WEIGHT_GRADIENT_TOKENS", 0)
     runs = []
     real = dpo_module.run_shared_prefix
 

@@ -47,3 +47,38 @@ def test_grpo_backend_sampling_settings_reach_generate(tokenizer):
     assert (config.max_new_tokens, config.temperature, config.top_p, config.min_p) == (5, 0.7, 0.9, 0.05)
     assert config.repetition_penalty == 1.1 and config.do_sample
     assert config.top_k == 10  # generation_kwargs override the named knobs
+
+
+def test_grpo_backend_prefills_each_distinct_prompt_once(tokenizer, tiny_model, monkeypatch):
+    """G copies of a prompt are prefilled once; greedy and seeded sampled completions are those of the
+    plain call (which generate prefills row by row)."""
+    import torch
+
+    from trainwright.trainers import logprobs
+
+    monkeypatch.setattr(logprobs, "CALL_OVERHEAD_PARAMETER_TOKENS", 0)  # the toy model is below the cost bar
+    short = tokenizer("Hi there")["input_ids"]
+    long = tokenizer("The quick brown fox jumps over")["input_ids"]
+    prompts = [short] * 3 + [long] * 3  # left padding makes the short prompt's rows differ from the long's
+    forwards = []
+    hook = tiny_model.register_forward_pre_hook(
+        lambda module, args, kwargs: forwards.append(kwargs), with_kwargs=True
+    )
+    try:
+        for extra in ({"do_sample": False}, {}):
+            settings = SamplingSettings(max_completion_length=6, extra=extra)
+            results = []
+            for share in (True, False):
+                backend = TransformersGenerateBackend(
+                    settings, tokenizer.pad_token_id, [tokenizer.eos_token_id]
+                )
+                backend.prompt_sharing.enabled = share
+                forwards.clear()
+                torch.manual_seed(0)
+                results.append(backend.generate(tiny_model, prompts))
+                first = forwards[0]["input_ids"]
+                # shared: the prefill call runs 2 distinct rows, all but the last column; plain: 6 full rows
+                assert first.shape == ((2, len(long) - 1) if share else (6, len(long)))
+            assert results[0] == results[1]
+    finally:
+        hook.remove()

@@ -98,7 +98,8 @@ def test_grpo_shared_prompt_forward_equals_plain(
     from trainwright.trainers import logprobs
     from trainwright.trainers.grpo_loss import grpo_loss
 
-    monkeypatch.setattr(logprobs, "MIN_SAVED_PARAMETER_TOKENS", 0)
+    monkeypatch.setattr(logprobs, "CALL_OVERHEAD_PARAMETER_TOKENS", 0)
+    monkeypatch.setattr(logprobs, "WEIGHT_GRADIENT_TOKENS", 0)
     trainer = GRPOTrainer(
         tiny_model,
         reward_a,
