@@ -59,6 +59,7 @@ def test_codes_and_names_are_unique() -> None:
         "TW302",
         "TW303",
         "TW304",
+        "TW305",
         "TW401",
         "TW402",
         "TW403",

@@ -34,7 +34,10 @@ def test_github_annotations_from_the_cli(project: Path, capsys: pytest.CaptureFi
     status, out = lint(["--format", "github", "src"], capsys)
     lines = out.splitlines()
     assert status == 1 and lines
-    assert all(line.startswith(("::warning file=src/", "::error file=src/")) for line in lines)
+    assert all(
+        line.startswith(("::warning file=src/", "::error file=src/", "::notice file=src/")) for line in lines
+    )
+    assert all("TW305" in line for line in lines if line.startswith("::notice "))  # the note-severity rule
     assert any(line.startswith("::error file=src/broken.py,line=2,") for line in lines)
 
 

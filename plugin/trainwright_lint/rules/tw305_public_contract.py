@@ -82,13 +82,22 @@ class PublicContract(Rule):
     )
     EVIDENCE = ("https://huggingface.co/docs/transformers/main_classes/trainer",)
 
+    USE_INSTEAD = """
+        from transformers import Trainer
+
+        class QATrainer(Trainer):
+            def predict(self, test_dataset, ignore_keys=None, metric_key_prefix="test", examples=None):
+                output = super().predict(test_dataset, ignore_keys, metric_key_prefix)
+                return output if examples is None else self.post_process(examples, output)
+    """
+
     code = "TW305"
     name = "public-contract-break"
     severity = "note"
     message = (
-        "`{method}{signature}` cannot take the call `{method}{call}` that the public API "
-        "`{owner}.{method}{base}` allows; no {library} code at {version} makes it, but callers that follow "
-        "the documented signature fail"
+        "`{method}` cannot take the public call `{owner}.{method}{call}`; its signature is "
+        "`{method}{signature}`, the public API's is `{owner}.{method}{base}`; no {library} code at {version} "
+        "makes that call, but callers that follow the documented signature fail"
     )
 
     INVALID = (
@@ -101,7 +110,7 @@ class PublicContract(Rule):
                     output = super().predict(predict_dataset, ignore_keys, metric_key_prefix)
                     return self.post_process(predict_examples, output)
             """,
-            line=5,
+            line=4,
         ),
     )
     VALID = (
