@@ -133,8 +133,11 @@ def test_an_installed_release_outside_the_catalogue_is_not_remapped_silently(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(trainwright.catalog, "installed_version", lambda dist="transformers": "4.30.0")
-    with pytest.raises(TargetError, match=r"transformers 4\.30\.0 \(installed\) is outside the catalogue"):
-        resolve_project_target("transformers", None)
+    target = resolve_project_target("transformers", None)
+    # Not remapped silently: the release-dependent rules are off and one warning names the release.
+    assert target.below_catalogue and target.releases == ("4.36.0",)
+    (warning,) = target.warnings
+    assert warning.startswith("transformers 4.30.0 (installed) is older than the catalogue (4.36.0–5.24.0)")
 
 
 def test_trl_fallback_is_silent_and_a_stale_declared_pin_only_warns(

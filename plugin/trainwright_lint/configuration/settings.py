@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from trainwright_lint.configuration.target import Target
+from trainwright_lint.configuration.target import RELEASE_DEPENDENT, Target
 
 
 class ConfigError(ValueError):
@@ -37,7 +37,11 @@ class LintConfig:
     trl_target: Target | None = None
 
     def code_enabled(self, code: str, path: str | None = None) -> bool:
-        """flake8 semantics: a code is on if it matches a select prefix and no (longer) ignore prefix."""
+        """flake8 semantics: a code is on if it matches a select prefix and no (longer) ignore prefix.
+        A project pinned below the catalogue has the release-dependent rules off whatever is selected."""
+        target = self.transformers_target
+        if target is not None and target.below_catalogue and code.startswith(RELEASE_DEPENDENT):
+            return False
         if self.select and not any(code.startswith(p) for p in self.select):
             return False
         if any(code.startswith(p) for p in self.ignore):

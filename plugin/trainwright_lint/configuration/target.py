@@ -16,7 +16,9 @@ lacks is checked as the nearest catalogued release at or below it, with a warnin
 -> 4.46.1; 4.99 -> 4.57.6; 5.25.0, newer than the catalogue but in its newest major line, -> 5.24.0);
 a range reaching below the catalogue is checked on the catalogued part, with a warning; a version or
 range entirely outside it (``3.0``, ``<4.30``, ``7.0``, ``>=6``) is a :class:`TargetError` (exit 2)
-naming the catalogue's span. Why the newest major line counts as inside: releases ship faster than
+naming the catalogue's span, except a project's own declared or installed release entirely below
+the catalogue (``transformers==4.18.0``): that is checked against the oldest catalogued release by the
+rules that hold on every release, the others off (``RELEASE_DEPENDENT``), with one warning. Why the newest major line counts as inside: releases ship faster than
 the catalogue is rebuilt, and a patch or minor release keeps its line's Trainer API far more often
 than a major one does. For TRL from a declared or installed release (not one the user chose), an
 out-of-catalogue version warns and uses the nearest end of the catalogue instead: a stale TRL pin
@@ -44,6 +46,17 @@ class TargetError(ValueError):
     what to pass instead."""
 
 
+class _BelowCatalogue(TargetError):
+    """A project's declared or installed release older than every catalogued one."""
+
+
+#: The rules whose verdict depends on what a release's Trainer defines, passes or removed (dead
+#: overrides, signatures, super() calls, removed APIs and arguments, public contracts). For a project
+#: pinned below the catalogue they would judge code against a Trainer it does not run, so they are off;
+#: the rest (TW101 private overrides, TW2xx timing logic, TW4xx callbacks) hold on old releases too.
+RELEASE_DEPENDENT = ("TW102", "TW301", "TW302", "TW303", "TW304", "TW305")
+
+
 @dataclass(frozen=True)
 class Target:
     """The catalogued releases of ``library`` to check against (ascending, never empty), what was asked
@@ -54,6 +67,9 @@ class Target:
     specifier: str
     source: str
     warnings: tuple[str, ...] = ()
+    # The project's own pin lies entirely below the catalogue (``transformers==4.18.0``): only the rules
+    # that hold on every release run, checked against the oldest catalogued one (``RELEASE_DEPENDENT``).
+    below_catalogue: bool = False
 
     @property
     def newest(self) -> str:
@@ -127,6 +143,7 @@ def resolve_project_target(
                 declaration.source,
                 strict=library == "transformers",
                 option=option_name,
+                older_ok=True,
             )
             return replace(target, warnings=(*notes, *target.warnings))
     installed = installed_version(library)
@@ -139,6 +156,7 @@ def resolve_project_target(
             INSTALLED_SOURCE,
             strict=library == "transformers",
             option=option_name,
+            older_ok=True,
         )
         return replace(target, warnings=(*notes, *target.warnings))
     if library == "transformers":
@@ -192,21 +210,41 @@ def _resolve(
     *,
     strict: bool,
     option: str,
+    older_ok: bool = False,
 ) -> Target:
-    """Map each alternative to catalogued releases (see the module docstring) and take their union."""
+    """Map each alternative to catalogued releases (see the module docstring) and take their union.
+
+    With ``older_ok`` (the project's own declaration or installed release, not a value the user typed
+    for the linter) a pin entirely below the catalogue is not an error: the release-independent rules
+    run against the oldest catalogued release, with one warning naming the pin."""
     chosen: set[str] = set()
     warnings: list[str] = []
     errors: list[str] = []
+    below: list[str] = []
     asked = f"{library} {display} ({source})"
     for alternative in alternatives:
         try:
             releases, warning = _releases(library, versions, alternative, asked, strict=strict, option=option)
+        except _BelowCatalogue as exc:
+            if not older_ok:
+                errors.append(str(exc))
+            else:
+                below.append(str(exc))
+            continue
         except TargetError as exc:
             errors.append(str(exc))
             continue
         chosen.update(releases)
         if warning:
             warnings.append(warning)
+    if not chosen and below:
+        codes = ", ".join(RELEASE_DEPENDENT)
+        warning = (
+            f"{asked} is older than the catalogue ({versions[0]}–{versions[-1]}): checking only the rules "
+            f"that hold on every release, against {versions[0]}; {codes} are off. Declare a release in "
+            "the catalogue to check them"
+        )
+        return Target(library, (versions[0],), display, source, (warning,), below_catalogue=True)
     if not chosen:
         raise TargetError(errors[0])
     warnings += [f"{e}; that alternative is ignored" for e in errors]
@@ -265,7 +303,8 @@ def _releases(
             f"{asked} is outside the {library} catalogue ({span}); checking {library} trainer subclasses "
             f"against {edge}"
         )
-    raise TargetError(
+    error = _BelowCatalogue if key is None or key < version_key(versions[0]) else TargetError
+    raise error(
         f"{asked} is outside the catalogue ({span}): there is no catalogued release to check against. "
         f"Pass {option} with a release in {span}, or set [tool.trainwright] {library}-version"
     )
