@@ -323,6 +323,15 @@ def one_run(algo: str, impl: str, config: str, steps: int, spg: int, profile: bo
             trainer = build_dpo(impl, path, workdir, steps)
         else:
             trainer = build_grpo(impl, path, workdir, steps, spg)
+        if (
+            impl == "ours" and os.environ.get("TRAINWRIGHT_BENCH_SHARING") == "off"
+        ):  # A/B of the shared forward
+            from trainwright.trainers.logprobs import PrefixSharing
+
+            trainer._prefix_sharing = PrefixSharing(enabled=False)
+            backend = getattr(trainer, "generation_backend", None)
+            if backend is not None:
+                backend.prompt_sharing.enabled = False
         clock = _step_clock()
         trainer.add_callback(clock)
         profiler = None
@@ -431,7 +440,8 @@ def main(argv: list[str] | None = None) -> int:
                 run = measure(algo, impl, args.config, steps, spg, args.profile, dtype)
                 runs[impl].append(run)
                 print(
-                    f"  {algo} spg{spg} {impl}: {run['sec_per_step']:.2f} s/step, {run['peak_rss_gib']:.2f} GiB",
+                    f"  {algo} spg{spg} {impl}: {run['sec_per_step']:.2f} s/step "
+                    f"({run['cpu_sec_per_step']:.2f} CPU s), {run['peak_rss_gib']:.2f} GiB, load {os.getloadavg()[0]:.1f}",
                     flush=True,
                 )
         rows.append((algo, spg, steps, runs))
