@@ -61,13 +61,18 @@ print(json.dumps({"rc": rc, "wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rss
 """
 
 
-def step_gated_ifs(n: int) -> str:
-    """A Trainer subclass with one method of ``n`` step-gated ``if`` blocks (TW201 territory)."""
-    blocks = "".join(
+def _gated_blocks(n: int) -> str:
+    """``n`` step-gated ``print`` blocks, indented as a method body's statements."""
+    return "".join(
         f"        if self.state.global_step % 10 == {i % 10}:\n"
         f"            print('step', {i}, self.state.global_step)\n"
         for i in range(n)
     )
+
+
+def step_gated_ifs(n: int) -> str:
+    """A Trainer subclass with one method of ``n`` step-gated ``if`` blocks (TW201 territory)."""
+    blocks = _gated_blocks(n)
     return (
         "from transformers import Trainer\n\n\n"
         "class StepTrainer(Trainer):\n"
@@ -92,11 +97,7 @@ def big_literal(n: int = 100_000) -> str:
 
 def fixable_ifs(n: int) -> str:
     """``n`` step-gated blocks inside a ``compute_loss`` without ``num_items_in_batch`` (TW301 fixes it)."""
-    blocks = "".join(
-        f"        if self.state.global_step % 10 == {i % 10}:\n"
-        f"            print('step', {i}, self.state.global_step)\n"
-        for i in range(n)
-    )
+    blocks = _gated_blocks(n)
     return (
         "from transformers import Trainer\n\n\n"
         "class StepTrainer(Trainer):\n"
