@@ -41,6 +41,10 @@ _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, 
 _TRY_STAR = getattr(ast, "TryStar", ())
 _MATCH = getattr(ast, "Match", ())
 _PROGRESS_READS = frozenset({"global_step", "epoch", "max_steps", "num_train_epochs"})
+# Trainer methods whose whole job ends in dispatching one callback event: a re-implementation that
+# fires it itself (``self.callback_handler.on_log(...)``) delegates as ``super().log(logs)`` would.
+OWN_EVENTS = {"log": "on_log"}
+_GETTER_PREFIX = "get_"
 
 
 @dataclass(slots=True)
@@ -132,6 +136,8 @@ class _Collector:
         self.counters = set(counters)
         self.statements: list[Statement] = []
         self.delegations: list[tuple[int, ast.Call]] = []
+        event = OWN_EVENTS.get(method)
+        self.own_event = f"self.callback_handler.{event}" if event else None
 
     def block(self, body: list[ast.stmt], parent: int, depth: int, gates: frozenset[str]) -> list[int]:
         out = []
@@ -453,8 +459,15 @@ class _Collector:
                         if method == self.method:
                             s.kinds.add(K.DELEGATE)
                             self.delegations.append((index, current))  # type: ignore[arg-type]
-                        else:
+                        elif not method.startswith(_GETTER_PREFIX):
                             s.kinds.add(K.SUPER_OTHER)
+                        # ``super().get_train_dataloader()`` only reads: its value is data exactly
+                        # when what it feeds is (a table of examples from it is output).
+                    elif name is not None and name == self.own_event:
+                        # A re-implementation that dispatches the method's own event (a ``log`` copied
+                        # from an old release firing ``on_log``): the dispatch stands for ``super()``.
+                        s.kinds.add(K.DELEGATE)
+                        self.delegations.append((index, current))  # type: ignore[arg-type]
                     elif name is not None and observe:
                         call = _call_kind(name)
                         if call is not None and call != K.LOCAL:

@@ -136,6 +136,7 @@ _SAMPLE_LAST = re.compile(r"^(?:generate|sample)")
 _LOGGER_ATTRIBUTE = re.compile(
     r"logger|writer|wandb|tensorboard|tb_|tracker|mlflow|comet|neptune", re.IGNORECASE
 )
+_HANDLE_WRITES = frozenset({"write", "writelines", "flush"})
 _ANY_LOG_METHOD = _LOGGER_METHODS | _TRACKER_METHODS | {"log", "write", "flush", "print"}
 
 
@@ -162,6 +163,8 @@ def call_kind(dotted: str) -> str | None:
         return LOCAL
     if root == "self" and len(parts) == 3 and _LOGGER_ATTRIBUTE.search(parts[1]) and last in _ANY_LOG_METHOD:
         return TRACKER  # self.wandb_logger.log(...), self.writer.add_scalar(...), self.logger.info(...)
+    if root == "self" and len(parts) == 3 and "file" in parts[1].lower().split("_") and last in _HANDLE_WRITES:
+        return FILE  # self.log_file.write(...): a file handle the class opened
     if root == "self" and len(parts) == 2:
         if last in _SELF_TRACKER:
             return TRACKER

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trainwright_lint.analysis import kinds as K
-from trainwright_lint.analysis.effects import MethodEffects
+from trainwright_lint.analysis.effects import OWN_EVENTS, MethodEffects
 from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.analysis.upstream import CopiedStatements
 from trainwright_lint.project.summary import MethodSummary
@@ -66,6 +66,16 @@ LOOP_REPLACEMENTS = frozenset({"train", "_inner_training_loop", "_run_epoch"})
 # (``self.callback_handler.on_log(...)``) re-implements a piece of the loop, usually copied from a release
 # older than the catalogue: its gates are the Trainer's, and TW101 reports the override itself.
 _EVENT_FIRING_ENTRY_POINTS = frozenset({"evaluate", "predict"})
+
+
+_EVENT_DISPATCH = re.compile(r"callback_handler\.(on_\w+)")
+
+
+def _fires_other_events(method: str, body_text: str) -> bool:
+    """The override dispatches a callback event other than its own (``log`` firing ``on_log`` is a
+    re-implementation of ``log``; one that also fires ``on_save`` is a piece of the loop)."""
+    own = OWN_EVENTS.get(method)
+    return any(event != own for event in _EVENT_DISPATCH.findall(body_text))
 
 
 @dataclass
@@ -110,14 +120,14 @@ def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Obs
         return obs
     if method.name in LOOP_REPLACEMENTS and not re.search(rf"super\(.*?\)\.{method.name}\b", body_text):
         return obs  # a replaced training loop: a copy of upstream's, whatever release it came from
-    if method.name not in _EVENT_FIRING_ENTRY_POINTS and "callback_handler.on_" in body_text:
+    if method.name not in _EVENT_FIRING_ENTRY_POINTS and _fires_other_events(method.name, body_text):
         return obs  # fires the events itself: a piece of the loop, re-implemented
     effects = facts.effects()
     obs.effects = effects
     copied = CopiedStatements(fn, effects, facts.owners())
     statements = effects.statements
 
-    hidden = _hidden_values(effects, _computed_locals(effects) | _hidden_result(method.name, effects))
+    hidden = _hidden_values(effects, _computed_locals(effects, copied) | _hidden_result(method.name, effects))
     for i, s in enumerate(statements):
         if K.CONTROL in s.kinds and i not in copied and not _driven_by_arguments(effects, i):
             obs.controls.append(s.node)
@@ -244,12 +254,14 @@ _PRIVATE_ARGUMENTS = frozenset(
 )  # fmt: skip
 
 
-def _computed_locals(effects: MethodEffects) -> set[str]:
+def _computed_locals(effects: MethodEffects, copied: CopiedStatements) -> set[str]:
     """Locals the method computes itself (defined by a data statement other than the ``super()``
-    call): values no callback event receives."""
+    call): values no callback event receives. A statement copied from upstream computes upstream's
+    value (``output = {**logs, "step": ...}`` of ``Trainer.log``, what ``state.log_history`` keeps):
+    hidden only when it reads a hidden value (``_hidden_values`` follows those)."""
     out: set[str] = set()
     for i in effects.data:
-        if i != effects.delegation:
+        if i != effects.delegation and i not in copied:
             out |= {d for d in effects.statements[i].defines if not d.startswith("self.")}
     return out
 
