@@ -9,7 +9,15 @@ from trainwright.catalog import MethodHistory
 from trainwright.catalog.versions import version_key
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import alternative
-from trainwright_lint.rules.base import Candidate, ClassContext, Example, Rule, trainer_fact
+from trainwright_lint.rules.base import (
+    Candidate,
+    ClassContext,
+    Example,
+    Rule,
+    library_class_fact,
+    library_fact,
+    trainer_fact,
+)
 from trainwright_lint.syntax import FunctionNode
 
 DEAD_FALLBACK = {
@@ -64,6 +72,11 @@ class DeadOverride(Rule):
     defines (`prediction_loop` was removed in 5.0), does not define yet (`_run_epoch` before 5.3), or
     defines but never calls any more (`create_optimizer_and_scheduler` since 5.1: `train()` calls
     `create_optimizer()` and `create_scheduler()` directly).
+
+    Hooks removed before the catalogue's first release (4.36: `_load_state_dict_in_model`,
+    `init_git_repo`) come from a sample of older releases, and a TRL base's method that an older TRL
+    release had and the target TRL release no longer has (`DPOTrainer.get_batch_loss_metrics`, gone
+    after 0.27) is dead the same way.
 
     The override is silently dead code: training runs, but without your change. Methods the library
     never called in any release (entry points such as `train` or `predict`, which *you* call) are not
@@ -149,11 +162,39 @@ class DeadOverride(Rule):
                 continue  # a property is read, never called by the loop: it cannot be a dead hook
             history = ctx.catalog.method_history(fn.name, cls=ctx.catalog_cls)
             if history is None:
+                legacy = ctx.catalog.legacy_method(fn.name, cls=ctx.catalog_cls)
+                if legacy is not None:
+                    why = (
+                        f"was removed from transformers before {legacy.gone_by} "
+                        f"(defined in {legacy.first_seen}–{legacy.last_seen})"
+                    )
+                    yield Candidate(lambda c, fn=fn, why=why: self._dead(c, fn, why))  # type: ignore[misc]
+                elif ctx.library_cls is not None and ctx.ever_library_method(fn.name):
+                    yield Candidate(
+                        lambda c, fn=fn: self._judge_library(c, fn),  # type: ignore[misc]
+                        (library_fact(ctx.library_cls, fn.name), library_class_fact(ctx.library_cls)),
+                    )
                 continue
             yield Candidate(
                 lambda c, fn=fn, history=history: self._judge(c, fn, history),  # type: ignore[misc]
                 (trainer_fact(ctx.catalog_cls, fn.name),),
             )
+
+    def _judge_library(self, ctx: ClassContext, fn: FunctionNode) -> Finding | None:
+        """A method the TRL base defined in an older catalogued TRL release and no longer has at the
+        target one (``DPOTrainer.get_batch_loss_metrics``, gone after TRL 0.27): nothing calls it."""
+        assert ctx.library_catalog is not None and ctx.library_cls is not None
+        if ctx.library_view is None or ctx.library_cls not in ctx.library_view.classes:
+            return None  # the base itself is gone: resolution, not a dead hook
+        if ctx.library_method(fn.name) is not None:
+            return None
+        history = ctx.library_catalog.method_history(fn.name, cls=ctx.library_cls)
+        if history is None or history.last is None:
+            return None
+        if version_key(history.last) > version_key(ctx.library_view.version):
+            return None  # added after the target release, not removed before it
+        why = f"no longer exists in {ctx.library_label} (last defined in trl {history.last})"
+        return self._dead(ctx, fn, why)
 
     def _judge(self, ctx: ClassContext, fn: FunctionNode, history: MethodHistory) -> Finding | None:
         assert ctx.catalog is not None and ctx.view is not None
@@ -173,6 +214,12 @@ class DeadOverride(Rule):
             if dead is None or dead[0] == history.first:
                 return None  # never called in any release: an entry point, not a dead hook
             why = f"is no longer called by the Trainer of transformers {version} (not since {dead[0]})"
+        return self._dead(ctx, fn, why)
+
+    def _dead(self, ctx: ClassContext, fn: FunctionNode, why: str) -> Finding | None:
+        """The finding for a dead override, unless the project calls the method itself."""
+        assert ctx.catalog is not None and ctx.view is not None
+        version = ctx.view.version
         if ctx.fact(("tw102-referenced", fn.name), lambda: _referenced(ctx, fn.name)):
             return None
         if ctx.catalog.guidance(fn.name) is not None:

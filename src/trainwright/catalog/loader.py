@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 from trainwright.catalog.guidance import GuidanceBook, load_guidance_book
+from trainwright.catalog.legacy import LegacyMethod, LegacyNames, load_legacy
 from trainwright.catalog.model import (
     PARAM_KINDS,
     ArgumentField,
@@ -221,6 +222,7 @@ class Catalog:
         self._upstream: UpstreamFingerprints | None = None
         self._module_facts: ModuleFacts | None = None
         self._argument_facts: ArgumentFacts | None = None
+        self._legacy: LegacyNames | None = None
         self._names_cache: dict[tuple[str, int], frozenset[str] | None] = {}
         self._runs_cache: dict[tuple[str, str, str, tuple[str, ...]], tuple[Any, ...]] = {}
 
@@ -291,6 +293,13 @@ class Catalog:
                 (self.versions[a], self._open_end(b)) for a, b in _runs(sorted(defined - called))
             ),
         )
+
+    def legacy_method(self, name: str, cls: str = DEFAULT_CLASS) -> LegacyMethod | None:
+        """``cls.name`` when only releases older than the catalogue defined it (``init_git_repo``):
+        read from ``data/<library>-legacy.json`` on the first call."""
+        if self._legacy is None:
+            self._legacy = load_legacy(DATA_DIR, self.library)
+        return self._legacy.method(name, cls)
 
     def called_versions(self, name: str, cls: str = DEFAULT_CLASS) -> tuple[str, ...]:
         """The covered releases in which the library itself calls (or passes on) ``name``."""
