@@ -231,10 +231,7 @@ class Workspace:
             found = self.class_of(key)
             if found is not None:
                 unit, cls = found
-                spans = sorted(
-                    (m.line, m.end_line, m) for m in cls.methods.values() if not _observation_purpose(m.name)
-                )
-                starts = [first for first, _, _ in spans]
+                spans, starts = self._reader_spans(key, cls)
                 mention = LiteralScan(f"self.{attr}", r"\b")
                 for line in sorted(unit.lines_matching(cls.line, cls.end_line, mention)):
                     i = bisect_right(starts, line) - 1
@@ -244,6 +241,21 @@ class Workspace:
                     if method.name not in readers and _reads(unit.text(line, line), attr):
                         readers.add(method.name)
             self._facts[fact] = frozenset(readers)
+        return self._facts[fact]  # type: ignore[return-value]
+
+
+    def _reader_spans(
+        self, key: str, cls: ClassSummary
+    ) -> tuple[list[tuple[int, int, MethodSummary]], list[int]]:
+        """The line spans of ``key``'s methods that may read an attribute to compute (the logging
+        ones left out), sorted, with their first lines: one list per class, whichever attribute is
+        asked about (a trainer asks about dozens)."""
+        fact = ("reader-spans", key)
+        if fact not in self._facts:
+            spans = sorted(
+                (m.line, m.end_line, m) for m in cls.methods.values() if not _observation_purpose(m.name)
+            )
+            self._facts[fact] = (spans, [first for first, _, _ in spans])
         return self._facts[fact]  # type: ignore[return-value]
 
 
