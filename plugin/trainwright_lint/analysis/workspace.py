@@ -243,7 +243,6 @@ class Workspace:
             self._facts[fact] = frozenset(readers)
         return self._facts[fact]  # type: ignore[return-value]
 
-
     def _reader_spans(
         self, key: str, cls: ClassSummary
     ) -> tuple[list[tuple[int, int, MethodSummary]], list[int]]:
