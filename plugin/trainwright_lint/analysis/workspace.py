@@ -6,8 +6,9 @@ something, which attributes hold a time read or count steps. Each fact is comput
 Files are read and parsed once per process (``read_unit``) and kept, so a base class's file that
 several subclasses need is parsed once.
 
-``parsed`` may be shared by several workspaces (the flake8 plugin makes one per file): it holds what is
-a pure function of a file's text (the source, the tree, the summary), never a fact about classes,
+``parsed`` may be shared by several workspaces (the flake8 plugin makes one per file, with the same
+settings): it holds what is a pure function of a file's text and the enabled rules' text needs (the
+source, the tree, the summary), never a fact about classes,
 which depends on the modules a workspace's model holds.
 """
 
@@ -78,10 +79,15 @@ ParsedFiles = dict[str, tuple[str, ast.Module, ModuleSummary]]
 
 class Workspace:
     def __init__(
-        self, model: ProjectModel, words: tuple[str, ...] = (), parsed: ParsedFiles | None = None
+        self,
+        model: ProjectModel,
+        words: tuple[str, ...] = (),
+        parsed: ParsedFiles | None = None,
+        tracked: tuple[str, ...] = (),
     ) -> None:
         self.model = model
         self.words = words
+        self.tracked = tracked  # the attributes whose instance stores the enabled rules track
         self.parsed: ParsedFiles = parsed if parsed is not None else {}
         self.units: dict[str, FileUnit] = {}
         self._unreadable: set[str] = set()
@@ -116,7 +122,7 @@ class Workspace:
             tree = parse_source(source, path)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-        summary = self.model.summaries.get(path) or summarise(tree, path, source, self.words)
+        summary = self.model.summaries.get(path) or summarise(tree, path, source, self.words, self.tracked)
         self.parsed[path] = (source, tree, summary)
         return FileUnit(path, source, tree, summary)
 

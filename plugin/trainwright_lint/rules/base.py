@@ -360,6 +360,11 @@ class Rule:
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def wants_module(self, unit: FileUnit) -> bool:
+        """Whether ``check_module`` may find anything in ``unit``: a module rule's cheap gate on a fact
+        of the file, so that the engine skips the rule (and its contexts) elsewhere."""
+        return True
+
     def fix_is_valid(self, ctx: ClassContext | ModuleContext, edit: Edit) -> bool:
         """Whether ``edit`` gives valid code at ``ctx``'s release. The engine applies a fix only if
         it is valid at every release of the target range."""

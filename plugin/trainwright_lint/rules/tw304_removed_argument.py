@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from trainwright.catalog import Catalog, VersionView
 from trainwright.catalog.model import Rename
 from trainwright.catalog.versions import version_key
-from trainwright_lint.analysis.unit import nodes_on_lines
+from trainwright_lint.analysis.unit import FileUnit, nodes_on_lines
 from trainwright_lint.edits import Edit
 from trainwright_lint.finding import Finding
 from trainwright_lint.prefilter import CONSTRUCTED_WORDS, constructs_library_class
@@ -137,6 +137,12 @@ class RemovedArgument(Rule):
             """
         ),
     )
+
+    def wants_module(self, unit: FileUnit) -> bool:
+        """A linted file is scanned for every candidate call, ``super().__init__(...)`` of a ``class
+        T(transformers.Trainer)`` included (``script_gate``, narrower, decides which scripts without a
+        target class are read at all)."""
+        return bool(unit.construction_offsets)
 
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
         for call, target, class_name, method in _constructions(ctx):
