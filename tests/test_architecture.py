@@ -206,9 +206,109 @@ def tree_walks(path: Path) -> list[str]:
     return found
 
 
+RULES_DIR = PACKAGES["trainwright_lint"] / "rules"
+# libcst helpers shared by the rules' fix modules: fix-time code, like them.
+FIX_HELPERS = {"trainwright_lint.rules._cst"}
+
+
+def fix_modules() -> set[str]:
+    """The rules' fix modules (``fix_module``: the libcst transform applying a rule's edits)."""
+    from trainwright_lint.rules import RULES
+
+    return {r.fix_module for r in RULES.values() if r.fix_module is not None}
+
+
+def lint_time_rule_files() -> list[Path]:
+    """The files of ``rules/`` a lint imports: all but the fix modules and their helpers."""
+    fix_time = fix_modules() | FIX_HELPERS
+    return [p for p in sorted(RULES_DIR.glob("*.py")) if f"trainwright_lint.rules.{p.stem}" not in fix_time]
+
+
 def test_rules_walk_no_trees() -> None:
-    rules = PACKAGES["trainwright_lint"] / "rules"
-    assert [w for path in sorted(rules.glob("*.py")) for w in tree_walks(path)] == []
+    """What a lint runs of ``rules/`` walks no tree (a fix module's libcst transform is a walk of the
+    one statement it rewrites, at fix time only)."""
+    files = lint_time_rule_files()
+    assert len(files) > 13  # every rule module, base and the shared helpers
+    assert [w for path in files for w in tree_walks(path)] == []
+
+
+def test_each_fixable_rule_declares_its_fix_module() -> None:
+    """A rule with a fix names its companion module, ``<rule module>_fix``, which defines ``Fixer``
+    (the transform ``fixes`` applies); every ``*_fix`` module of ``rules/`` is some rule's. No map
+    elsewhere lists the fixes."""
+    import importlib
+
+    import libcst as cst
+    from trainwright_lint.rules import RULES
+
+    for rule in RULES.values():
+        assert (rule.fix_applicability is None) == (rule.fix_module is None), rule.code
+        if rule.fix_module is not None:
+            assert rule.fix_module == f"{rule.__module__}_fix", rule.code
+            assert issubclass(importlib.import_module(rule.fix_module).Fixer, cst.CSTTransformer)
+    on_disk = {f"trainwright_lint.rules.{p.stem}" for p in RULES_DIR.glob("*_fix.py")}
+    assert on_disk == fix_modules()
+    passes = [r.fix_pass for r in RULES.values() if r.fix_module is not None]
+    assert len(set(passes)) == len(passes)  # one rule per pass: an order, not a tie
+
+
+def libcst_breaks(graph: dict[str, set[str]], fix_time: set[str]) -> list[str]:
+    """Lint-time modules importing fix-time code: a fix module, a fix helper, or libcst itself. Only
+    ``fixes/`` and the fix-time modules may (``fixes`` imports a fix module by name, with importlib)."""
+    out = []
+    for module, edges in sorted(graph.items()):
+        if module in fix_time or module.startswith("trainwright_lint.fixes"):
+            continue
+        out += [f"{module} imports {t}" for t in sorted(edges & fix_time)]
+    return out
+
+
+def test_lint_time_code_never_imports_fix_code() -> None:
+    graph = import_graph()
+    fix_time = fix_modules() | FIX_HELPERS
+    assert libcst_breaks(graph, fix_time) == []
+    top = PACKAGES["trainwright_lint"]
+    lint_path = [top / f"{m}.py" for m in ("engine", "runner", "flake8_plugin", "workers", "supervisor")]
+    lint_path += [*(top / "analysis").glob("*.py"), *(top / "project").glob("*.py")]
+    for path in [*lint_time_rule_files(), *lint_path]:
+        tree = ast.parse(path.read_bytes())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                assert not any(n.split(".")[0] == "libcst" for n in names), f"{path.name}:{node.lineno}"
+
+
+def test_the_fix_code_check_sees_a_lint_module_importing_a_fix() -> None:
+    graph = {
+        "trainwright_lint.engine": {"trainwright_lint.rules.tw402_x_fix", "trainwright_lint.rules"},
+        "trainwright_lint.fixes": {"trainwright_lint.rules.tw402_x_fix"},
+        "trainwright_lint.rules.tw402_x_fix": {"trainwright_lint.rules._cst"},
+    }
+    fix_time = {"trainwright_lint.rules.tw402_x_fix", "trainwright_lint.rules._cst"}
+    assert libcst_breaks(graph, fix_time) == [
+        "trainwright_lint.engine imports trainwright_lint.rules.tw402_x_fix"
+    ]
+
+
+def test_a_lint_loads_no_libcst(tmp_path: Path) -> None:
+    """At run time too: linting a file with fixable findings (their edits planned) leaves libcst
+    unimported (its import costs a third of a second: pre-commit start-up). In this process
+    (``--file-timeout 0``): a forked child's imports would not show here."""
+    import subprocess
+
+    script = tmp_path / "train.py"
+    script.write_text(
+        "from transformers import TrainerCallback\n\n\nclass C(TrainerCallback):\n"
+        "    def on_log(self, args, state, control):\n        pass\n"
+    )
+    code = (
+        "import sys\n"
+        "from trainwright_lint.cli import main\n"
+        f"main(['lint', '--exit-zero', '--file-timeout', '0', '--format', 'json', {str(script)!r}])\n"
+        "print('libcst' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert '"TW402"' in out and out.rstrip().endswith("False"), out
 
 
 def test_the_walk_check_sees_a_walker(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from typing import TextIO
 from trainwright_lint import noqa, prefilter, supervisor
 from trainwright_lint.analysis.workspace import Workspace, parse_source
 from trainwright_lint.configuration import LintConfig
-from trainwright_lint.engine import lint_tree
+from trainwright_lint.engine import lint_tree, text_needs
 from trainwright_lint.finding import Finding
 from trainwright_lint.fixes import FixError, Linter, fix_bytes, has_fixable
 from trainwright_lint.fixes.fileio import WriteError, read_bytes, read_snapshot, write_fixed
@@ -62,7 +62,8 @@ def workspace_of(result: LintResult | None, config: LintConfig) -> Workspace:
     if result is not None and result.workspace is not None:
         return result.workspace
     model = result.model if result is not None and result.model is not None else None
-    return Workspace(model or ProjectModel(str(config.root), extra_bases=config.trainer_bases))
+    model = model or ProjectModel(str(config.root), extra_bases=config.trainer_bases)
+    return Workspace(model, tracked=text_needs(config).tracked)
 
 
 def fix_within_limit(

@@ -106,10 +106,8 @@ def lint_unit(
         return []
     model = workspace.model
     findings: list[Finding] = []
-    module_rules = [r for r in rules if r.scope == "module"]
-    # A linted file is scanned for every candidate call, `super().__init__(...)` of a
-    # `class T(transformers.Trainer)` included (the narrower gate decides which scripts are read at all).
-    if module_rules and unit.construction_offsets:
+    module_rules = [r for r in rules if r.scope == "module" and r.wants_module(unit)]
+    if module_rules:
         findings += _lint_module(unit, workspace, releases, module_rules, timings)
     rules = [r for r in rules if r.scope == "class"]
     for key in model.target_classes(unit.path):
@@ -393,7 +391,7 @@ def single_file_workspace(path: str, config: LintConfig, model: ProjectModel | N
     model = model or ProjectModel(
         project_root_for(path), extra_bases=config.trainer_bases, trl_release=target_releases(config).trl[-1]
     )
-    return Workspace(model, prefilter.gate_words(config.trainer_bases))
+    return Workspace(model, prefilter.gate_words(config.trainer_bases), tracked=text_needs(config).tracked)
 
 
 def lint_tree(
@@ -412,7 +410,8 @@ def lint_tree(
     if known is not None and known.source == source:
         unit = known  # read already to resolve another file's bases: same text, same facts
     else:
-        unit = FileUnit(real, source, tree, summarise(tree, real, source, workspace.words))
+        summary = summarise(tree, real, source, workspace.words, workspace.tracked)
+        unit = FileUnit(real, source, tree, summary)
         workspace.add(unit)
     rules = list(rules) if rules is not None else enabled_rules(config, path)
     findings = lint_unit(unit, workspace, target_releases(config), rules)

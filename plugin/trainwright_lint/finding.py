@@ -30,7 +30,7 @@ class Finding:
     # Physical lines whose ``# noqa`` comment covers this finding (flake8's logical-line rule).
     noqa_lines: tuple[int, int] = field(default=(0, 0), compare=False, repr=False)
     node: ast.AST | None = field(default=None, compare=False, repr=False)
-    # The edit that fixes it (``trainwright_lint.edits``), when one is valid on the whole target range.
+    # The edit that fixes it (a ``trainwright_lint.edits.Edit`` of the rule), when one is valid on the whole target range.
     fix: Any = field(default=None, compare=False, repr=False)
     # Why there is no fix although the rule has one (e.g. not valid on every release of the range).
     fix_note: str = field(default="", compare=False, repr=False)

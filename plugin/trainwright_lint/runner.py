@@ -96,7 +96,7 @@ def _new_state(config: LintConfig) -> _State:
     model = ProjectModel(
         str(config.root), extra_bases=config.trainer_bases, trl_release=target_releases(config).trl[-1]
     )
-    return _State(config, Workspace(model, words), words)
+    return _State(config, Workspace(model, words, tracked=text_needs(config).tracked), words)
 
 
 def _handle(message: tuple[Any, ...]) -> Any:
@@ -142,7 +142,7 @@ def _parse(state: _State, path: str, keep: bool = True) -> tuple[ModuleSummary |
         )
     except _PARSE_ERRORS as exc:
         return None, not_linted(path, f"cannot parse ({exc.__class__.__name__}: {exc})")
-    summary = summarise(tree, path, source, state.words)
+    summary = summarise(tree, path, source, state.words, state.workspace.tracked)
     if keep:
         state.workspace.add(FileUnit(path, source, tree, summary))
     return summary, None
@@ -379,7 +379,7 @@ def _lint_files(
                     result.findings.append(not_linted(path, unreadable_reason(path)))
                 continue
             if needs.tracks(text):
-                loose[path] = tuple(s for s in instance_stores(text) if s[0] in needs.tracked)
+                loose[path] = instance_stores(text, needs.tracked)
             constructs = needs.is_script(text)
             if not prefilter.has_class_with_bases(text):
                 if constructs:

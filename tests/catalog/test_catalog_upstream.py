@@ -230,6 +230,11 @@ def test_lazy_fingerprints_equal_the_full_walk_on_installed_trl() -> None:
             lazy = LazyFingerprints(fn)
             full = statement_fingerprints(fn)
             assert [lazy.of(stmt) for _, stmt in reversed(full)] == [fp for fp, _ in reversed(full)]
+            # ``all`` after some ``of`` calls (TW2xx asked first, TW101's copy note then): the full walk
+            half = LazyFingerprints(fn)
+            for _, stmt in full[::2]:
+                half.of(stmt)
+            assert half.all() == full and LazyFingerprints(fn).all() == full
             checked += len(full)
     assert checked > 10_000
     docstring_only = ast.parse('def f():\n    """doc"""\n    return 1\n').body[0]

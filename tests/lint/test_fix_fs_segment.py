@@ -9,8 +9,9 @@ import ast
 
 import libcst as cst
 import pytest
-from trainwright_lint.edits import AddParams, NewParam, RenameSelfAttribute
 from trainwright_lint.fixes import apply_edits, segment
+from trainwright_lint.rules.tw301_incompatible_signature import AddParams, NewParam
+from trainwright_lint.rules.tw303_removed_api import RenameSelfAttribute
 
 NUM = NewParam("num_items_in_batch", "None", False, 3)
 HEAD = "from transformers import Trainer\n\n\n"

@@ -15,18 +15,17 @@ from typing import Any
 import jsonschema
 import pytest
 from trainwright_lint.cli import main
-from trainwright_lint.edits import (
-    AddParams,
-    AddVarKeyword,
-    DropArgs,
-    NewParam,
-    RenameMethod,
-    RenameSelfAttribute,
-)
+from trainwright_lint.edits import Edit
 from trainwright_lint.finding import Finding
-from trainwright_lint.fixes import FIXERS
+from trainwright_lint.fixes import rule_of
 from trainwright_lint.output import fix_record, json_format
 from trainwright_lint.output.rule_meta import RULE_DOCS_BASE_URL, rule_url
+from trainwright_lint.rules import RULES
+from trainwright_lint.rules.tw301_incompatible_signature import AddParams, NewParam
+from trainwright_lint.rules.tw302_stale_super_call import DropArgs
+from trainwright_lint.rules.tw303_removed_api import RenameSelfAttribute
+from trainwright_lint.rules.tw401_unknown_event import RenameMethod
+from trainwright_lint.rules.tw402_event_without_kwargs import AddVarKeyword
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "docs" / "lint-json.schema.json").read_text(encoding="utf-8"))
@@ -73,8 +72,6 @@ def records(findings: list[Finding]) -> list[dict[str, Any]]:
     stream = io.StringIO()
     json_format.render(findings, stream)
     return json.loads(stream.getvalue())
-
-
 
 
 def test_cli_output_validates_against_the_committed_schema(
@@ -193,9 +190,19 @@ def test_field_names_are_a_superset_of_ruffs(tmp_path: Path) -> None:
 
 
 def test_every_edit_type_the_fixer_applies_has_a_message() -> None:
-    assert set(fix_record.EDIT_TYPES) == set(FIXERS)
-    for kind in FIXERS:
-        assert callable(kind.describe), kind
+    """Each edit type belongs to a fixable rule (defined in its module, so ``fixes`` finds the rule
+    and its ``fix_module`` from the edit) and describes itself: the JSON record's message and
+    applicability come from the edit."""
+    kinds = Edit.__subclasses__()
+    assert {k.__module__ for k in kinds} == {r.__module__ for r in RULES.values() if r.fix_module}
+    for kind in kinds:
+        assert kind.describe is not Edit.describe, kind
+    fix = AddVarKeyword(method="on_log", line=3)
+    assert rule_of(fix) is RULES["TW402"] and fix_record.fix_record(fix) == {
+        "applicability": "safe",
+        "edits": [],
+        "message": "Add `**kwargs` to `on_log`",
+    }
 
 
 @dataclass(frozen=True)

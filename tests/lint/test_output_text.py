@@ -9,10 +9,11 @@ import io
 from dataclasses import replace
 
 import pytest
-from trainwright_lint.edits import AddVarKeyword, RenameMethod
 from trainwright_lint.finding import Finding
 from trainwright_lint.output import text
 from trainwright_lint.output.rule_meta import rule_url
+from trainwright_lint.rules.tw401_unknown_event import RenameMethod
+from trainwright_lint.rules.tw402_event_without_kwargs import AddVarKeyword
 
 
 def finding(code: str, line: int, fix: object = None) -> Finding:

@@ -348,3 +348,26 @@ def test_tw102_counts_references_and_never_reports_a_property(tmp_path: Path) ->
     )
     tw102 = [(f.class_name, f.method) for f in lint(tmp_path).findings if f.code == "TW102"]
     assert tw102 == [("Dead", "create_optimizer_and_scheduler")]
+
+
+def test_the_summary_tracks_only_the_attributes_the_enabled_rules_declare() -> None:
+    """``x.tokenizer = tok`` is recorded because TW303 declares ``TRACKED_ATTRIBUTES``, not because the
+    project model knows TW303: with TW303 off nothing is tracked, and another attribute is tracked
+    when asked for."""
+    import ast
+
+    from trainwright_lint.engine import text_needs
+    from trainwright_lint.project.summary import summarise
+
+    source = (
+        "def build(m, tok):\n    trainer = T(model=m)\n    trainer.tokenizer = tok\n    trainer.clock = 0\n"
+    )
+    tree = ast.parse(source)
+    tracked = text_needs(LintConfig()).tracked
+    assert tracked == ("tokenizer",)
+    assert summarise(tree, "f.py", source, tracked=tracked).instance_stores == (
+        ("tokenizer", "trainer", "T"),
+    )
+    assert text_needs(LintConfig(ignore=("TW303",))).tracked == ()
+    assert summarise(tree, "f.py", source).instance_stores == ()
+    assert summarise(tree, "f.py", source, tracked=("clock",)).instance_stores == (("clock", "trainer", "T"),)

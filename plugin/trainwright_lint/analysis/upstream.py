@@ -21,17 +21,18 @@ from trainwright_lint.analysis.effects import MethodEffects
 from trainwright_lint.syntax import FunctionNode
 
 from trainwright.catalog import Catalog
-from trainwright.catalog.fingerprint import LazyFingerprints, statement_fingerprints
+from trainwright.catalog.fingerprint import LazyFingerprints
 
 
-def _fingerprints(fn: FunctionNode) -> list[tuple[str, object]]:
-    """``statement_fingerprints(fn)``, kept on the node: TW101's copy note and the TW2xx rules ask for
-    the same override's fingerprints, and normalising a long loop copy is not cheap."""
+def _fingerprints(fn: FunctionNode) -> LazyFingerprints:
+    """The fingerprints of ``fn``'s statements, kept on the node and computed as asked for: TW101's
+    copy note needs all of them, the TW2xx rules a few (``CopiedStatements``), and one object serves
+    both, so no statement of a long loop copy is normalised twice."""
     found = getattr(fn, "_tw_fingerprints", None)
     if found is None:
-        found = list(statement_fingerprints(fn))
+        found = LazyFingerprints(fn)
         fn._tw_fingerprints = found  # type: ignore[union-attr]
-    return found
+    return found  # type: ignore[no-any-return]
 
 
 class CopiedStatements:
@@ -57,7 +58,7 @@ class CopiedStatements:
         if not self._upstreams:
             return False
         if self._fingerprints is None:
-            self._fingerprints = LazyFingerprints(self._fn)
+            self._fingerprints = _fingerprints(self._fn)
         s = self._effects.statements[index]
         fp = self._fingerprints.of(s.node)
         if fp is None:
@@ -81,7 +82,7 @@ class Copy:
 def copy_of(fn: FunctionNode, owners: Sequence[tuple[Catalog, str]], threshold: float = 0.5) -> Copy | None:
     """The upstream release ``fn`` is a copy of, when at least ``threshold`` of its statements (and at
     least five) are that release's."""
-    fingerprints = [fp for fp, _ in _fingerprints(fn)]
+    fingerprints = [fp for fp, _ in _fingerprints(fn).all()]
     if len(fingerprints) < 5:
         return None
     distinct = set(fingerprints)

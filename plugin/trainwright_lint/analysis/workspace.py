@@ -6,8 +6,9 @@ something, which attributes hold a time read or count steps. Each fact is comput
 Files are read and parsed once per process (``read_unit``) and kept, so a base class's file that
 several subclasses need is parsed once.
 
-``parsed`` may be shared by several workspaces (the flake8 plugin makes one per file): it holds what is
-a pure function of a file's text (the source, the tree, the summary), never a fact about classes,
+``parsed`` may be shared by several workspaces (the flake8 plugin makes one per file, with the same
+settings): it holds what is a pure function of a file's text and the enabled rules' text needs (the
+source, the tree, the summary), never a fact about classes,
 which depends on the modules a workspace's model holds.
 """
 
@@ -78,10 +79,15 @@ ParsedFiles = dict[str, tuple[str, ast.Module, ModuleSummary]]
 
 class Workspace:
     def __init__(
-        self, model: ProjectModel, words: tuple[str, ...] = (), parsed: ParsedFiles | None = None
+        self,
+        model: ProjectModel,
+        words: tuple[str, ...] = (),
+        parsed: ParsedFiles | None = None,
+        tracked: tuple[str, ...] = (),
     ) -> None:
         self.model = model
         self.words = words
+        self.tracked = tracked  # the attributes whose instance stores the enabled rules track
         self.parsed: ParsedFiles = parsed if parsed is not None else {}
         self.units: dict[str, FileUnit] = {}
         self._unreadable: set[str] = set()
@@ -116,7 +122,7 @@ class Workspace:
             tree = parse_source(source, path)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-        summary = self.model.summaries.get(path) or summarise(tree, path, source, self.words)
+        summary = self.model.summaries.get(path) or summarise(tree, path, source, self.words, self.tracked)
         self.parsed[path] = (source, tree, summary)
         return FileUnit(path, source, tree, summary)
 
@@ -231,10 +237,7 @@ class Workspace:
             found = self.class_of(key)
             if found is not None:
                 unit, cls = found
-                spans = sorted(
-                    (m.line, m.end_line, m) for m in cls.methods.values() if not _observation_purpose(m.name)
-                )
-                starts = [first for first, _, _ in spans]
+                spans, starts = self._reader_spans(key, cls)
                 mention = LiteralScan(f"self.{attr}", r"\b")
                 for line in sorted(unit.lines_matching(cls.line, cls.end_line, mention)):
                     i = bisect_right(starts, line) - 1
@@ -244,6 +247,20 @@ class Workspace:
                     if method.name not in readers and _reads(unit.text(line, line), attr):
                         readers.add(method.name)
             self._facts[fact] = frozenset(readers)
+        return self._facts[fact]  # type: ignore[return-value]
+
+    def _reader_spans(
+        self, key: str, cls: ClassSummary
+    ) -> tuple[list[tuple[int, int, MethodSummary]], list[int]]:
+        """The line spans of ``key``'s methods that may read an attribute to compute (the logging
+        ones left out), sorted, with their first lines: one list per class, whichever attribute is
+        asked about (a trainer asks about dozens)."""
+        fact = ("reader-spans", key)
+        if fact not in self._facts:
+            spans = sorted(
+                (m.line, m.end_line, m) for m in cls.methods.values() if not _observation_purpose(m.name)
+            )
+            self._facts[fact] = (spans, [first for first, _, _ in spans])
         return self._facts[fact]  # type: ignore[return-value]
 
 

@@ -1,14 +1,18 @@
-"""Autofixes: libcst rewrites that keep comments and formatting, one module per edit type.
+"""Autofixes: the pass loop that applies the rules' fixes with libcst (keeping comments and formatting).
 
-A rule attaches to its finding the edit that fixes it (``trainwright_lint.edits``: plain data,
-already checked to be valid on every release of the target range); this package only *applies*
-edits, with libcst, one edit type per pass, re-linting between passes until nothing is left. The
-lint-then-fix loop over a project lives in ``trainwright_lint.driver``.
+A fixable rule owns its fix (``rules/twNNN_<name>.py``): the edit type it attaches to its finding
+(plain data, already checked valid on every release of the target range by the rule's
+``fix_is_valid``), the planner that builds it, and, in the companion module its ``fix_module`` names,
+the libcst ``Fixer`` that applies it. This package knows no rule: it finds an edit's rule from the
+module that defines the edit's type, imports that rule's ``fix_module`` when a fix runs (never at lint
+time), and applies one rule's edits per pass, in the rules' ``fix_pass`` order, re-linting between
+passes until nothing is left. File I/O is in ``fixes.fileio``; the lint-then-fix loop over a project
+lives in ``trainwright_lint.driver``.
 
 Safe fixes (applied by ``trainwright fix`` / ``lint --fix``): TW301 add the parameters the Trainer
 passes and forward them to ``super()``, TW302 drop the argument the base method rejects, TW303
-``self.tokenizer`` -> ``self.processing_class``, TW402 add ``**kwargs``. Unsafe (``--unsafe-fixes``):
-TW401 rename a misspelt event to the one real event it means.
+``self.tokenizer`` -> ``self.processing_class``, TW304 rename a renamed keyword argument, TW402 add
+``**kwargs``. Unsafe (``--unsafe-fixes``): TW401 rename a misspelt event to the one real event it means.
 
 Guarantees (tested over fixtures and generated programs): the result parses, a second run changes
 nothing, a file that does not parse is left untouched and reported, encoding and newlines are kept.
@@ -19,31 +23,24 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from importlib import import_module
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from trainwright_lint.edits import (
-    AddParams,
-    AddVarKeyword,
-    DropArgs,
-    Edit,
-    RenameKeyword,
-    RenameMethod,
-    RenameSelfAttribute,
-)
+from trainwright_lint.edits import Edit
 from trainwright_lint.finding import Finding
-from trainwright_lint.fixes import segment, tw301, tw302, tw303, tw304, tw401, tw402
+from trainwright_lint.fixes import segment
+from trainwright_lint.rules import RULES, Rule
 
-# Edit type -> the libcst transformer applying it, in the order passes apply them.
-FIXERS: dict[type, Callable[[Sequence], cst.CSTTransformer]] = {
-    RenameMethod: tw401.Fixer,
-    AddVarKeyword: tw402.Fixer,
-    DropArgs: tw302.Fixer,
-    RenameSelfAttribute: tw303.Fixer,
-    RenameKeyword: tw304.Fixer,
-    AddParams: tw301.Fixer,
-}
+Fixer = Callable[[Sequence[Edit]], cst.CSTTransformer]
+
+# The rules that have a fix, in pass order, and the rule that owns each module's edit types (an edit
+# type is defined in its rule's module): both read from the rules' declarations, never kept by hand.
+_FIXING: tuple[type[Rule], ...] = tuple(
+    sorted((r for r in RULES.values() if r.fix_module is not None), key=lambda r: (r.fix_pass, r.code))
+)
+_BY_MODULE: dict[str, type[Rule]] = {r.__module__: r for r in _FIXING}
 MAX_PASSES = 10
 
 #: ``lint(text, tree)``: the findings of a source text, given its ``ast`` tree (already parsed by the fixer,
@@ -68,17 +65,34 @@ class FixOutcome:
         return self.fixed != self.original
 
 
+def rule_of(edit: object) -> type[Rule] | None:
+    """The rule that plans and applies ``edit`` (None: not an edit the fixer applies)."""
+    return _BY_MODULE.get(type(edit).__module__) if isinstance(edit, Edit) else None
+
+
+def fixer_of(rule: type[Rule]) -> Fixer:
+    """``rule``'s libcst transformer class, imported from its ``fix_module`` on first use."""
+    assert rule.fix_module is not None, rule.code
+    return import_module(rule.fix_module).Fixer  # type: ignore[no-any-return]
+
+
 def wanted(findings: Sequence[Finding], unsafe: bool) -> list[Finding]:
-    return [f for f in findings if isinstance(f.fix, tuple(FIXERS)) and (unsafe or not f.fix.unsafe)]
+    return [f for f in findings if rule_of(f.fix) is not None and (unsafe or not f.fix.unsafe)]
+
+
+def _first_pass(edits: Sequence[object]) -> type[Rule] | None:
+    """The rule whose edits the next pass applies: the lowest ``fix_pass`` among ``edits``'."""
+    present = {rule_of(e) for e in edits}
+    return next((r for r in _FIXING if r in present), None)
 
 
 def apply_edits(module: cst.Module, edits: Sequence[Edit]) -> cst.Module:
-    """Apply the edits of the first edit type present (one type per pass: positions stay valid)."""
-    for kind, fixer in FIXERS.items():
-        group = [e for e in edits if isinstance(e, kind)]
-        if group:
-            return MetadataWrapper(module).visit(fixer(group))
-    return module
+    """Apply the edits of the first rule (in pass order) present (one rule per pass: positions stay valid)."""
+    rule = _first_pass(edits)
+    if rule is None:
+        return module
+    group = [e for e in edits if rule_of(e) is rule]
+    return MetadataWrapper(module).visit(fixer_of(rule)(group))
 
 
 def parse(data: bytes, path: str) -> cst.Module:
@@ -125,8 +139,8 @@ def fix_bytes(
             todo = wanted(findings, unsafe)
             if not todo:
                 break
-            kind = next(k for k in FIXERS if any(isinstance(f.fix, k) for f in todo))
-            group = [f for f in todo if isinstance(f.fix, kind)]
+            rule = _first_pass([f.fix for f in todo])
+            group = [f for f in todo if rule_of(f.fix) is rule]
             if tree is None:
                 tree = segment.parse_tree(text, path)
             new = segment.rewrite(text, tree, [f.fix for f in group], apply_edits, source.newline)
@@ -167,4 +181,13 @@ def has_fixable(findings: Sequence[Finding], unsafe: bool) -> bool:
     return bool(wanted(findings, unsafe))
 
 
-__all__ = ["FIXERS", "FixError", "FixOutcome", "apply_edits", "fix_bytes", "has_fixable", "wanted"]
+__all__ = [
+    "FixError",
+    "FixOutcome",
+    "apply_edits",
+    "fix_bytes",
+    "fixer_of",
+    "has_fixable",
+    "rule_of",
+    "wanted",
+]

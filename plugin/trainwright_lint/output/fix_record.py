@@ -1,8 +1,8 @@
 """A finding's fix as the output formats report it: ruff's ``{"applicability", "message", "edits"}``.
 
 Read from ``Finding.fix`` and nothing else, so a record never claims a fix the fixer would not make.
-``Finding.fix`` holds an edit description (``trainwright_lint.edits``: plain data with an ``unsafe``
-flag and a ``describe()``) when the rule has a fix for the finding that is valid on the whole target
+``Finding.fix`` holds an edit description (a ``trainwright_lint.edits.Edit``, defined by the rule
+that plans it: plain data with an ``unsafe`` flag and a ``describe()``) when the rule has a fix for the finding that is valid on the whole target
 range.
 
 ``edits`` lists text replacements only when the fix carries explicit spans (an object, or a sequence
@@ -13,26 +13,24 @@ node by line and shape), so it is ``[]``.
 
 from __future__ import annotations
 
-from typing import Any, get_args
+from typing import Any
 
 from trainwright_lint.edits import Edit
-
-EDIT_TYPES = get_args(Edit)
 
 APPLICABILITIES = ("safe", "unsafe", "display-only")
 
 
 def applicability(fix: Any) -> str:
-    """``safe`` / ``unsafe`` for an edit the fixer applies (``trainwright_lint.edits``: its ``unsafe``
-    flag); for another object, the ``applicability`` it declares, else ``display-only``."""
-    if isinstance(fix, EDIT_TYPES):
+    """``safe`` / ``unsafe`` for an edit the fixer applies (an ``Edit``: its ``unsafe`` flag); for
+    another object, the ``applicability`` it declares, else ``display-only``."""
+    if isinstance(fix, Edit):
         return "unsafe" if fix.unsafe else "safe"
     declared = getattr(fix, "applicability", None)
     return str(declared) if declared in APPLICABILITIES else "display-only"
 
 
 def message(fix: Any) -> str:
-    if isinstance(fix, EDIT_TYPES):
+    if isinstance(fix, Edit):
         return fix.describe()
     return str(getattr(fix, "message", None) or "Apply the automatic fix (`trainwright fix`)")
 

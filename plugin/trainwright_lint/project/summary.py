@@ -15,6 +15,7 @@ import ast
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import cache
 
 from trainwright.catalog import Signature
 from trainwright_lint.syntax import (
@@ -110,9 +111,6 @@ class ModuleSummary:
         return found if found is not None and found.importable else None
 
 
-# Attributes whose assignment on an instance the rules need to know about (TW303: ``tokenizer``).
-TRACKED_ATTRIBUTES = ("tokenizer",)
-_INSTANCE_STORES = tuple((a, LiteralScan(f".{a}", r"\s*=(?!=)")) for a in TRACKED_ATTRIBUTES)
 _RECEIVER = re.compile(r"(\w+)$")
 
 
@@ -352,9 +350,13 @@ def _is_type_checking(test: ast.expr) -> bool:
     return name is not None and name.rsplit(".", 1)[-1] == "TYPE_CHECKING"
 
 
-def summarise(tree: ast.Module, path: str, source: str, words: tuple[str, ...] = ()) -> ModuleSummary:
+def summarise(
+    tree: ast.Module, path: str, source: str, words: tuple[str, ...] = (), tracked: tuple[str, ...] = ()
+) -> ModuleSummary:
     """The module's summary. ``source`` locates classes nested in functions without walking every
-    function body; ``words`` are the gate words to record as mentioned (cross-file expansion)."""
+    function body; ``words`` are the gate words to record as mentioned (cross-file expansion);
+    ``tracked`` the attributes whose stores on an instance the enabled rules ask for (a rule's
+    ``TRACKED_ATTRIBUTES``: this module knows no rule)."""
     s = _Summariser(path)
     s.module_block(tree.body, PLAIN)
     found = {c.line for c in s.classes.values()}
@@ -362,16 +364,22 @@ def summarise(tree: ast.Module, path: str, source: str, words: tuple[str, ...] =
     wanted = set(lines_of_offsets(source, starts)) - found if len(starts) > len(found) else set()
     if wanted:
         s.local_classes(tree, wanted)
-    return s.result(frozenset(w for w in words if w in source), instance_stores(source))
+    return s.result(frozenset(w for w in words if w in source), instance_stores(source, tracked))
 
 
-def instance_stores(source: str) -> tuple[tuple[str, str, str], ...]:
-    """``x.tokenizer = ...`` statements (any scope), with the class ``x`` was built from if the file
-    says ``x = SomeClass(...)``; found in the text, so no function body is walked."""
-    if not any(a in source for a in TRACKED_ATTRIBUTES):
+@cache
+def _store_scans(tracked: tuple[str, ...]) -> tuple[tuple[str, LiteralScan], ...]:
+    return tuple((a, LiteralScan(f".{a}", r"\s*=(?!=)")) for a in tracked)
+
+
+def instance_stores(source: str, tracked: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
+    """``x.<attr> = ...`` statements (any scope) for each ``attr`` of ``tracked`` (``x.tokenizer =
+    tok`` for TW303), with the class ``x`` was built from if the file says ``x = SomeClass(...)``;
+    found in the text, so no function body is walked."""
+    if not any(a in source for a in tracked):
         return ()
     out = []
-    stores = sorted((at, attr) for attr, scan in _INSTANCE_STORES for at, _ in scan.finditer(source))
+    stores = sorted((at, attr) for attr, scan in _store_scans(tracked) for at, _ in scan.finditer(source))
     for at, attr in stores:
         before = _RECEIVER.search(source, max(0, at - 80), at)
         receiver = before.group(1) if before else ""

@@ -317,6 +317,14 @@ class Rule:
     # The fix this rule attaches to its findings: "safe", "unsafe" (behaviour changes: only with
     # --unsafe-fixes) or None (no automatic fix).
     fix_applicability: ClassVar[str | None] = None
+    # Where the rule's fix is applied: the dotted name of its companion module (``twNNN_<name>_fix``,
+    # a libcst ``Fixer`` transformer built from the rule's edits). The rule's module holds the rest of
+    # the fix: its edit type, its planner and ``fix_is_valid``. Only ``fixes/`` imports the companion
+    # (with importlib, by this name), so a lint never loads libcst.
+    fix_module: ClassVar[str | None] = None
+    # Fix passes apply one rule's edits at a time (positions stay valid), lowest first: renaming a
+    # method comes before edits that find it by name, and adding parameters comes last.
+    fix_pass: ClassVar[int] = 0
     # What the runner reads for this rule beyond the files with target classes (the runner knows no
     # rule, only these declarations): instance attributes whose stores (``x.tokenizer = ...``) it
     # scans in every file, and a text gate for files without a target class that are linted all the
@@ -351,6 +359,11 @@ class Rule:
 
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def wants_module(self, unit: FileUnit) -> bool:
+        """Whether ``check_module`` may find anything in ``unit``: a module rule's cheap gate on a fact
+        of the file, so that the engine skips the rule (and its contexts) elsewhere."""
+        return True
 
     def fix_is_valid(self, ctx: ClassContext | ModuleContext, edit: Edit) -> bool:
         """Whether ``edit`` gives valid code at ``ctx``'s release. The engine applies a fix only if

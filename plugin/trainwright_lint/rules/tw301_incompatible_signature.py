@@ -8,13 +8,12 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from trainwright.catalog import CallSite, MethodInfo, Signature
+from trainwright.catalog import CallSite, MethodInfo, Param, Signature
 from trainwright_lint.analysis.unit import nodes_on_lines
-from trainwright_lint.edits import AddParams, Edit, NewParam
+from trainwright_lint.edits import Edit, quoted
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import split_key
 from trainwright_lint.project.summary import MethodSummary
-from trainwright_lint.rules._fix_plans import plan_add_params, signature_with
 from trainwright_lint.rules._super_target import super_target
 from trainwright_lint.rules.base import (
     SAFE,
@@ -27,7 +26,7 @@ from trainwright_lint.rules.base import (
     library_fact,
     trainer_fact,
 )
-from trainwright_lint.syntax import FunctionNode, call_shape, is_self, super_method
+from trainwright_lint.syntax import FunctionNode, call_shape, is_self, signature_of, super_method
 
 
 def describe_call(n_positional: int, keywords: Sequence[str]) -> str:
@@ -37,6 +36,35 @@ def describe_call(n_positional: int, keywords: Sequence[str]) -> str:
             "keyword" + ("s " if len(keywords) > 1 else " ") + ", ".join(f"`{k}=`" for k in keywords)
         )
     return " + ".join(parts)
+
+
+@dataclass(frozen=True)
+class NewParam:
+    """A parameter an ``AddParams`` fix adds to an override's signature."""
+
+    name: str
+    default: str  # source text of the default value
+    keyword_only: bool = False
+    # Index among the base method's positional parameters (self not counted); a super() call already
+    # passing that many positional arguments fills it, so it is not forwarded again by keyword.
+    position: int | None = None
+
+
+@dataclass(frozen=True)
+class AddParams(Edit):
+    """TW301: add missing parameters (with defaults) and forward them to ``super().<method>(...)``."""
+
+    method: str
+    line: int
+    params: tuple[NewParam, ...]
+    forward: tuple[NewParam, ...]  # passed on as ``name=name`` in super().<method>(...) calls
+    unsafe: bool = False
+
+    def describe(self) -> str:
+        text = f"Add {quoted(f'{p.name}={p.default}' for p in self.params)} to `{self.method}`"
+        if self.forward:
+            text += f" and pass {quoted(p.name for p in self.forward)} on to `super().{self.method}()`"
+        return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +108,8 @@ class IncompatibleSignature(Rule):
     code = "TW301"
     name = "incompatible-signature"
     fix_applicability = SAFE
+    fix_module = "trainwright_lint.rules.tw301_incompatible_signature_fix"
+    fix_pass = 6
     message = (
         "`{method}` cannot accept what transformers {version} passes; `{caller}` passes {call} to "
         "`{method}{signature}`; add the missing parameters of the base signature, `{base}`, or `**kwargs`"
@@ -601,3 +631,78 @@ def _forwards(
         if added and not target.accepts(n_pos, (*keywords, *added)):
             return False
     return True
+
+
+# -- planning the fix (pure ``ast``; the libcst transform is in ``tw301_incompatible_signature_fix``)
+
+
+def _needed(base_positional: Sequence[str], own_slots: int, sites: Sequence[CallSite]) -> set[str] | None:
+    """The base parameters some call site fills: by keyword, or by position (the slots past the
+    override's own ``own_slots`` positional parameters, up to the most positional arguments any site
+    passes). ``None`` (all of them) when a site unpacks ``*args`` or
+    ``**kwargs``, whose content is unknown.
+
+    Without this an override that names a parameter differently, ``compute_loss(self, my_model,
+    inputs, return_outputs=False)``, was given the base's ``model`` as ``*, model=None``: the
+    Trainer passes the model positionally, so nothing ever fills that parameter."""
+    if any(s.star_args or s.star_kwargs for s in sites):
+        return None
+    most = max((s.n_positional for s in sites), default=0)
+    return {k for s in sites for k in s.keywords} | set(base_positional[own_slots:most])
+
+
+def signature_with(current: Signature, new: Sequence[NewParam]) -> Signature:
+    """``current`` with ``new`` added where ``AddParams`` puts them: positional ones after the
+    existing positional parameters, keyword-only ones before ``**kwargs``."""
+    extra = [
+        Param(n.name, "KEYWORD_ONLY" if n.keyword_only else "POSITIONAL_OR_KEYWORD", n.default) for n in new
+    ]
+    params = list(current.params)
+    cut = next(
+        (i for i, x in enumerate(params) if x.kind not in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")),
+        len(params),
+    )
+    params[cut:cut] = [x for x in extra if x.kind != "KEYWORD_ONLY"]
+    kw_cut = next((i for i, x in enumerate(params) if x.kind == "VAR_KEYWORD"), len(params))
+    params[kw_cut:kw_cut] = [x for x in extra if x.kind == "KEYWORD_ONLY"]
+    return Signature(tuple(params), bound=current.bound)
+
+
+def plan_add_params(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    base: Signature,
+    sites: Sequence[CallSite],
+    *,
+    forward: bool = True,
+) -> AddParams | None:
+    """The edit that makes ``fn`` accept every call site in ``sites``, or None when adding the base
+    method's missing parameters (with their defaults, ``None`` when the base has none) is not enough
+    or would shift a positional argument onto the wrong parameter."""
+    if fn.args.kwarg is not None:
+        return None
+    current = signature_of(fn)
+    own = {p.name for p in current.params}
+    own_positional = [p for p in current.params if p.kind in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")]
+    has_star = fn.args.vararg is not None or bool(fn.args.kwonlyargs)
+    base_params = list(base.params[1:] if base.bound else base.params)
+    base_positional = [p.name for p in base_params if p.kind in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")]
+    new: list[NewParam] = []
+    next_slot = len(own_positional) - (1 if current.bound else 0)
+    needed = _needed(base_positional, next_slot, sites)
+    for p in base_params:
+        if p.name in own or p.kind in ("VAR_POSITIONAL", "VAR_KEYWORD", "POSITIONAL_ONLY"):
+            continue
+        if needed is not None and p.name not in needed:
+            continue  # no call site passes it: adding it would only be noise (``*, model=None``)
+        position = base_positional.index(p.name) if p.name in base_positional else None
+        # Appended positionally only where it keeps its base position; otherwise keyword-only.
+        keyword_only = p.kind == "KEYWORD_ONLY" or has_star or position != next_slot
+        if not keyword_only:
+            next_slot += 1
+        new.append(NewParam(p.name, p.default if p.default is not None else "None", keyword_only, position))
+    if not new:
+        return None
+    fixed = signature_with(current, new)
+    if not all(fixed.accepts(s.n_positional, s.keywords, s.star_args, s.star_kwargs) for s in sites):
+        return None
+    return AddParams(method=fn.name, line=fn.lineno, params=tuple(new), forward=tuple(new) if forward else ())

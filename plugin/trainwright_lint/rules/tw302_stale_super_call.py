@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import dataclass
 
-from trainwright_lint.edits import DropArgs, Edit
+from trainwright.catalog import Signature
+from trainwright_lint.edits import Edit, quoted
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import short_name
-from trainwright_lint.rules._fix_plans import plan_drop_args
 from trainwright_lint.rules._super_target import super_target
 from trainwright_lint.rules.base import (
     SAFE,
@@ -36,6 +37,26 @@ def _reads(ctx: ClassContext, concrete: tuple[str, ...], method: str) -> tuple[F
     return tuple(reads)
 
 
+@dataclass(frozen=True)
+class DropArgs(Edit):
+    """TW302: drop the arguments of ``super().<method>(...)`` the target release cannot accept."""
+
+    method: str
+    line: int
+    drop_self: bool  # an explicit leading ``self``
+    keywords: tuple[str, ...]  # keyword arguments to drop
+    keep_positional: int | None  # keep at most this many positional arguments (None: all)
+    unsafe: bool = False
+
+    def describe(self) -> str:
+        dropped = ["the explicit `self`"] if self.drop_self else []
+        if self.keywords:
+            dropped.append(quoted(f"{k}=" for k in self.keywords))
+        if self.keep_positional is not None:
+            dropped.append(f"positional arguments after the first {self.keep_positional}")
+        return f"Remove {' and '.join(dropped) or 'the rejected arguments'} from `super().{self.method}()`"
+
+
 class StaleSuperCall(Rule):
     """A `super().m(...)` call passes arguments that the next class in the MRO cannot accept:
     `super()._save_checkpoint(model, trial, metrics=metrics)` on transformers 4.47+ (where
@@ -61,6 +82,8 @@ class StaleSuperCall(Rule):
     code = "TW302"
     name = "stale-super-call"
     fix_applicability = SAFE
+    fix_module = "trainwright_lint.rules.tw302_stale_super_call_fix"
+    fix_pass = 3
     message = (
         "`super().{method}()` passes arguments that `{owner}` rejects; "
         "`super().{method}({call_text})` passes {call} to `{owner}.{method}{signature}`{where}{hint}"
@@ -196,3 +219,31 @@ class StaleSuperCall(Rule):
                     ):
                         return False
         return True
+
+
+# -- planning the fix (pure ``ast``; the libcst transform is in ``tw302_stale_super_call_fix``)
+
+
+def plan_drop_args(call: ast.Call, method: str, base: Signature) -> DropArgs | None:
+    """Drop an explicit ``self``, unknown keywords and surplus positional arguments, if the call
+    then binds to ``base``; None when dropping is not enough (a required argument is missing)."""
+    params = list(base.params[1:] if base.bound else base.params)
+    names = {p.name for p in params if p.kind != "POSITIONAL_ONLY"}
+    var_kw = any(p.kind == "VAR_KEYWORD" for p in params)
+    var_pos = any(p.kind == "VAR_POSITIONAL" for p in params)
+    capacity = sum(1 for p in params if p.kind in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD"))
+    positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+    star_args = len(positional) != len(call.args)
+    drop_self = bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id == "self"
+    n_pos = len(positional) - int(drop_self)
+    keep = None if var_pos or star_args or n_pos <= capacity else capacity
+    keywords = tuple(k.arg for k in call.keywords if k.arg is not None and not var_kw and k.arg not in names)
+    kept_keywords = [k.arg for k in call.keywords if k.arg is not None and k.arg not in keywords]
+    star_kwargs = any(k.arg is None for k in call.keywords)
+    if not (drop_self or keywords or keep is not None):
+        return None
+    if not base.accepts(n_pos if keep is None else keep, kept_keywords, star_args, star_kwargs):
+        return None
+    return DropArgs(
+        method=method, line=call.lineno, drop_self=drop_self, keywords=keywords, keep_positional=keep
+    )

@@ -5,16 +5,29 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from trainwright.catalog.versions import version_key
 from trainwright_lint.analysis.unit import nodes_on_lines
-from trainwright_lint.edits import Edit, RenameSelfAttribute
+from trainwright_lint.edits import Edit
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import CALLBACK, MIXIN, TRAINER
-from trainwright_lint.rules._fix_plans import plan_tokenizer_rename
 from trainwright_lint.rules.base import EVENTS, SAFE, Candidate, ClassContext, Example, Rule, trainer_fact
 from trainwright_lint.syntax import FunctionNode, is_self
 from trainwright_lint.textscan import LiteralScan
+
+
+@dataclass(frozen=True)
+class RenameSelfAttribute(Edit):
+    """TW303: ``self.<old>`` read -> ``self.<new>`` on one line."""
+
+    line: int
+    old: str
+    new: str
+    unsafe: bool = False
+
+    def describe(self) -> str:
+        return f"Replace `self.{self.old}` with `self.{self.new}`"
 
 
 class RemovedApi(Rule):
@@ -40,6 +53,8 @@ class RemovedApi(Rule):
     message = "{what} {why} in transformers {version}; use {instead}"
     roles = frozenset({TRAINER, MIXIN, CALLBACK})
     fix_applicability = SAFE
+    fix_module = "trainwright_lint.rules.tw303_removed_api_fix"
+    fix_pass = 4
 
     INVALID = (
         Example(
@@ -259,3 +274,13 @@ def _reads_key(node: ast.AST, mapping: str, key: str) -> bool:
     ):
         return node.args[0].value == key
     return False
+
+
+# -- planning the fix (pure ``ast``; the libcst transform is in ``tw303_removed_api_fix``)
+
+
+def plan_tokenizer_rename(node: ast.Attribute) -> RenameSelfAttribute | None:
+    """Only a read of ``self.tokenizer`` (the trainer-side finding) has a mechanical fix."""
+    if node.attr != "tokenizer" or not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+        return None
+    return RenameSelfAttribute(line=node.lineno, old="tokenizer", new="processing_class")

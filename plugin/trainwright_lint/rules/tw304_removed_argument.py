@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from trainwright.catalog import Catalog, VersionView
 from trainwright.catalog.model import Rename
 from trainwright.catalog.versions import version_key
-from trainwright_lint.analysis.unit import nodes_on_lines
-from trainwright_lint.edits import Edit, RenameKeyword
+from trainwright_lint.analysis.unit import FileUnit, nodes_on_lines
+from trainwright_lint.edits import Edit
 from trainwright_lint.finding import Finding
 from trainwright_lint.prefilter import CONSTRUCTED_WORDS, constructs_library_class
 from trainwright_lint.project import library
@@ -27,6 +27,19 @@ _TRANSFORMERS_CLASSES = {
     "transformers.TrainingArguments": "TrainingArguments",
     "transformers.Seq2SeqTrainingArguments": "Seq2SeqTrainingArguments",
 }
+
+
+@dataclass(frozen=True)
+class RenameKeyword(Edit):
+    """TW304: ``f(old=value)`` -> ``f(new=value)`` in the call that starts on ``line``."""
+
+    line: int
+    old: str
+    new: str
+    unsafe: bool = False
+
+    def describe(self) -> str:
+        return f"Rename the argument `{self.old}=` to `{self.new}=`"
 
 
 @dataclass(frozen=True)
@@ -70,6 +83,8 @@ class RemovedArgument(Rule):
     scope = "module"
     script_gate = staticmethod(constructs_library_class)  # a script that builds a Trainer / arguments
     fix_applicability = SAFE
+    fix_module = "trainwright_lint.rules.tw304_removed_argument_fix"
+    fix_pass = 5
     message = "`{keyword}=` is not accepted by `{owner}` in {library} {version}{when}; {instead}"
 
     INVALID = (
@@ -122,6 +137,12 @@ class RemovedArgument(Rule):
             """
         ),
     )
+
+    def wants_module(self, unit: FileUnit) -> bool:
+        """A linted file is scanned for every candidate call, ``super().__init__(...)`` of a ``class
+        T(transformers.Trainer)`` included (``script_gate``, narrower, decides which scripts without a
+        target class are read at all)."""
+        return bool(unit.construction_offsets)
 
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:
         for call, target, class_name, method in _constructions(ctx):

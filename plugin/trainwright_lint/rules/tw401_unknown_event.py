@@ -3,17 +3,29 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from dataclasses import replace
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 
-from trainwright_lint.edits import Edit, RenameMethod
+from trainwright_lint.edits import Edit
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import CALLBACK
 from trainwright_lint.project.summary import MethodSummary
 from trainwright_lint.rules._events import NEAR_MISSES, closest_event
-from trainwright_lint.rules._fix_plans import unambiguous_event
 from trainwright_lint.rules.base import EVENTS, UNSAFE, Candidate, ClassContext, Example, Rule
 from trainwright_lint.syntax import FunctionNode
+
+
+@dataclass(frozen=True)
+class RenameMethod(Edit):
+    """TW401 (unsafe: it changes when the code runs): rename a method defined on ``line``."""
+
+    method: str
+    line: int
+    new: str
+    unsafe: bool = True
+
+    def describe(self) -> str:
+        return f"Rename `{self.method}` to `{self.new}`"
 
 
 class UnknownEvent(Rule):
@@ -36,6 +48,8 @@ class UnknownEvent(Rule):
     message = "`{method}` is never called: it {why}{suggestion}"
     roles = frozenset({CALLBACK})
     fix_applicability = UNSAFE
+    fix_module = "trainwright_lint.rules.tw401_unknown_event_fix"
+    fix_pass = 1
 
     INVALID = (
         Example(
@@ -166,3 +180,27 @@ def _rename_fix(
         names = ", ".join(f"`{c}`" for c in clash)
         return None, f"no fix: {names} would also become `{new}`, and one handler would replace the other"
     return RenameMethod(method=fn.name, line=fn.lineno, new=new), ""
+
+
+# -- planning the fix (pure ``ast``; the libcst transform is in ``tw401_unknown_event_fix``)
+
+
+def unambiguous_event(name: str, events: Sequence[str], near_misses: Mapping[str, str]) -> str | None:
+    """The single real event ``name`` is a misspelling of, or None when there is no clear one.
+
+    A hand-picked near miss counts when it is a plain event name. Otherwise the closest event must be
+    similar (difflib ratio >= 0.85) and clearly closer than the runner-up (by >= 0.07):
+    ``on_step_ned`` -> ``on_step_end`` (0.91 vs 0.80 for ``on_substep_end``), while ``on_step``
+    (``on_step_end`` 0.78, ``on_step_begin`` 0.70) and ``on_save_end`` (``on_step_end`` 0.82,
+    ``on_save`` 0.78) are left to a human."""
+    picked = near_misses.get(name)
+    if picked is not None:
+        return picked if picked in events else None
+    import difflib  # only for a misspelt event: not worth its import on every run
+
+    scored = sorted(((difflib.SequenceMatcher(None, name, e).ratio(), e) for e in events), reverse=True)
+    if not scored or scored[0][0] < 0.85:
+        return None
+    if len(scored) > 1 and scored[0][0] - scored[1][0] < 0.07:
+        return None
+    return scored[0][1]

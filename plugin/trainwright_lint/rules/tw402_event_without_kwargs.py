@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
+from dataclasses import dataclass
 
+from trainwright_lint.edits import Edit
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import CALLBACK
 from trainwright_lint.rules._events import is_event_name
-from trainwright_lint.rules._fix_plans import plan_var_keyword
 from trainwright_lint.rules.base import SAFE, Candidate, ClassContext, Example, Rule, describe_release_runs
 from trainwright_lint.syntax import FunctionNode
+
+
+@dataclass(frozen=True)
+class AddVarKeyword(Edit):
+    """TW402: give an event method ``**kwargs``."""
+
+    method: str
+    line: int
+    unsafe: bool = False
+
+    def describe(self) -> str:
+        return f"Add `**kwargs` to `{self.method}`"
 
 
 class EventWithoutKwargs(Rule):
@@ -32,6 +46,8 @@ class EventWithoutKwargs(Rule):
     )
     roles = frozenset({CALLBACK})
     fix_applicability = SAFE
+    fix_module = "trainwright_lint.rules.tw402_event_without_kwargs_fix"
+    fix_pass = 2
 
     INVALID = (
         Example(
@@ -108,3 +124,10 @@ def _shown(ctx: ClassContext, passed: dict[str, tuple[str, ...]]) -> str:
             where = f" (on {describe_release_runs(releases, range_)})" if partial else ""
             out.append(f"`{name}=`{where}")
     return ", ".join(out) + (", ..." if len(passed) > len(out) else "")
+
+
+# -- planning the fix (pure ``ast``; the libcst transform is in ``tw402_event_without_kwargs_fix``)
+
+
+def plan_var_keyword(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> AddVarKeyword | None:
+    return None if fn.args.kwarg is not None else AddVarKeyword(method=fn.name, line=fn.lineno)

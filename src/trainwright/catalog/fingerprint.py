@@ -284,6 +284,11 @@ class LazyFingerprints:
             found = self._done[key] = (digest if digest is not None else _digest(ctx, normalise(node))).hex()
         return found
 
+    def all(self) -> list[tuple[str, ast.stmt]]:
+        """Every statement's fingerprint, in source order: ``statement_fingerprints(fn)``, reusing
+        the ones already asked for (and keeping the rest for later ``of`` calls)."""
+        return [(self.of(stmt), stmt) for _ctx, stmt, _digest in self._pending.values()]  # type: ignore[misc]
+
 
 def fingerprint_statements(fn: FunctionNode) -> Iterator[tuple[str, ast.stmt]]:
     """``(fingerprint, statement)`` for every statement of ``fn``'s body at every depth, in source order."""

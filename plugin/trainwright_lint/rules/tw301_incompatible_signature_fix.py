@@ -6,7 +6,7 @@
 New parameters go after the existing positional ones (so positional call sites bind them), or become
 keyword-only when the method already takes ``*args``. Only parameters some call site of the target
 release fills are added (a base parameter the override names differently is left out). New
-parameters follow the layout of the existing ones (``_locate.extend_commas``). Forwarding uses
+parameters follow the layout of the existing ones (``rules._cst.extend_commas``). Forwarding uses
 keywords, which bind whatever the order, and is skipped for a call that already passes the name or
 unpacks ``**kwargs``.
 """
@@ -17,10 +17,8 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from trainwright_lint.edits import AddParams, NewParam
-from trainwright_lint.fixes._locate import LineTransformer, extend_commas, is_super_call
-
-CODE = "TW301"
+from trainwright_lint.rules._cst import LineTransformer, extend_commas, is_super_call
+from trainwright_lint.rules.tw301_incompatible_signature import AddParams, NewParam
 
 
 def _param(name: str, default: str) -> cst.Param:

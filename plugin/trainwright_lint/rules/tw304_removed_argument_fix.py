@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from trainwright_lint.edits import RenameKeyword
-from trainwright_lint.fixes._locate import LineTransformer
+from trainwright_lint.rules._cst import LineTransformer
+from trainwright_lint.rules.tw304_removed_argument import RenameKeyword
 
 
 class Fixer(LineTransformer):

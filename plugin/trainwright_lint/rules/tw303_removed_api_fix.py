@@ -6,10 +6,8 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from trainwright_lint.edits import RenameSelfAttribute
-from trainwright_lint.fixes._locate import LineTransformer
-
-CODE = "TW303"
+from trainwright_lint.rules._cst import LineTransformer
+from trainwright_lint.rules.tw303_removed_api import RenameSelfAttribute
 
 
 class Fixer(LineTransformer):

@@ -11,10 +11,8 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from trainwright_lint.edits import DropArgs
-from trainwright_lint.fixes._locate import LineTransformer, is_super_call
-
-CODE = "TW302"
+from trainwright_lint.rules._cst import LineTransformer, is_super_call
+from trainwright_lint.rules.tw302_stale_super_call import DropArgs
 
 
 class Fixer(LineTransformer):

@@ -10,10 +10,8 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from trainwright_lint.edits import RenameMethod
-from trainwright_lint.fixes._locate import LineTransformer
-
-CODE = "TW401"
+from trainwright_lint.rules._cst import LineTransformer
+from trainwright_lint.rules.tw401_unknown_event import RenameMethod
 
 
 class Fixer(LineTransformer):

@@ -1,4 +1,7 @@
-"""Finding libcst nodes by the 1-based line an ``ast`` finding reported."""
+"""libcst helpers the rules' fix transforms (``rules/*_fix.py``) share: finding nodes by the 1-based
+line an ``ast`` finding reported, and laying out added parameters and arguments.
+
+Imported only by fix modules, which only ``fixes/`` imports: lint never loads libcst."""
 
 from __future__ import annotations
 

@@ -6,10 +6,8 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from trainwright_lint.edits import AddVarKeyword
-from trainwright_lint.fixes._locate import LineTransformer, extend_commas
-
-CODE = "TW402"
+from trainwright_lint.rules._cst import LineTransformer, extend_commas
+from trainwright_lint.rules.tw402_event_without_kwargs import AddVarKeyword
 
 
 class Fixer(LineTransformer):
