@@ -19,6 +19,7 @@ The worklist visits each statement once, so the analysis is linear in the method
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -44,7 +45,7 @@ _PROGRESS_READS = frozenset({"global_step", "epoch", "max_steps", "num_train_epo
 # Trainer methods whose whole job ends in dispatching one callback event: a re-implementation that
 # fires it itself (``self.callback_handler.on_log(...)``) delegates as ``super().log(logs)`` would.
 OWN_EVENTS = {"log": "on_log"}
-_GETTER_PREFIX = "get_"
+_READS_ONLY = re.compile(r"get_\w*_dataloader")
 
 
 @dataclass(slots=True)
@@ -459,10 +460,10 @@ class _Collector:
                         if method == self.method:
                             s.kinds.add(K.DELEGATE)
                             self.delegations.append((index, current))  # type: ignore[arg-type]
-                        elif not method.startswith(_GETTER_PREFIX):
+                        elif not _READS_ONLY.fullmatch(method):
                             s.kinds.add(K.SUPER_OTHER)
-                        # ``super().get_train_dataloader()`` only reads: its value is data exactly
-                        # when what it feeds is (a table of examples from it is output).
+                        # ``super().get_train_dataloader()`` only builds a loader: its value is data
+                        # exactly when what it feeds is (a table of examples from it is output).
                     elif name is not None and name == self.own_event:
                         # A re-implementation that dispatches the method's own event (a ``log`` copied
                         # from an old release firing ``on_log``): the dispatch stands for ``super()``.

@@ -256,14 +256,24 @@ _PRIVATE_ARGUMENTS = frozenset(
 
 def _computed_locals(effects: MethodEffects, copied: CopiedStatements) -> set[str]:
     """Locals the method computes itself (defined by a data statement other than the ``super()``
-    call): values no callback event receives. A statement copied from upstream computes upstream's
-    value (``output = {**logs, "step": ...}`` of ``Trainer.log``, what ``state.log_history`` keeps):
-    hidden only when it reads a hidden value (``_hidden_values`` follows those)."""
+    call): values no callback event receives. A statement copied from upstream that only rearranges
+    values (``output = {**logs, "step": ...}`` of ``Trainer.log``, what ``state.log_history`` keeps) makes
+    upstream's value: hidden only when it reads a hidden one (``_hidden_values`` follows those)."""
     out: set[str] = set()
     for i in effects.data:
-        if i != effects.delegation and i not in copied:
+        if i != effects.delegation and not (_only_rearranges(effects.statements[i].node) and i in copied):
             out |= {d for d in effects.statements[i].defines if not d.startswith("self.")}
     return out
+
+
+def _only_rearranges(stmt: ast.stmt) -> bool:
+    """No call but pure ones (``round``, ``dict``): the statement computes nothing new."""
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Call):
+            name = dotted_name(node.func)
+            if name is None or K.call_kind(name) != K.LOCAL:
+                return False
+    return True
 
 
 # Overrides whose ``super()`` result a callback event receives too (``logs`` in ``on_log``, ``metrics`` in
