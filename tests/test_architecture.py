@@ -318,3 +318,69 @@ def test_the_walk_check_sees_a_walker(tmp_path: Path) -> None:
         "def names(fn):\n    return [n for n in ast.walk(fn)]\n"
     )
     assert tree_walks(path) == ["rule.py:3 returns walks recursively", "rule.py:7 walk"]
+
+
+# Facts are cached in one registry (``analysis.facts``: typed ``SharedFact`` keys in a ``FactStore``),
+# never in a rule's own memo: a second caching style is how facts came to be computed twice.
+CACHE_DECORATORS = {"lru_cache", "cache", "cached_property"}
+FACT_CALLS = {"fact", "get"}  # ``ctx.fact(FACT, key, compute)``, ``unit.facts.get(FACT, key, compute)``
+
+
+def ad_hoc_caches(path: Path) -> list[str]:
+    """Caches in ``path`` outside the fact registry: caching decorators, a dict kept on an object
+    (``self._memo = {}``), an attribute set on a tree node (``fn._tw_x = ...``), and a registry call
+    keyed by a literal instead of a declared ``SharedFact``."""
+    tree = ast.parse(path.read_bytes())
+    found = []
+    for node in ast.walk(tree):
+        line = f"{path.name}:{getattr(node, 'lineno', 0)}"
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for d in node.decorator_list:
+                target = d.func if isinstance(d, ast.Call) else d
+                name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+                if name in CACHE_DECORATORS:
+                    found.append(f"{line} @{name}")
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            empty = isinstance(node.value, ast.Dict) and not node.value.keys
+            empty |= isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") == "dict"
+            for t in targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name):
+                    if t.value.id == "self" and empty:
+                        found.append(f"{line} self.{t.attr} = {{}}")
+                    elif t.value.id != "self" and t.attr.startswith("_"):
+                        found.append(f"{line} {t.value.id}.{t.attr} set")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            is_registry = node.func.attr == "fact" or (
+                node.func.attr == "get"
+                and isinstance(node.func.value, ast.Attribute)
+                and node.func.value.attr in ("facts", "shared")
+            )
+            literal = bool(node.args) and not isinstance(node.args[0], (ast.Name, ast.Attribute))
+            if is_registry and node.func.attr in FACT_CALLS and literal:
+                found.append(f"{line} fact keyed by a literal")
+            if node.func.attr == "memo":
+                found.append(f"{line} memo()")
+    return sorted(found, key=lambda f: int(f.split(":")[1].split()[0]))
+
+
+def test_rules_keep_no_caches_of_their_own() -> None:
+    assert [c for path in lint_time_rule_files() for c in ad_hoc_caches(path)] == []
+
+
+def test_the_cache_check_sees_a_cache(tmp_path: Path) -> None:
+    path = tmp_path / "rule.py"
+    path.write_text(
+        "from functools import lru_cache\n\n"
+        "@lru_cache\ndef f(x):\n    return x\n\n"
+        "class Live:\n    def __init__(self):\n        self._memo = {}\n\n"
+        "def g(ctx, fn):\n    fn._tw_seen = 1\n    return ctx.fact(('tw1', 2), lambda: 3)\n\n"
+        "def h(ctx, unit):\n    return ctx.fact(SEEN, 1, f) or unit.memo(('x',), f)\n"
+    )
+    assert ad_hoc_caches(path) == [
+        "rule.py:4 @lru_cache",
+        "rule.py:9 self._memo = {}",
+        "rule.py:12 fn._tw_seen set",
+        "rule.py:13 fact keyed by a literal",
+        "rule.py:16 memo()",
+    ]

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 from trainwright.catalog import Catalog, load_catalog
 from trainwright_lint import prefilter
+from trainwright_lint.analysis.facts import FactStore
 from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.analysis.workspace import Workspace, parse_source
 from trainwright_lint.configuration import LintConfig, targets_of
@@ -155,7 +156,7 @@ def _lint_class(key, role, unit, cls, node, workspace, releases, rules, timings,
 
     points = releases.points()
     newest = points[0] if len(points) == 1 else (releases.transformers[-1], releases.trl[-1])
-    shared: dict[object, object] = {}  # the class's release-independent facts, for every point
+    shared = FactStore()  # the class's release-independent facts, for every point
     contexts: dict[tuple[str, str], ClassContext] = {}
 
     def at(point: tuple[str, str]) -> ClassContext:

@@ -30,6 +30,7 @@ from typing import Any
 
 from trainwright_lint.analysis import kinds as K
 from trainwright_lint.analysis.effects import OWN_EVENTS, MethodEffects
+from trainwright_lint.analysis.facts import OBSERVATION
 from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.analysis.upstream import CopiedStatements
 from trainwright_lint.project.summary import MethodSummary
@@ -109,7 +110,9 @@ class MethodFacts:
 
 def observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Observation:
     """What of ``method`` a callback could do (memoised per method)."""
-    return facts.unit.memo(("observe", facts.qualname, method.line), lambda: _observe(facts, method, fn))  # type: ignore[return-value]
+    return facts.unit.facts.get(
+        OBSERVATION, (facts.qualname, method.line), lambda: _observe(facts, method, fn)
+    )
 
 
 def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Observation:

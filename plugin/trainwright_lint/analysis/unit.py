@@ -18,6 +18,7 @@ from itertools import accumulate, islice, repeat
 from operator import add
 
 from trainwright_lint import prefilter
+from trainwright_lint.analysis.facts import CLASS_NODE, MATCH_LINES, NAMES_MATCHING, FactStore
 from trainwright_lint.project.summary import ClassSummary, MethodSummary, ModuleSummary
 from trainwright_lint.syntax import (
     FUNCTION_TYPES,
@@ -40,8 +41,8 @@ class FileUnit:
         self.source = source
         self.tree = tree
         self.summary = summary
-        self._classes: dict[str, ast.ClassDef | None] = {}
-        self._cache: dict[tuple[object, ...], object] = {}
+        # The file's facts and its methods' (``analysis.facts``): a re-read file starts afresh.
+        self.facts = FactStore()
 
     # -- text --------------------------------------------------------------------------------------
 
@@ -77,10 +78,11 @@ class FileUnit:
     def match_lines(self, pattern: Scan) -> list[int]:
         """Sorted lines of every match of ``pattern`` in the file: one scan per pattern per file,
         then every method asks for its own range (``lines_matching``)."""
-        key = ("lines", pattern.pattern)
-        if key not in self._cache:
-            self._cache[key] = sorted({self.line_of(at) for at, _ in _matches(pattern, self.source)})
-        return self._cache[key]  # type: ignore[return-value]
+        return self.facts.get(
+            MATCH_LINES,
+            pattern.pattern,
+            lambda: sorted({self.line_of(at) for at, _ in _matches(pattern, self.source)}),
+        )
 
     def lines_matching(self, first_line: int, last_line: int, pattern: Scan) -> set[int]:
         """Lines in [first_line, last_line] where ``pattern`` matches."""
@@ -89,13 +91,14 @@ class FileUnit:
 
     def names_matching(self, pattern: Scan) -> dict[str, list[int]]:
         """``group(1)`` of every match of ``pattern`` -> the sorted lines it occurs on (one scan)."""
-        key = ("names", pattern.pattern)
-        if key not in self._cache:
+
+        def compute() -> dict[str, list[int]]:
             found: dict[str, set[int]] = {}
             for at, m in _matches(pattern, self.source):
                 found.setdefault(m.group(1), set()).add(self.line_of(at))
-            self._cache[key] = {k: sorted(v) for k, v in found.items()}
-        return self._cache[key]  # type: ignore[return-value]
+            return {k: sorted(v) for k, v in found.items()}
+
+        return self.facts.get(NAMES_MATCHING, pattern.pattern, compute)
 
     def column(self, line: int, byte_col: int) -> int:
         """1-based character column (``ast`` counts UTF-8 bytes)."""
@@ -105,14 +108,13 @@ class FileUnit:
     # -- nodes -------------------------------------------------------------------------------------
 
     def class_node(self, cls: ClassSummary) -> ast.ClassDef | None:
-        if cls.qualname not in self._classes:
-            found = None
+        def compute() -> ast.ClassDef | None:
             for node in _statements_at(self.tree.body, cls.line):
                 if isinstance(node, ast.ClassDef) and node.lineno == cls.line and node.name == cls.name:
-                    found = node
-                    break
-            self._classes[cls.qualname] = found
-        return self._classes[cls.qualname]
+                    return node
+            return None
+
+        return self.facts.get(CLASS_NODE, cls.qualname, compute)  # type: ignore[no-any-return]
 
     def method_node(self, cls: ClassSummary, method: MethodSummary) -> FunctionNode | None:
         node = self.class_node(cls)
@@ -122,12 +124,6 @@ class FileUnit:
             if isinstance(stmt, FUNCTION_TYPES) and stmt.lineno == method.line:
                 return stmt
         return None
-
-    def memo(self, key: tuple[object, ...], compute: Callable[[], object]) -> object:
-        """A fact computed once per file (``key`` names it)."""
-        if key not in self._cache:
-            self._cache[key] = compute()
-        return self._cache[key]
 
 
 def _matches(pattern: Scan, text: str) -> Iterator[tuple[int, re.Match[str]]]:

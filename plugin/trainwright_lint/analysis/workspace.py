@@ -22,6 +22,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from trainwright_lint.analysis import kinds as K
+from trainwright_lint.analysis.facts import (
+    CLASS_CLOCKS,
+    CLASS_COUNTERS,
+    CLASS_READERS,
+    CLOCKS,
+    COUNTERS,
+    READER_SPANS,
+    READERS,
+    FactStore,
+    SharedFact,
+)
 from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.project.model import ProjectModel, split_key
 from trainwright_lint.project.summary import ClassSummary, MethodSummary, ModuleSummary, summarise
@@ -91,7 +102,7 @@ class Workspace:
         self.parsed: ParsedFiles = parsed if parsed is not None else {}
         self.units: dict[str, FileUnit] = {}
         self._unreadable: set[str] = set()
-        self._facts: dict[tuple[str, ...], object] = {}
+        self.facts = FactStore()  # hierarchy facts (``analysis.facts``)
         if model.loader is None:
             model.loader = self.load_summary
 
@@ -184,30 +195,38 @@ class Workspace:
     def clock_attributes(self, key: str) -> frozenset[str]:
         """``self.x`` attributes some class of the hierarchy assigns from the clock (``self.t0 =
         time.time()``): a condition on them is a condition on time."""
-        return self._in_hierarchy("clocks", key, _CLOCK_ATTR, ("time", "perf_counter", "monotonic"))
+        return self._in_hierarchy(
+            CLOCKS, CLASS_CLOCKS, key, _CLOCK_ATTR, ("time", "perf_counter", "monotonic")
+        )
 
     def counters(self, key: str) -> frozenset[str]:
         """``self.x += 1`` attributes of the hierarchy: hand-made step counters."""
-        return self._in_hierarchy("counters", key, _COUNTER, ("+=",))
+        return self._in_hierarchy(COUNTERS, CLASS_COUNTERS, key, _COUNTER, ("+=",))
 
     def _in_hierarchy(
-        self, name: str, key: str, pattern: re.Pattern[str], needed: tuple[str, ...]
+        self,
+        whole: SharedFact[frozenset[str]],
+        own: SharedFact[frozenset[str]],
+        key: str,
+        pattern: re.Pattern[str],
+        needed: tuple[str, ...],
     ) -> frozenset[str]:
         """``group(1)`` of every match of ``pattern`` in the classes of ``key``'s hierarchy. Each
         class's text is searched once however many subclasses share it, and only when it holds one of
         the ``needed`` words (a literal search is far cheaper than the pattern)."""
-        fact = (name, key)
-        if fact not in self._facts:
+
+        def of_class(k: str) -> frozenset[str]:
+            text = self._class_text(k)
+            hit = any(word in text for word in needed)
+            return frozenset(pattern.findall(text)) if hit else frozenset()
+
+        def compute() -> frozenset[str]:
             found: set[str] = set()
             for k in self.hierarchy(key):
-                own = (name, "class", k)
-                if own not in self._facts:
-                    text = self._class_text(k)
-                    hit = any(word in text for word in needed)
-                    self._facts[own] = frozenset(pattern.findall(text)) if hit else frozenset()
-                found.update(self._facts[own])  # type: ignore[arg-type]
-            self._facts[fact] = frozenset(found)
-        return self._facts[fact]  # type: ignore[return-value]
+                found.update(self.facts.get(own, k, lambda k=k: of_class(k)))  # type: ignore[misc]
+            return frozenset(found)
+
+        return self.facts.get(whole, key, compute)
 
     def attribute_is_data(self, key: str, attr: str, writer: str) -> bool:
         """Whether ``self.<attr>`` feeds a computation: the Trainer reads it, or a method of the
@@ -219,20 +238,21 @@ class Workspace:
 
     def _attribute_readers(self, key: str, attr: str) -> frozenset[str]:
         """The methods of the hierarchy (logging ones left out) that read ``self.<attr>``."""
-        fact = ("readers", key, attr)
-        if fact not in self._facts:
+
+        def compute() -> frozenset[str]:
             found: set[str] = set()
             for k in self.hierarchy(key):
                 found |= self._class_readers(k, attr)
-            self._facts[fact] = frozenset(found)
-        return self._facts[fact]  # type: ignore[return-value]
+            return frozenset(found)
+
+        return self.facts.get(READERS, (key, attr), compute)
 
     def _class_readers(self, key: str, attr: str) -> frozenset[str]:
         """Methods of one class that read ``self.<attr>`` (a mention that only assigns it or appends
         to it does not count). Asked per attribute: the attributes a method writes are few, while
         the mentions of every ``self.x`` in a trainer file are thousands."""
-        fact = ("class-readers", key, attr)
-        if fact not in self._facts:
+
+        def compute() -> frozenset[str]:
             readers: set[str] = set()
             found = self.class_of(key)
             if found is not None:
@@ -246,8 +266,9 @@ class Workspace:
                     method = spans[i][2]
                     if method.name not in readers and _reads(unit.text(line, line), attr):
                         readers.add(method.name)
-            self._facts[fact] = frozenset(readers)
-        return self._facts[fact]  # type: ignore[return-value]
+            return frozenset(readers)
+
+        return self.facts.get(CLASS_READERS, (key, attr), compute)
 
     def _reader_spans(
         self, key: str, cls: ClassSummary
@@ -255,13 +276,14 @@ class Workspace:
         """The line spans of ``key``'s methods that may read an attribute to compute (the logging
         ones left out), sorted, with their first lines: one list per class, whichever attribute is
         asked about (a trainer asks about dozens)."""
-        fact = ("reader-spans", key)
-        if fact not in self._facts:
+
+        def compute() -> tuple[list[tuple[int, int, MethodSummary]], list[int]]:
             spans = sorted(
                 (m.line, m.end_line, m) for m in cls.methods.values() if not _observation_purpose(m.name)
             )
-            self._facts[fact] = (spans, [first for first, _, _ in spans])
-        return self._facts[fact]  # type: ignore[return-value]
+            return spans, [first for first, _, _ in spans]
+
+        return self.facts.get(READER_SPANS, key, compute)  # type: ignore[no-any-return]
 
 
 def _reads(text: str, attr: str) -> bool:

@@ -15,9 +15,10 @@ import ast
 import re
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from trainwright_lint.analysis import effects as effects_mod
+from trainwright_lint.analysis.facts import EFFECTS, METHODS, STATEMENTS, SUPER_CALLS, FactStore, SharedFact
 from trainwright_lint.analysis.observing import MethodFacts, Observation, observe
 from trainwright_lint.analysis.unit import FileUnit, nodes_on_lines, own_statements
 from trainwright_lint.analysis.workspace import MethodRef, Workspace
@@ -87,9 +88,9 @@ class ClassContext:
     library_catalog: Catalog | None = None
     library_view: VersionView | None = None
     library_releases: tuple[str, ...] = ()
-    # Facts about this class that do not depend on the release: one dict shared by the contexts of
+    # Facts about this class that do not depend on the release: one store shared by the contexts of
     # every release point, so each fact is computed once per class (``fact``).
-    shared: dict[Hashable, object] = field(default_factory=dict, repr=False)
+    shared: FactStore = field(default_factory=FactStore, repr=False)
 
     # -- what the class is ---------------------------------------------------------------------------
 
@@ -129,13 +130,10 @@ class ClassContext:
 
     # -- methods ---------------------------------------------------------------------------------------
 
-    def fact(self, key: Hashable, compute: Callable[[], T]) -> T:
-        """A release-independent fact about this class, computed on first use."""
-        try:
-            return self.shared[key]  # type: ignore[return-value]
-        except KeyError:
-            value = self.shared[key] = compute()
-            return value
+    def fact(self, fact: SharedFact[T], key: Hashable, compute: Callable[[], T]) -> T:
+        """A release-independent fact about this class (``fact`` of scope ``CLASS``, ``key`` within
+        the class), computed on first use and shared by every release point."""
+        return self.shared.get(fact, key, compute)
 
     def methods(self) -> list[tuple[MethodSummary, FunctionNode]]:
         """The class's own methods, in source order, with their nodes."""
@@ -148,7 +146,7 @@ class ClassContext:
                 if isinstance(s, FUNCTION_TYPES) and by_line.get(s.lineno) is not None
             ]
 
-        return self.fact("methods", compute)
+        return self.fact(METHODS, None, compute)  # type: ignore[no-any-return]
 
     def own_method_names(self) -> set[str]:
         return set(self.cls.methods)
@@ -222,7 +220,7 @@ class ClassContext:
                 counters=ws.counters(key),
             )
 
-        return self.unit.memo(("effects", self.cls.qualname, method.line), compute)  # type: ignore[return-value]
+        return self.unit.facts.get(EFFECTS, (self.cls.qualname, method.line), compute)  # type: ignore[no-any-return]
 
     def super_calls(self, method: MethodSummary, node: FunctionNode) -> list[ast.Call]:
         """Every ``super().m(...)`` call in the method, found on the lines that say ``super(``."""
@@ -232,11 +230,11 @@ class ClassContext:
             found = nodes_on_lines(node, lines, lambda n: super_method(n) is not None)
             return sorted(found, key=lambda n: (n.lineno, n.col_offset))  # type: ignore[arg-type, return-value]
 
-        return self.unit.memo(("super", self.cls.qualname, method.line), compute)  # type: ignore[return-value]
+        return self.unit.facts.get(SUPER_CALLS, (self.cls.qualname, method.line), compute)  # type: ignore[no-any-return]
 
     def statements(self, method: MethodSummary, node: FunctionNode) -> list[ast.stmt]:
         """The method's own statements, nested blocks included (``analysis.unit.own_statements``)."""
-        return self.unit.memo(("statements", self.cls.qualname, method.line), lambda: own_statements(node))  # type: ignore[return-value]
+        return self.unit.facts.get(STATEMENTS, (self.cls.qualname, method.line), lambda: own_statements(node))  # type: ignore[no-any-return]
 
     def observation(self, method: MethodSummary, node: FunctionNode) -> Observation:
         """What of ``method`` a callback could do (``analysis.observing``; TW201, TW202, TW203)."""
@@ -330,6 +328,10 @@ class Rule:
     # scans in every file, and a text gate for files without a target class that are linted all the
     # same (training scripts that build a Trainer).
     TRACKED_ATTRIBUTES: ClassVar[tuple[str, ...]] = ()
+    # The shared facts the rule reads (``analysis.facts``; the facts those read follow from their
+    # ``needs``), as Fixit's rules declare their metadata providers: a test runs each rule alone over
+    # its examples and fixtures and checks that it reads exactly what it declares.
+    FACTS: ClassVar[tuple[SharedFact[Any], ...]] = ()
     script_gate: ClassVar[Callable[[str], bool] | None] = None
     # "warning" for a finding that breaks or misplaces code; "note" for a lower-severity finding (TW305:
     # a contract break no library code triggers). SARIF ``level`` and GitHub annotation command.

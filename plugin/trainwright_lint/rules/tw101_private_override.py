@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from trainwright_lint.analysis.facts import METHODS
 from trainwright_lint.analysis.upstream import copy_of
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.summary import MethodSummary
@@ -64,6 +65,7 @@ class PrivateOverride(Rule):
     """
 
     code = "TW101"
+    FACTS = (METHODS,)
     name = "private-override"
     version_dependent = False  # "defined in some catalogued release" does not depend on the target
     message = "`{method}` overrides a private Trainer method{churn}; instead, {alternative}"

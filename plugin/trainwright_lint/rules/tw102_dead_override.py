@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from trainwright.catalog import MethodHistory
 from trainwright.catalog.versions import version_key
+from trainwright_lint.analysis.facts import METHOD, METHODS, SharedFact
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import alternative
 from trainwright_lint.rules.base import (
@@ -24,6 +25,10 @@ DEAD_FALLBACK = {
     "create_optimizer_and_scheduler": "instead, override `create_optimizer` and/or `create_scheduler`",
     "prediction_loop": "instead, override `evaluation_loop` (or `prediction_step`)",
 }
+
+
+# Whether the project refers to a method itself: key, (class key, method name).
+REFERENCED: SharedFact[bool] = SharedFact("referenced by the project", METHOD)
 
 
 def _referenced(ctx: ClassContext, name: str) -> bool:
@@ -50,7 +55,7 @@ def _referenced(ctx: ClassContext, name: str) -> bool:
                     return True
         return False
 
-    return ctx.unit.memo(("referenced", ctx.key, name), search)  # type: ignore[return-value]
+    return ctx.unit.facts.get(REFERENCED, (ctx.key, name), search)
 
 
 def _units(ctx: ClassContext, family: set[str]) -> list:  # type: ignore[type-arg]
@@ -105,6 +110,7 @@ class DeadOverride(Rule):
     """
 
     code = "TW102"
+    FACTS = (METHODS, REFERENCED,)
     name = "dead-override"
     message = "this override of `{method}` silently does nothing; `{method}` {why}; {instead}"
 
@@ -220,7 +226,7 @@ class DeadOverride(Rule):
         """The finding for a dead override, unless the project calls the method itself."""
         assert ctx.catalog is not None and ctx.view is not None
         version = ctx.view.version
-        if ctx.fact(("tw102-referenced", fn.name), lambda: _referenced(ctx, fn.name)):
+        if _referenced(ctx, fn.name):
             return None
         if ctx.catalog.guidance(fn.name) is not None:
             instead = "instead, " + alternative(ctx, fn.name)

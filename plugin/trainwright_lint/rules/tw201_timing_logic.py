@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainwright_lint.analysis import kinds as K
+from trainwright_lint.analysis.facts import METHODS, OBSERVATION
 from trainwright_lint.analysis.observing import line_list, spans
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import WRAPPER_EVENTS, event_for_effects, reference
@@ -47,6 +48,7 @@ class TimingLogic(Rule):
     """
 
     code = "TW201"
+    FACTS = (METHODS, OBSERVATION,)
     name = "timing-logic-in-override"
     version_dependent = False
     message = "`{method}` {what} (line{s} {lines}); move {it} to a TrainerCallback on {event}"

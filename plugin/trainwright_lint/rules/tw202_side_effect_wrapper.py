@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainwright_lint.analysis import kinds as K
+from trainwright_lint.analysis.facts import METHODS, OBSERVATION
 from trainwright_lint.analysis.observing import line_list, spans
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import WRAPPER_EVENTS, quoted_events, reference
@@ -43,6 +44,7 @@ class SideEffectWrapper(Rule):
     """
 
     code = "TW202"
+    FACTS = (METHODS, OBSERVATION,)
     name = "side-effect-wrapper"
     version_dependent = False
     message = "`{method}` only wraps `super().{method}()` with {effects}{where}; use the callback event(s) {events} instead{ref}"

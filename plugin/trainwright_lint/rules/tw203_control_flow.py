@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from trainwright_lint.analysis.facts import METHODS, OBSERVATION
 from trainwright_lint.analysis.gates import METRIC, TIME, gate_kinds
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import reference
@@ -46,6 +47,7 @@ class ControlFlowInSubclass(Rule):
 
     version_dependent = False
     code = "TW203"
+    FACTS = (METHODS, OBSERVATION,)
     name = "control-flow-in-subclass"
     message = "`{method}` sets `control.{flag}` in the Trainer subclass; set it from a TrainerCallback on {event} instead{ref}"
 

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from trainwright.catalog import CallSite, MethodInfo, Param, Signature
+from trainwright_lint.analysis.facts import CLASS, METHOD, METHODS, SUPER_CALLS, SharedFact
 from trainwright_lint.analysis.unit import nodes_on_lines
 from trainwright_lint.edits import Edit, quoted
 from trainwright_lint.finding import Finding
@@ -77,6 +78,21 @@ class ProjectCall:
     site: CallSite
 
 
+# TW301's shared facts (``analysis.facts``). Per method of a class of the hierarchy, its
+# ``self.<name>(...)`` calls (key: qualname, line, name); per class, the same at every release point:
+SELF_CALLS: SharedFact[list[tuple[int, CallSite]]] = SharedFact("self calls", METHOD)
+PROJECT_CHECK: SharedFact[Finding | None] = SharedFact(
+    "project call sites check", CLASS, (SELF_CALLS,)
+)  # key: the method's name
+REPLACED: SharedFact[tuple[set[str], list[str]]] = SharedFact("replaced upstream methods", CLASS)
+LIVE_CALLER: SharedFact[bool] = SharedFact(
+    "upstream caller runs", CLASS, (REPLACED,)
+)  # key: (release point, library, caller)
+LIVE: SharedFact[LiveCallers] = SharedFact(
+    "live callers", CLASS, (REPLACED, LIVE_CALLER)
+)  # key: the release point
+
+
 class IncompatibleSignature(Rule):
     """An override's parameters cannot bind the arguments its callers pass — the target Trainer at
     its own call sites, the TRL base class, or the project's own base classes — so training fails
@@ -106,6 +122,12 @@ class IncompatibleSignature(Rule):
     )
 
     code = "TW301"
+    FACTS = (
+        METHODS,
+        SUPER_CALLS,
+        PROJECT_CHECK,
+        LIVE,
+    )
     name = "incompatible-signature"
     fix_applicability = SAFE
     fix_module = "trainwright_lint.rules.tw301_incompatible_signature_fix"
@@ -224,7 +246,7 @@ class IncompatibleSignature(Rule):
         if finding is None:
             finding = self._trainer_check(ctx, method, fn, live)
         if finding is None:
-            finding = ctx.fact(("tw301-project", method.name), lambda: self._project_check(ctx, method, fn))
+            finding = ctx.fact(PROJECT_CHECK, method.name, lambda: self._project_check(ctx, method, fn))
         return finding
 
     def _trainer_check(
@@ -317,7 +339,7 @@ def call_site_reads(ctx: ClassContext, method: MethodSummary) -> tuple[Fact, ...
 def live_callers(ctx: ClassContext) -> LiveCallers:
     """The live callers at ``ctx``'s release point, shared by the class's methods judged there."""
     point = (ctx.target, ctx.library_view.version if ctx.library_view is not None else None)
-    return ctx.fact(("tw301-live", point), lambda: LiveCallers(ctx))
+    return ctx.fact(LIVE, point, lambda: LiveCallers(ctx, point))
 
 
 # Methods the Trainer hands on as a value instead of calling them: ``get_train_dataloader`` passes
@@ -337,10 +359,10 @@ class LiveCallers:
     ``train()`` replaces the loop never reaches the Trainer's ``_inner_training_loop``). Callers from
     other modules (``integrations.deepspeed...``) and entry points (nothing upstream calls them) do."""
 
-    def __init__(self, ctx: ClassContext) -> None:
+    def __init__(self, ctx: ClassContext, point: tuple[str | None, str | None]) -> None:
         self.ctx = ctx
-        self.replaced, self.texts = ctx.fact("tw301-replaced", lambda: _replaced_methods(ctx))
-        self._memo: dict[tuple[str, str], bool] = {}
+        self.point = point
+        self.replaced, self.texts = ctx.fact(REPLACED, None, lambda: _replaced_methods(ctx))
 
     def transformers(self, caller: str) -> bool:
         return self._live("transformers", caller, set())
@@ -363,9 +385,11 @@ class LiveCallers:
     def _live(self, library: str, caller: str, seen: set[str]) -> bool:
         if "." in caller:
             return True  # another module of the library calls it with the trainer object
-        key = (library, caller)
-        if key in self._memo:
-            return self._memo[key]
+        return self.ctx.fact(
+            LIVE_CALLER, (self.point, library, caller), lambda: self._judge(library, caller, seen)
+        )
+
+    def _judge(self, library: str, caller: str, seen: set[str]) -> bool:
         if _calls_upstream(self.texts, caller):
             result = True  # ``super().<caller>(...)`` somewhere in the project runs the upstream method
         elif caller in self.replaced:
@@ -387,7 +411,6 @@ class LiveCallers:
                 result = True  # an entry point (the user calls it) or not a catalogued method
             else:
                 result = any(self._live(library, s.caller, seen | {caller}) for s in sites)
-        self._memo[key] = result
         return result
 
 
@@ -524,7 +547,7 @@ def _call_sites(unit, cls, method, name, lines):  # type: ignore[no-untyped-def]
             )
         return out
 
-    return unit.memo(("self-calls", cls.qualname, method.line, name), compute)
+    return unit.facts.get(SELF_CALLS, (cls.qualname, method.line, name), compute)
 
 
 def _caller_runs(ctx: ClassContext, key: str, caller: str) -> bool:

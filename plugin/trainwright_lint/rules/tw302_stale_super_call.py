@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from trainwright.catalog import Signature
+from trainwright_lint.analysis.facts import METHODS, SUPER_CALLS
 from trainwright_lint.edits import Edit, quoted
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import short_name
@@ -80,6 +81,7 @@ class StaleSuperCall(Rule):
     )
 
     code = "TW302"
+    FACTS = (METHODS, SUPER_CALLS,)
     name = "stale-super-call"
     fix_applicability = SAFE
     fix_module = "trainwright_lint.rules.tw302_stale_super_call_fix"

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from trainwright.catalog.versions import version_key
+from trainwright_lint.analysis.facts import CLASS, METHODS, SharedFact
 from trainwright_lint.analysis.unit import nodes_on_lines
 from trainwright_lint.edits import Edit
 from trainwright_lint.finding import Finding
@@ -15,6 +16,9 @@ from trainwright_lint.project.model import CALLBACK, MIXIN, TRAINER
 from trainwright_lint.rules.base import EVENTS, SAFE, Candidate, ClassContext, Example, Rule, trainer_fact
 from trainwright_lint.syntax import FunctionNode, is_self
 from trainwright_lint.textscan import LiteralScan
+
+# The project provides ``self.tokenizer`` itself (a subclass, a factory or a script assigns it).
+ASSIGNS_TOKENIZER: SharedFact[bool] = SharedFact("project assigns the tokenizer", CLASS)
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,7 @@ class RemovedApi(Rule):
     )
 
     code = "TW303"
+    FACTS = (METHODS, ASSIGNS_TOKENIZER,)
     TRACKED_ATTRIBUTES = ("tokenizer",)  # `trainer.tokenizer = tok` anywhere provides it
     name = "removed-api"
     message = "{what} {why} in transformers {version}; use {instead}"
@@ -139,7 +144,7 @@ class RemovedApi(Rule):
             or version_key(ctx.view.version) <= version_key(history.last)
         ):
             return None
-        if ctx.fact("tw303-assigns", lambda: project_assigns_tokenizer(ctx)):
+        if ctx.fact(ASSIGNS_TOKENIZER, None, lambda: project_assigns_tokenizer(ctx)):
             return None
         why = f"does not exist (last in {history.last})"
         message = self.message.format(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from trainwright.catalog import Catalog, VersionView
 from trainwright.catalog.model import Rename
 from trainwright.catalog.versions import version_key
+from trainwright_lint.analysis.facts import FILE, SharedFact
 from trainwright_lint.analysis.unit import FileUnit, nodes_on_lines
 from trainwright_lint.edits import Edit
 from trainwright_lint.finding import Finding
@@ -55,6 +56,12 @@ class Target:
         return self.cls.endswith(("Arguments", "Config"))
 
 
+# Every call of a file that constructs a class TW304 checks (key: None).
+CONSTRUCTIONS: SharedFact[list[tuple[ast.Call, Target, str | None, str | None]]] = SharedFact(
+    "library constructions", FILE
+)
+
+
 class RemovedArgument(Rule):
     """A call passes a keyword argument that the target release of the constructed class does not
     accept: `Trainer(model=m, tokenizer=tok)` and `TrainingArguments(evaluation_strategy="steps")` are
@@ -79,6 +86,7 @@ class RemovedArgument(Rule):
     )
 
     code = "TW304"
+    FACTS = (CONSTRUCTIONS,)
     name = "removed-argument"
     scope = "module"
     script_gate = staticmethod(constructs_library_class)  # a script that builds a Trainer / arguments
@@ -218,7 +226,7 @@ def _constructions(ctx: ModuleContext) -> list[tuple[ast.Call, Target, str | Non
                 out.append((call, target, class_name, method))
         return out
 
-    return ctx.unit.memo(("constructions",), compute)  # type: ignore[return-value]
+    return ctx.unit.facts.get(CONSTRUCTIONS, None, compute)
 
 
 _IDENTIFIER_TAIL = re.compile(r"\w*")

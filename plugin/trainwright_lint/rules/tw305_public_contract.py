@@ -12,6 +12,7 @@ from trainwright.catalog.model import (
     VAR_KEYWORD,
     VAR_POSITIONAL,
 )
+from trainwright_lint.analysis.facts import METHODS
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.summary import MethodSummary
 from trainwright_lint.rules.base import (
@@ -24,6 +25,7 @@ from trainwright_lint.rules.base import (
     trainer_fact,
 )
 from trainwright_lint.rules.tw301_incompatible_signature import (
+    LIVE,
     call_site_reads,
     first_incompatible,
     live_callers,
@@ -91,6 +93,7 @@ class PublicContract(Rule):
     """
 
     code = "TW305"
+    FACTS = (METHODS, LIVE,)
     name = "public-contract-break"
     severity = "note"
     message = (

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from trainwright_lint.analysis.facts import CLASS, METHODS, SharedFact
 from trainwright_lint.edits import Edit
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import CALLBACK
@@ -13,6 +14,9 @@ from trainwright_lint.project.summary import MethodSummary
 from trainwright_lint.rules._events import NEAR_MISSES, closest_event
 from trainwright_lint.rules.base import EVENTS, UNSAFE, Candidate, ClassContext, Example, Rule
 from trainwright_lint.syntax import FunctionNode
+
+# The class's own ``on_*`` methods that nothing of the project calls or defines: the event handlers.
+HANDLERS: SharedFact[list[tuple[MethodSummary, FunctionNode]]] = SharedFact("event handlers", CLASS)
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,7 @@ class UnknownEvent(Rule):
     EVIDENCE = ("https://huggingface.co/docs/transformers/main_classes/callback",)
 
     code = "TW401"
+    FACTS = (METHODS, HANDLERS,)
     name = "unknown-event"
     message = "`{method}` is never called: it {why}{suggestion}"
     roles = frozenset({CALLBACK})
@@ -157,7 +162,7 @@ def _maybe_events(ctx: ClassContext) -> list[tuple[MethodSummary, FunctionNode]]
             and not _called_by_project(ctx, method.name)
         ]
 
-    return ctx.fact("tw401-handlers", compute)
+    return ctx.fact(HANDLERS, None, compute)
 
 
 def _called_by_project(ctx: ClassContext, name: str) -> bool:

@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from trainwright_lint.analysis.facts import METHODS
 from trainwright_lint.edits import Edit
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import CALLBACK
@@ -39,6 +40,7 @@ class EventWithoutKwargs(Rule):
     EVIDENCE = ("https://github.com/huggingface/transformers/issues/9603",)
 
     code = "TW402"
+    FACTS = (METHODS,)
     name = "event-without-kwargs"
     message = (
         "`{method}` cannot take the keyword arguments the Trainer passes; it has no `**kwargs`, and the "

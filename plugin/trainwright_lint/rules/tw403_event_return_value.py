@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from trainwright_lint.analysis.facts import METHODS, STATEMENTS
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import CALLBACK
 from trainwright_lint.rules._events import is_event_name
@@ -60,6 +61,7 @@ class EventReturnValue(Rule):
     """
 
     code = "TW403"
+    FACTS = (METHODS, STATEMENTS,)
     name = "event-return-value"
     message = "`{method}` returns `{value}`; an event must return None or `{control}` (a non-None value replaces the TrainerControl)"
     roles = frozenset({CALLBACK})
