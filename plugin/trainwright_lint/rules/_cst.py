@@ -5,6 +5,9 @@ Imported only by fix modules, which only ``fixes/`` imports: lint never loads li
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Generic, Protocol, TypeVar
+
 import libcst as cst
 from libcst.metadata import PositionProvider
 
@@ -20,6 +23,27 @@ class LineTransformer(cst.CSTTransformer):
     def def_line(self, node: cst.FunctionDef) -> int:
         """The line of the ``def`` keyword (ast's ``lineno``), decorators excluded."""
         return self.line_of(node.name)
+
+
+class MethodEdit(Protocol):
+    """An edit of one method, addressed as lint reported it: its ``def`` line and its name."""
+
+    line: int
+    method: str
+
+
+E = TypeVar("E", bound=MethodEdit)
+
+
+class MethodTransformer(LineTransformer, Generic[E]):
+    """Base class of fixes that edit whole methods: ``edit_for(def)`` is the edit for that method, if any."""
+
+    def __init__(self, edits: Sequence[E]) -> None:
+        super().__init__()
+        self.edits: dict[tuple[int, str], E] = {(e.line, e.method): e for e in edits}
+
+    def edit_for(self, node: cst.FunctionDef) -> E | None:
+        return self.edits.get((self.def_line(node), node.name.value))
 
 
 def is_super_call(node: cst.BaseExpression, method: str) -> bool:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from trainwright_lint.rules._cst import LineTransformer, extend_commas, is_super_call
+from trainwright_lint.rules._cst import MethodTransformer, extend_commas, is_super_call
 from trainwright_lint.rules.tw301_incompatible_signature import AddParams, NewParam
 
 
@@ -109,13 +109,9 @@ class _Forward(cst.CSTTransformer):
         return updated.with_changes(args=args)
 
 
-class Fixer(LineTransformer):
-    def __init__(self, edits: Sequence[AddParams]) -> None:
-        super().__init__()
-        self.edits = {(e.line, e.method): e for e in edits}
-
+class Fixer(MethodTransformer[AddParams]):
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
-        edit = self.edits.get((self.def_line(original), original.name.value))
+        edit = self.edit_for(original)
         if edit is None:
             return updated
         params = add_parameters(updated.params, edit, updated.whitespace_before_params)

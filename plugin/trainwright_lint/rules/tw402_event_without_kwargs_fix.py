@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import libcst as cst
 
-from trainwright_lint.rules._cst import LineTransformer, extend_commas
+from trainwright_lint.rules._cst import MethodTransformer, extend_commas
 from trainwright_lint.rules.tw402_event_without_kwargs import AddVarKeyword
 
 
-class Fixer(LineTransformer):
-    def __init__(self, edits: Sequence[AddVarKeyword]) -> None:
-        super().__init__()
-        self.edits = {(e.line, e.method) for e in edits}
-
+class Fixer(MethodTransformer[AddVarKeyword]):
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
-        if (self.def_line(original), original.name.value) not in self.edits:
+        if self.edit_for(original) is None:
             return updated
         params = updated.params
         if isinstance(params.star_kwarg, cst.Param):
