@@ -107,6 +107,12 @@ class Workspace:
             model.loader = self.load_summary
 
     def add(self, unit: FileUnit) -> None:
+        """Add a file's unit, or replace it (a fixed file re-linted). A hierarchy fact may read any
+        class of the hierarchy, in any file, so new text for a file already read drops them all, as
+        the project model drops its class facts: a fix pass must judge the new text, not the old."""
+        old = self.parsed.get(unit.path)
+        if old is not None and old[0] != unit.source:
+            self.facts = FactStore()
         self.units[unit.path] = unit
         self.parsed[unit.path] = (unit.source, unit.tree, unit.summary)
         if self.model.summaries.get(unit.path) is not unit.summary:
