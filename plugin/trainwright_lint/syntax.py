@@ -37,6 +37,16 @@ def is_self(node: ast.AST) -> bool:
     return isinstance(node, ast.Name) and node.id == "self"
 
 
+def is_self_call(node: ast.AST, name: str) -> bool:
+    """``self.<name>(...)``."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == name
+        and is_self(node.func.value)
+    )
+
+
 def self_attribute(node: ast.AST) -> str | None:
     """``X`` for ``self.X`` (exactly one level)."""
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":

@@ -27,7 +27,13 @@ from trainwright_lint.rules.base import (
     library_fact,
     trainer_fact,
 )
-from trainwright_lint.syntax import FunctionNode, call_shape, is_self, signature_of, super_method
+from trainwright_lint.syntax import (
+    FunctionNode,
+    call_shape,
+    is_self_call,
+    signature_of,
+    super_method,
+)
 
 
 def describe_call(n_positional: int, keywords: Sequence[str]) -> str:
@@ -537,7 +543,7 @@ def _call_sites(unit, cls, method, name, lines):  # type: ignore[no-untyped-def]
         node = unit.method_node(cls, method)
         if node is None:
             return []
-        calls = nodes_on_lines(node, set(lines), lambda n: _is_self_call(n, name))
+        calls = nodes_on_lines(node, set(lines), lambda n: is_self_call(n, name))
         out = []
         for c in sorted(calls, key=lambda n: (n.lineno, n.col_offset)):  # type: ignore[attr-defined]
             assert isinstance(c, ast.Call)
@@ -581,15 +587,6 @@ def _resolves_to(ctx: ClassContext, key: str, name: str) -> bool:
         if ctx.workspace.model.defines(k, name):
             return False
     return False
-
-
-def _is_self_call(node: ast.AST, name: str) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == name
-        and is_self(node.func.value)
-    )
 
 
 def _plan(

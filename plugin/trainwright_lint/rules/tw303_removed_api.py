@@ -14,7 +14,7 @@ from trainwright_lint.edits import Edit
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import CALLBACK, MIXIN, TRAINER
 from trainwright_lint.rules.base import EVENTS, SAFE, Candidate, ClassContext, Example, Rule, trainer_fact
-from trainwright_lint.syntax import FunctionNode, is_self
+from trainwright_lint.syntax import FunctionNode, is_self, is_self_call
 from trainwright_lint.textscan import LiteralScan
 
 # The project provides ``self.tokenizer`` itself (a subclass, a factory or a script assigns it).
@@ -43,6 +43,8 @@ class RemovedApi(Rule):
       code assigns it on an instance (`trainer.tokenizer = tok` in a factory).
     - In a callback: since 4.46 events receive `processing_class=` instead of `tokenizer=` (no alias),
       so `kwargs["tokenizer"]` raises `KeyError` and a `tokenizer` parameter silently stays `None`.
+      A helper method that an event hands its kwargs to (`self.save_model(args, state, kwargs)`)
+      reads the same dict and is reported too.
     """
 
     FIX = 'Use `self.processing_class` in Trainer subclasses and `kwargs["processing_class"]` in callbacks.'
@@ -172,9 +174,14 @@ class RemovedApi(Rule):
             lines = ctx.unit.lines_matching(method.line, method.end_line, _TOKENIZER_KEY)
             for node in nodes_on_lines(fn, lines, lambda n, kw=kwarg: _reads_key(n, kw, "tokenizer")):  # type: ignore[misc]
                 yield Candidate(
-                    lambda c, fn=fn, node=node, kwarg=kwarg: self._callback_key(c, fn, node, kwarg),  # type: ignore[misc]
+                    lambda c, fn=fn, node=node, kwarg=kwarg: self._key_read(c, fn.name, node, kwarg, [fn]),  # type: ignore[misc]
                     (EVENTS,),
                 )
+        for helper, node, dict_name, callers in _helper_key_reads(ctx):
+            yield Candidate(
+                lambda c, h=helper, n=node, d=dict_name, e=callers: self._key_read(c, h, n, d, e),  # type: ignore[misc]
+                (EVENTS,),
+            )
 
     @staticmethod
     def _not_passed(ctx: ClassContext, fn: FunctionNode) -> bool:
@@ -193,16 +200,72 @@ class RemovedApi(Rule):
         )
         return self.report(ctx, arg, message, method=fn.name)
 
-    def _callback_key(self, ctx: ClassContext, fn: FunctionNode, node: ast.AST, kwarg: str) -> Finding | None:
-        if not self._not_passed(ctx, fn):
+    def _key_read(
+        self, ctx: ClassContext, method: str, node: ast.AST, mapping: str, events: list[FunctionNode]
+    ) -> Finding | None:
+        """``mapping["tokenizer"]`` in ``method``, where ``mapping`` is the kwargs of ``events`` (the
+        event itself, or the events that hand their kwargs to a helper): missing when one of them is not
+        passed the key."""
+        event = next((fn for fn in events if self._not_passed(ctx, fn)), None)
+        if event is None:
             return None
+        via = "" if event.name == method else f" (which hands its kwargs to `{method}`)"
         message = self.message.format(
-            what=f'`{kwarg}["tokenizer"]`',
-            why=f"is not passed to `{fn.name}`",
+            what=f'`{mapping}["tokenizer"]`',
+            why=f"is not passed to `{event.name}`{via}",
             version=ctx.target,
             instead='`processing_class` (`kwargs["processing_class"]`)',
         )
-        return self.report(ctx, node, message, method=fn.name)
+        return self.report(ctx, node, message, method=method)
+
+
+def _helper_key_reads(ctx: ClassContext) -> Iterator[tuple[str, ast.AST, str, list[FunctionNode]]]:
+    """(helper, read, dict name, calling methods) for each ``<dict>["tokenizer"]`` read in a helper
+    method whose ``<dict>`` parameter another method of the callback fills with its own ``**kwargs``:
+    ``self.save_model(args, state, kwargs)`` or ``self._log(state, **kwargs)`` from ``on_save``. The
+    copied Chinese-LLaMA-Alpaca ``SavePeftModelCallback`` reads the key there, not in the event."""
+    methods = ctx.methods()
+    for method, fn in methods:
+        if method.name.startswith("on_") or method.kind != "method":
+            continue  # an event reads its own kwargs (the direct check); no ``self`` to call it on
+        lines = ctx.unit.lines_matching(method.line, method.end_line, _TOKENIZER_KEY)
+        if not lines:
+            continue
+        calls = re.compile(rf"\bself\.{method.name}\s*\(")
+        filled: dict[str, list[FunctionNode]] = {}
+        for other, caller in methods:
+            kwarg = caller.args.kwarg.arg if caller.args.kwarg else None
+            if kwarg is None or other.name == method.name:
+                continue
+            at = ctx.unit.lines_matching(other.line, other.end_line, calls)
+            for call in nodes_on_lines(caller, at, lambda n, m=method.name: is_self_call(n, m)):  # type: ignore[misc]
+                assert isinstance(call, ast.Call)
+                for name in _parameters_given(fn, call, kwarg):
+                    filled.setdefault(name, []).append(caller)
+        for name, callers in filled.items():
+            for node in nodes_on_lines(fn, lines, lambda n, d=name: _reads_key(n, d, "tokenizer")):  # type: ignore[misc]
+                yield method.name, node, name, callers
+
+
+def _parameters_given(fn: FunctionNode, call: ast.Call, kwarg: str) -> set[str]:
+    """The parameters of ``fn`` (a method) that ``call`` binds to the caller's ``kwarg`` dict: by
+    position, by keyword, or ``fn``'s own ``**`` parameter for ``**kwarg``."""
+    positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)][1:]  # after ``self``
+    out: set[str] = set()
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            break  # positions after ``*args`` are unknown
+        if isinstance(arg, ast.Name) and arg.id == kwarg and i < len(positional):
+            out.add(positional[i])
+    for keyword in call.keywords:
+        if not (isinstance(keyword.value, ast.Name) and keyword.value.id == kwarg):
+            continue
+        if keyword.arg is None:
+            if fn.args.kwarg is not None:
+                out.add(fn.args.kwarg.arg)
+        elif keyword.arg in positional or keyword.arg in {a.arg for a in fn.args.kwonlyargs}:
+            out.add(keyword.arg)
+    return out
 
 
 _TOKENIZER_READ = LiteralScan("self.tokenizer", r"\b")
