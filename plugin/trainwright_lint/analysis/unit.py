@@ -109,7 +109,7 @@ class FileUnit:
 
     def class_node(self, cls: ClassSummary) -> ast.ClassDef | None:
         def compute() -> ast.ClassDef | None:
-            for node in _statements_at(self.tree.body, cls.line):
+            for node in statements_at(self.tree.body, cls.line):
                 if isinstance(node, ast.ClassDef) and node.lineno == cls.line and node.name == cls.name:
                     return node
             return None
@@ -132,7 +132,7 @@ def _matches(pattern: Scan, text: str) -> Iterator[tuple[int, re.Match[str]]]:
     return ((m.start(), m) for m in pattern.finditer(text))
 
 
-def _statements_at(body: list[ast.stmt], line: int) -> Iterator[ast.stmt]:
+def statements_at(body: list[ast.stmt], line: int) -> Iterator[ast.stmt]:
     """Statements whose line span holds ``line``, outermost first (a narrowing walk).
 
     Siblings are in source order, so the ones holding ``line`` are found by bisection on their last
@@ -188,10 +188,10 @@ def nodes_on_lines(fn: ast.AST, lines: set[int], want: Callable[[ast.AST], bool]
         return found
     body = getattr(fn, "body", [])
     for line in sorted(lines):
-        for stmt in _statements_at(body, line):
+        for stmt in statements_at(body, line):
             for child in child_nodes(stmt):
                 if isinstance(child, (ast.stmt, *STATEMENT_HOLDERS)):
-                    continue  # visited by _statements_at, which narrows them by line
+                    continue  # visited by statements_at, which narrows them by line
                 stack = [child]
                 while stack:
                     node = stack.pop()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -328,10 +329,15 @@ def lines_of_offsets(source: str, offsets: list[int]) -> list[int]:
 
 def _function_imports(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[Binding, ...]]:
     """The imports a function makes at its own level (and in its if/try blocks)."""
+    return import_bindings(s for s in _own_statements(fn.body) if isinstance(s, (ast.Import, ast.ImportFrom)))
+
+
+def import_bindings(imports: Iterable[ast.Import | ast.ImportFrom]) -> dict[str, tuple[Binding, ...]]:
+    """The names ``imports`` bind inside a function (a scope for ``ProjectModel.resolve``), as the
+    module-level summary would bind them under a guard."""
     inner = _Summariser("")
-    for stmt in _own_statements(fn.body):
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            inner.module_statement(stmt, GUARDED)
+    for stmt in imports:
+        inner.module_statement(stmt, GUARDED)
     return {k: tuple(v) for k, v in inner.bindings.items()}
 
 

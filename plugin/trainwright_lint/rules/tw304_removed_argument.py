@@ -12,15 +12,16 @@ from trainwright.catalog import Catalog, VersionView
 from trainwright.catalog.model import Rename
 from trainwright.catalog.versions import version_key
 from trainwright_lint.analysis.facts import FILE, SharedFact
-from trainwright_lint.analysis.unit import FileUnit, nodes_on_lines
+from trainwright_lint.analysis.unit import FileUnit, nodes_on_lines, statements_at
 from trainwright_lint.edits import Edit
 from trainwright_lint.finding import Finding
 from trainwright_lint.prefilter import CONSTRUCTED_WORDS, constructs_library_class
 from trainwright_lint.project import library
 from trainwright_lint.project.model import LIBRARY_CLASS, MIXIN, PROJECT_CLASS, split_key
-from trainwright_lint.project.summary import ALIAS, CLASS, IMPORT_FROM, Binding
+from trainwright_lint.project.summary import ALIAS, CLASS, IMPORT_FROM, Binding, import_bindings
 from trainwright_lint.rules.base import SAFE, Example, ModuleContext, Rule
-from trainwright_lint.syntax import dotted_name, super_method
+from trainwright_lint.syntax import FUNCTION_TYPES, FunctionNode, dotted_name, super_method
+from trainwright_lint.textscan import LiteralScan
 
 _TRANSFORMERS_CLASSES = {
     library.TRAINER: "Trainer",
@@ -56,9 +57,12 @@ class Target:
         return self.cls.endswith(("Arguments", "Config"))
 
 
+# The functions of a file that import names themselves: (first line, last line, the names bound).
+Scope = dict[str, tuple[Binding, ...]]
+LOCAL_IMPORTS: SharedFact[list[tuple[int, int, Scope]]] = SharedFact("function-level imports", FILE)
 # Every call of a file that constructs a class TW304 checks (key: None).
 CONSTRUCTIONS: SharedFact[list[tuple[ast.Call, Target, str | None, str | None]]] = SharedFact(
-    "library constructions", FILE
+    "library constructions", FILE, needs=(LOCAL_IMPORTS,)
 )
 
 
@@ -86,7 +90,7 @@ class RemovedArgument(Rule):
     )
 
     code = "TW304"
-    FACTS = (CONSTRUCTIONS,)
+    FACTS = (CONSTRUCTIONS, LOCAL_IMPORTS)
     name = "removed-argument"
     scope = "module"
     script_gate = staticmethod(constructs_library_class)  # a script that builds a Trainer / arguments
@@ -204,12 +208,19 @@ def _constructions(ctx: ModuleContext) -> list[tuple[ast.Call, Target, str | Non
 
     def compute() -> list[tuple[ast.Call, Target, str | None, str | None]]:
         unit = ctx.unit
-        lines = {unit.line_of(at) for at in unit.construction_offsets if _may_construct(ctx, unit.source, at)}
+        scopes = _local_imports(ctx)
+        lines = {
+            unit.line_of(at)
+            for at in unit.construction_offsets
+            # a name a function imports is resolved later, with that function's imports
+            if (scopes and _scope_at(scopes, unit.line_of(at))) or _may_construct(ctx, unit.source, at)
+        }
         aliases = _aliased_classes(ctx)
         if aliases:
             lines |= set(
                 unit.match_lines(re.compile(r"\b(?:" + "|".join(map(re.escape, aliases)) + r")\s*\("))
             )
+        lines |= _locally_imported_calls(ctx, scopes)
         calls = nodes_on_lines(unit.tree, lines, lambda n: isinstance(n, ast.Call))
         owners = _owners(unit)
         out = []
@@ -221,7 +232,7 @@ def _constructions(ctx: ModuleContext) -> list[tuple[ast.Call, Target, str | Non
             target = _super_init_target(ctx, call, class_key) if super_method(call) == "__init__" else None
             if target is None and super_method(call) is None:
                 dotted = dotted_name(call.func)
-                target = _target_of(ctx, dotted) if dotted else None
+                target = _target_of(ctx, dotted, _scope_at(scopes, call.lineno)) if dotted else None
             if target is not None:
                 out.append((call, target, class_name, method))
         return out
@@ -304,8 +315,70 @@ def _owners(unit):  # type: ignore[no-untyped-def]
     return find
 
 
-def _target_of(ctx: ModuleContext, dotted: str) -> Target | None:
-    resolved = ctx.workspace.model.resolve(ctx.unit.path, dotted)
+_IMPORT_WORD = LiteralScan("import", r"[ \t]")  # str.find: a multi-line regex is slow on long files
+
+
+def _local_imports(ctx: ModuleContext) -> list[tuple[int, int, Scope]]:
+    """The functions that import names at their own level (``from transformers import Trainer as T``
+    inside a method, common where a module-level import would be a cycle or slow): each function's
+    span and the names its imports bind, for resolving the calls in it. Found from the indented
+    ``import`` lines of the text, so a file without any costs one scan."""
+
+    def compute() -> list[tuple[int, int, Scope]]:
+        unit = ctx.unit
+        imports: dict[int, tuple[FunctionNode, list[ast.Import | ast.ImportFrom]]] = {}
+        for line in unit.match_lines(_IMPORT_WORD):
+            text = unit.lines[line - 1]
+            if not text[:1].isspace() or not text.lstrip().startswith(
+                ("import ", "from ", "import\t", "from\t")
+            ):
+                continue  # a module-level import, or the word elsewhere
+            chain = list(statements_at(unit.tree.body, line))
+            functions = [s for s in chain if isinstance(s, FUNCTION_TYPES)]
+            found = [s for s in chain if isinstance(s, (ast.Import, ast.ImportFrom)) and s.lineno == line]
+            if functions and found:
+                fn = functions[-1]
+                imports.setdefault(id(fn), (fn, []))[1].extend(found)
+        return [
+            (fn.lineno, fn.end_lineno or fn.lineno, import_bindings(stmts)) for fn, stmts in imports.values()
+        ]
+
+    return ctx.unit.facts.get(LOCAL_IMPORTS, None, compute)
+
+
+def _scope_at(scopes: list[tuple[int, int, Scope]], line: int) -> Scope | None:
+    """The names the functions around ``line`` import, the innermost function's first."""
+    holding = [(first, scope) for first, last, scope in scopes if first <= line <= last]
+    if not holding:
+        return None
+    merged: Scope = {}
+    for _first, scope in sorted(holding, key=lambda fs: fs[0]):
+        merged.update(scope)
+    return merged
+
+
+def _locally_imported_calls(ctx: ModuleContext, scopes: list[tuple[int, int, Scope]]) -> set[int]:
+    """Lines calling a name a function imports that names a class TW304 checks, within that function
+    (``T2(...)`` after ``from transformers import Trainer as T2``; plain ``Trainer(`` lines are the text
+    scan's)."""
+    lines: set[int] = set()
+    for first, last, scope in scopes:
+        names = [
+            name
+            for name, bindings in scope.items()
+            if name[:1].isupper()  # a class; resolving every local function import reads modules
+            and not any(word in name for word in CONSTRUCTED_WORDS)
+            and any(b.kind == IMPORT_FROM for b in bindings)  # a same-name import too: they are few here
+            and _target_of(ctx, name, scope) is not None
+        ]
+        if names:
+            pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\s*\(")
+            lines |= ctx.unit.lines_matching(first, last, pattern)
+    return lines
+
+
+def _target_of(ctx: ModuleContext, dotted: str, scope: Scope | None = None) -> Target | None:
+    resolved = ctx.workspace.model.resolve(ctx.unit.path, dotted, scope)
     if resolved.kind == LIBRARY_CLASS:
         return _library_target(resolved.key)
     if resolved.kind == PROJECT_CLASS:
