@@ -24,7 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--size", default="small", help="bench_grpo model size (tiny, small)")
     parser.add_argument("--repeats", type=int, default=15, help="timed runs per setting")
     parser.add_argument("--widths", default="3,5,8,12,18", help="prompt widths to cut the micro-batch to")
@@ -61,13 +63,20 @@ def main(argv: list[str] | None = None) -> int:
         model.zero_grad(set_to_none=False)
         return elapsed
 
-    print(f"model body: {body:,} parameters; CPU ms per micro-step (compute_loss + backward), median of {args.repeats}")
+    print(
+        f"model body: {body:,} parameters; CPU ms per micro-step (compute_loss + backward), median of {args.repeats}"
+    )
     print("| prompt width | saved tokens | saved parameter-tokens | plain ms | shared ms | shared − plain |")
     print("|---:|---:|---:|---:|---:|---:|")
     for width in (int(w) for w in args.widths.split(",")):
         batch = dict(base)
-        batch["prompt_ids"], batch["prompt_mask"] = base["prompt_ids"][:, -width:], base["prompt_mask"][:, -width:]
-        batch["prompt_rows"], batch["prompt_inverse"] = distinct_rows(batch["prompt_ids"], batch["prompt_mask"])
+        batch["prompt_ids"], batch["prompt_mask"] = (
+            base["prompt_ids"][:, -width:],
+            base["prompt_mask"][:, -width:],
+        )
+        batch["prompt_rows"], batch["prompt_inverse"] = distinct_rows(
+            batch["prompt_ids"], batch["prompt_mask"]
+        )
         saved = (batch["prompt_inverse"].numel() - batch["prompt_rows"].numel()) * (width - 1)
         for _ in range(2):  # warm-up
             timed(batch, False), timed(batch, True)
