@@ -19,6 +19,7 @@ from torch import nn
 from transformers import GenerationConfig
 
 from trainwright.trainers.distributed import gathered_for_generation
+from trainwright.trainers.kv_cache import preallocated_cache
 from trainwright.trainers.logprobs import PrefixSharing, distinct_rows
 
 
@@ -52,8 +53,9 @@ class TransformersGenerateBackend:
 
     The G copies of a prompt are prefilled once (:meth:`prefilled_cache`): a round's prompt tokens
     run through the model once per distinct prompt instead of G times, and decoding starts from their
-    keys/values copied out to the G rows. The sampled tokens are those of the plain call up to float
-    rounding (the same random draws, from the same logits).
+    keys/values copied out to the G rows, in buffers sized for the whole generation
+    (:mod:`trainwright.trainers.kv_cache`: no copy of the cache per new token). The sampled tokens are
+    those of the plain call up to float rounding (the same random draws, from the same logits).
     """
 
     def __init__(self, settings: SamplingSettings, pad_token_id: int, eos_token_ids: list[int]) -> None:
@@ -128,8 +130,6 @@ class TransformersGenerateBackend:
 
         ``generate`` then runs the last prompt column (whose logits give the first token) and decodes.
         """
-        from transformers import DynamicCache
-
         width = input_ids.shape[1]
         if width < 2:
             return {}
@@ -153,7 +153,9 @@ class TransformersGenerateBackend:
         ):
             self.prompt_sharing.disable(model)
             return {}
-        return {argument: DynamicCache([(layer.keys[inverse], layer.values[inverse]) for layer in layers])}
+        capacity = width + (self.generation_config.max_new_tokens or 0)  # the prompt and every new token
+        keys_values = [(layer.keys[inverse], layer.values[inverse]) for layer in layers]
+        return {argument: preallocated_cache(keys_values, capacity)}
 
 
 def eos_token_ids(model: nn.Module, tokenizer: Any) -> list[int]:

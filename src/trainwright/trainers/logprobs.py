@@ -153,8 +153,11 @@ def kv_cache_argument(model: nn.Module) -> str | None:
 #: through the model body (every parameter but the input / output embeddings). Two parts:
 #:
 #: * a fixed part, CALL_OVERHEAD_PARAMETER_TOKENS / body parameters: every layer's ops dispatched once
-#:   more, forward and backward; measured on the toy Qwen2 models on one CPU core (1.5e8 saved
-#:   parameter-tokens was 9 % slower, 2.2e8 8 % faster), negligible from ~100M parameters on;
+#:   more, forward and backward; negligible from ~100M parameters on. Fitted on the small toy Qwen2
+#:   (2.3M body parameters, one CPU core) by ``benchmarks/sharing_break_even.py``: GRPO's compute_loss +
+#:   backward of 8 rows with 2 distinct prompts broke even at 66 saved tokens (1.5e8 parameter-tokens;
+#:   42 saved: 6 % slower, 102 saved: 13 % faster), so the whole extra call, this part plus the weight
+#:   gradients below (24 × 2.3M = 0.55e8), costs 1.5e8: this part is 1e8;
 #: * WEIGHT_GRADIENT_TOKENS per body parameter: the call's backward builds its own gradient of each
 #:   weight it uses (a fresh buffer, faulted in, written, then added into ``.grad``), memory-bound work.
 #:   The value is an estimate, not a fitted one: ~16 bytes moved per parameter against 6 FLOPs per
@@ -166,7 +169,7 @@ def kv_cache_argument(model: nn.Module) -> str | None:
 #: (vocabulary × hidden) to the second part. The shared-prefix forward below keeps that out of the
 #: prefix call (its logits are not used, so no LM-head backward) and embeds the tokens once for all
 #: calls (one dense embedding gradient, as in the plain forward).
-CALL_OVERHEAD_PARAMETER_TOKENS = 2e8
+CALL_OVERHEAD_PARAMETER_TOKENS = 1e8
 WEIGHT_GRADIENT_TOKENS = 24.0
 
 
