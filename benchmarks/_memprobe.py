@@ -1,0 +1,191 @@
+#!/usr/bin/env python
+"""Where a training step's peak memory is, for our trainers and TRL's alike (issue 24's RSS goal).
+
+    python benchmarks/_memprobe.py dpo ours --config 125m --steps 3
+    python benchmarks/_memprobe.py grpo trl --config qwen2.5-0.5b --steps 3 --spg 1
+
+Why not torch.profiler: its per-op memory records at 0.5B cost minutes per step and change the timing
+of frees; peak RSS is what issue 24 compares, so this samples it directly. A thread reads
+``/proc/self/statm`` every millisecond while the main thread labels the phase it is in, through hooks on
+entry points both implementations go through (the same ones as ``_profile.py``): ``compute_loss``
+(forward + log-probs + loss), ``accelerator.backward``, the optimizer step (torch's global optimizer
+hooks) and everything else. Per step it prints each phase's peak RSS. ``--saved`` also adds up the
+distinct storages autograd saves for backward inside ``compute_loss`` (``saved_tensors_hooks``), the
+largest listed with their shapes, which is what lives from the forward to the end of the backward.
+
+Same trainer set-up as ``real_size.py`` (its ``build_dpo`` / ``build_grpo``), one fresh process per run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.optim.optimizer as optim_hooks
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+class RssSampler:
+    """Peak resident set size per (step, phase), sampled every ``interval`` seconds by a daemon thread."""
+
+    def __init__(self, interval: float = 0.001) -> None:
+        self.interval = interval
+        self.step = 0
+        self.phase = "setup"
+        self.peaks: dict[tuple[int, str], int] = defaultdict(int)
+        self._stop = threading.Event()
+        self._statm = open("/proc/self/statm", "rb")  # noqa: SIM115 - read for the whole run
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def rss(self) -> int:
+        self._statm.seek(0)
+        return int(self._statm.read().split()[1]) * PAGE
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            key = (self.step, self.phase)
+            value = self.rss()
+            self.peaks[key] = max(self.peaks[key], value)
+            time.sleep(self.interval)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def install(trainer: Any, sampler: RssSampler, saved: bool) -> dict[str, Any]:
+    """Label phases on ``trainer`` (instance attributes only) and, with ``saved``, tally saved tensors."""
+    from transformers import TrainerCallback
+
+    report: dict[str, Any] = {"saved": []}
+
+    def labelled(phase: str, fn: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            before = sampler.phase
+            sampler.phase = phase
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                sampler.phase = before
+
+        return wrapper
+
+    compute_loss = trainer.compute_loss
+
+    def counted_loss(*args: Any, **kwargs: Any) -> Any:
+        if not (saved and torch.is_grad_enabled()):
+            return compute_loss(*args, **kwargs)
+        storages: dict[int, tuple[int, tuple[int, ...], str]] = {}
+
+        def pack(t: torch.Tensor) -> torch.Tensor:
+            try:
+                s = t.untyped_storage()
+                storages[s.data_ptr()] = (s.nbytes(), tuple(t.shape), str(t.dtype))
+            except (RuntimeError, NotImplementedError):
+                pass
+            return t
+
+        params = {p.untyped_storage().data_ptr() for p in trainer.model.parameters()}
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            out = compute_loss(*args, **kwargs)
+        mine = {k: v for k, v in storages.items() if k not in params}
+        big = sorted(mine.values(), reverse=True)[:8]
+        report["saved"].append(
+            {
+                "step": sampler.step,
+                "total_mib": sum(v[0] for v in mine.values()) / 2**20,
+                "count": len(mine),
+                "largest": [(round(b / 2**20, 1), shape, dtype) for b, shape, dtype in big],
+            }
+        )
+        return out
+
+    trainer.compute_loss = labelled("forward+loss", counted_loss)
+    trainer.accelerator.backward = labelled("backward", trainer.accelerator.backward)
+    generate = trainer.model.generate
+    trainer.model.generate = labelled("generate", generate)
+    state = {"before": "other"}
+
+    def pre(*_: Any) -> None:
+        state["before"] = sampler.phase
+        sampler.phase = "optimizer"
+
+    def post(*_: Any) -> None:
+        sampler.phase = state["before"]
+
+    optim_hooks.register_optimizer_step_pre_hook(pre)
+    optim_hooks.register_optimizer_step_post_hook(post)
+
+    class Steps(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kwargs):
+            sampler.step, sampler.phase = 1, "other"
+
+        def on_step_end(self, args, state, control, **kwargs):
+            sampler.step += 1
+
+    trainer.add_callback(Steps())
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("algo", choices=["dpo", "grpo"])
+    parser.add_argument("impl", choices=["ours", "trl"])
+    parser.add_argument("--config", default="125m")
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--spg", type=int, default=1)
+    parser.add_argument("--saved", action="store_true", help="tally tensors saved for backward")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import tempfile
+
+    import real_size
+
+    torch.set_num_threads(real_size.THREADS)
+    sampler = RssSampler()
+    sampler.start()
+    path = real_size.model_folder(args.config)
+    with tempfile.TemporaryDirectory() as workdir:
+        if args.algo == "dpo":
+            trainer = real_size.build_dpo(args.impl, path, workdir, args.steps)
+        else:
+            trainer = real_size.build_grpo(args.impl, path, workdir, args.steps, args.spg)
+        report = install(trainer, sampler, args.saved)
+        trainer.train()
+    sampler.stop()
+    gib = 2**30
+    print(
+        f"{args.algo} {args.impl} {args.config}: ru_maxrss {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB"
+    )
+    for (step, phase), value in sorted(sampler.peaks.items()):
+        print(f"  step {step} {phase:<13} {value / gib:6.2f} GiB")
+    for entry in report["saved"]:
+        print(
+            f"  saved for backward, step {entry['step']}: {entry['total_mib']:.0f} MiB in {entry['count']} storages"
+        )
+        for item in entry["largest"]:
+            print(f"    {item}")
+    losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
+    print(json.dumps({"losses": losses}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
