@@ -68,11 +68,53 @@ class RssSampler:
         self._thread.join()
 
 
-def install(trainer: Any, sampler: RssSampler, saved: bool) -> dict[str, Any]:
-    """Label phases on ``trainer`` (instance attributes only) and, with ``saved``, tally saved tensors."""
+def live_tensors(trainer: Any) -> dict[str, Any]:
+    """Bytes of the distinct tensor storages Python can reach at a step's end, by owner: parameters,
+    their gradients, optimizer state, and the rest (the largest of which are listed with their shapes)."""
+    import gc
+
+    def storage(t: torch.Tensor) -> tuple[int, int]:
+        s = t.untyped_storage()
+        return s.data_ptr(), s.nbytes()
+
+    owners: dict[int, str] = {}
+    for model in {
+        id(m): m for m in (trainer.model, getattr(trainer, "ref_model", None)) if m is not None
+    }.values():
+        for p in model.parameters():
+            owners.setdefault(storage(p)[0], "parameters")
+            if p.grad is not None:
+                owners.setdefault(storage(p.grad)[0], "gradients")
+        for b in model.buffers():
+            owners.setdefault(storage(b)[0], "buffers")
+    optimizer = getattr(trainer, "optimizer", None)
+    if optimizer is not None:
+        for state in optimizer.state.values():
+            for value in state.values():
+                if isinstance(value, torch.Tensor):
+                    owners.setdefault(storage(value)[0], "optimizer")
+    totals: dict[str, int] = defaultdict(int)
+    seen: dict[int, tuple[int, tuple[int, ...]]] = {}
+    for obj in gc.get_objects():
+        if isinstance(obj, torch.Tensor) and not obj.is_meta:
+            ptr, nbytes = storage(obj)
+            if ptr and ptr not in seen:
+                seen[ptr] = (nbytes, tuple(obj.shape))
+    for ptr, (nbytes, _) in seen.items():
+        totals[owners.get(ptr, "other")] += nbytes
+    others = sorted((v for p, v in seen.items() if p not in owners), reverse=True)[:6]
+    return {
+        "mib": {k: round(v / 2**20) for k, v in sorted(totals.items())},
+        "largest_other": [(round(b / 2**20, 1), shape) for b, shape in others],
+    }
+
+
+def install(trainer: Any, sampler: RssSampler, saved: bool, live: bool = False) -> dict[str, Any]:
+    """Label phases on ``trainer`` (instance attributes only); with ``saved``, tally saved tensors; with
+    ``live``, list the tensors alive at each step's end (:func:`live_tensors`)."""
     from transformers import TrainerCallback
 
-    report: dict[str, Any] = {"saved": []}
+    report: dict[str, Any] = {"saved": [], "live": []}
 
     def labelled(phase: str, fn: Any) -> Any:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -136,6 +178,8 @@ def install(trainer: Any, sampler: RssSampler, saved: bool) -> dict[str, Any]:
             sampler.step, sampler.phase = 1, "other"
 
         def on_step_end(self, args, state, control, **kwargs):
+            if live:
+                report["live"].append((sampler.step, live_tensors(trainer)))
             sampler.step += 1
 
     trainer.add_callback(Steps())
@@ -152,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--spg", type=int, default=1)
     parser.add_argument("--saved", action="store_true", help="tally tensors saved for backward")
+    parser.add_argument("--live", action="store_true", help="tensors alive at each step's end")
+    parser.add_argument("--no-sharing", action="store_true", help="ours: no shared-prefix forward / prefill")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import tempfile
@@ -167,7 +213,14 @@ def main(argv: list[str] | None = None) -> int:
             trainer = real_size.build_dpo(args.impl, path, workdir, args.steps)
         else:
             trainer = real_size.build_grpo(args.impl, path, workdir, args.steps, args.spg)
-        report = install(trainer, sampler, args.saved)
+        if args.no_sharing and args.impl == "ours":
+            from trainwright.trainers.logprobs import PrefixSharing
+
+            trainer._prefix_sharing = PrefixSharing(enabled=False)
+            backend = getattr(trainer, "generation_backend", None)
+            if backend is not None:
+                backend.prompt_sharing.enabled = False
+        report = install(trainer, sampler, args.saved, args.live)
         trainer.train()
     sampler.stop()
     gib = 2**30
@@ -182,6 +235,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         for item in entry["largest"]:
             print(f"    {item}")
+    for step, entry in report["live"]:
+        print(
+            f"  alive at the end of step {step}: {entry['mib']} MiB; largest other {entry['largest_other']}"
+        )
     losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
     print(json.dumps({"losses": losses}))
     return 0

@@ -76,7 +76,7 @@ from trainwright.trainers.logprobs import (
     shared_prefix_logits,
     token_logps_and_entropy,
 )
-from trainwright.trainers.reference import reference_forward
+from trainwright.trainers.reference import kept, reference_forward
 from trainwright.trainers.skeleton import TrainerSkeleton
 from trainwright.trainers.streaming import is_streamed
 
@@ -517,6 +517,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         with torch.no_grad():
             if self.uses_reference:
                 with reference_forward(self.accelerator.unwrap_model(model), self.ref_model) as ref:
-                    batch["ref_per_token_logps"] = self.completion_logps(ref, batch)
+                    ref_logps = self.completion_logps(ref, batch)
+                batch["ref_per_token_logps"] = kept(ref_logps)
             loss = self.compute_loss(model, batch)
         return loss.detach(), None, None
