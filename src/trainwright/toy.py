@@ -85,6 +85,7 @@ def build_tiny_causal_lm(
 ) -> Qwen2ForCausalLM:
     """A randomly initialised Qwen2 causal LM sized for CPU tests (~20k parameters by default)."""
     torch.manual_seed(seed)
+    config_overrides.setdefault("tie_word_embeddings", False)
     config = Qwen2Config(
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,
@@ -96,7 +97,6 @@ def build_tiny_causal_lm(
         pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,
         bos_token_id=None,
-        tie_word_embeddings=False,
         **config_overrides,
     )
     model = Qwen2ForCausalLM(config)

@@ -67,7 +67,7 @@ from trainwright.trainers.preference_logps import (
     sequence_logps,
     shared_prompt_sequence_logps,
 )
-from trainwright.trainers.reference import is_peft_model, reference_forward
+from trainwright.trainers.reference import is_peft_model, kept, reference_forward
 from trainwright.trainers.skeleton import TrainerSkeleton
 from trainwright.trainers.streaming import RepeatedStream, is_streamed
 
@@ -296,7 +296,8 @@ class DPOTrainer(TrainerSkeleton):
                 "precompute; pass the dataset as eval_dataset when building the trainer, or pass ref_model"
             )
         with reference_forward(self.model, self.ref_model) as ref:
-            return self._forward(ref, inputs).logps.detach()
+            logps = self._forward(ref, inputs).logps
+        return kept(logps)
 
     def _forward(
         self,

@@ -68,6 +68,7 @@ from trainwright.trainers.grpo_sampler import (
 )
 from trainwright.trainers.grpo_stream import NO_DISPATCH, RoundStream, configure_for_streaming
 from trainwright.trainers.learning_signal import NoSignalRounds
+from trainwright.trainers.lm_head import FusedHead, backbone_hidden, fused_head, head_token_logps
 from trainwright.trainers.logprobs import (
     SharedPrefix,
     prefix_sharing_for,
@@ -75,7 +76,7 @@ from trainwright.trainers.logprobs import (
     shared_prefix_logits,
     token_logps_and_entropy,
 )
-from trainwright.trainers.reference import reference_forward
+from trainwright.trainers.reference import kept, reference_forward
 from trainwright.trainers.skeleton import TrainerSkeleton
 from trainwright.trainers.streaming import is_streamed
 
@@ -429,14 +430,22 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         Logits are divided by the sampling temperature so that π_θ, π_old and π_ref are the
         distributions the completions were actually drawn from (as TRL does). The MoE loss needs router
         logits of the one forward over the whole sequences, so it turns the shared-prompt forward off.
+        A model with a plain LM head (:func:`~trainwright.trainers.lm_head.fused_head`) is scored from its
+        hidden states, the head and the log-softmax in one node, unless the entropy needs a gradient.
         """
         prompt_ids, completion_ids = batch["prompt_ids"], batch["completion_ids"]
         input_ids = torch.cat([prompt_ids, completion_ids], dim=1)
         attention_mask = torch.cat([batch["prompt_mask"], batch["completion_mask"].clamp(max=1)], dim=1)
         width = completion_ids.size(1)
-        pieces = None if aux_loss else self._shared_prompt_logits(model, batch, input_ids, attention_mask)
+        head = None if aux_loss or entropy_grad else fused_head(model)
+        pieces = (
+            None if aux_loss else self._shared_prompt_logits(model, batch, input_ids, attention_mask, head)
+        )
         router_loss = None
-        if pieces is None:
+        if pieces is None and head is not None:
+            hidden = backbone_hidden(head, width + 1, input_ids=input_ids, attention_mask=attention_mask)
+            pieces = [hidden[:, :-1]]
+        elif pieces is None:
             extra = {"output_router_logits": True} if aux_loss else {}
             outputs = model(
                 input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=width + 1, **extra
@@ -444,8 +453,13 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
             pieces = [outputs.logits[:, :-1]]
             router_loss = getattr(outputs, "aux_loss", None) if aux_loss else None
         temperature = finite_knob(self.args, "temperature", minimum=0.0, strict=True)
-        pieces = [piece if temperature == 1.0 else piece / temperature for piece in pieces]
         targets = completion_ids.split([piece.shape[1] for piece in pieces], dim=1)
+        if head is not None:
+            scored = [head_token_logps(head, p, t, temperature) for p, t in zip(pieces, targets)]
+            logps = torch.cat([s.logps for s in scored], dim=1)
+            entropies = torch.cat([s.entropy for s in scored], dim=1) if entropy else None
+            return CompletionScores(logps, entropies, None)
+        pieces = [piece if temperature == 1.0 else piece / temperature for piece in pieces]
         if not entropy:
             logps = [selective_log_softmax(piece, target) for piece, target in zip(pieces, targets)]
             return CompletionScores(
@@ -457,10 +471,16 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         return CompletionScores(logps, entropies, router_loss)
 
     def _shared_prompt_logits(
-        self, model: nn.Module, batch: dict[str, Any], input_ids: torch.Tensor, attention_mask: torch.Tensor
+        self,
+        model: nn.Module,
+        batch: dict[str, Any],
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        head: FusedHead | None = None,
     ) -> list[torch.Tensor] | None:
-        """The completion logits with each distinct prompt of the micro-batch run once (its G completions
-        share it; :func:`~trainwright.trainers.logprobs.shared_prefix_logits`), or ``None`` for one plain
+        """The completion logits (with ``head``: hidden states) with each distinct prompt of the micro-batch
+        run once (its G completions share it; :func:`~trainwright.trainers.logprobs.shared_prefix_logits`),
+        or ``None`` for one plain
         forward: no prompt groups in the batch (see :func:`~trainwright.trainers.grpo_round.split_round`),
         no repeated prompt, too small a saving, or a model / set-up that cannot reuse a KV cache."""
         rows, inverse = batch.get("prompt_rows"), batch.get("prompt_inverse")
@@ -475,7 +495,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         if argument is None:
             return None
         prefix = SharedPrefix(width, rows, inverse)
-        pieces = shared_prefix_logits(model, input_ids, attention_mask, prefix, argument)
+        pieces = shared_prefix_logits(model, input_ids, attention_mask, prefix, argument, head)
         if pieces is None:
             sharing.disable(model)
         return pieces
@@ -497,6 +517,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         with torch.no_grad():
             if self.uses_reference:
                 with reference_forward(self.accelerator.unwrap_model(model), self.ref_model) as ref:
-                    batch["ref_per_token_logps"] = self.completion_logps(ref, batch)
+                    ref_logps = self.completion_logps(ref, batch)
+                batch["ref_per_token_logps"] = kept(ref_logps)
             loss = self.compute_loss(model, batch)
         return loss.detach(), None, None

@@ -33,7 +33,7 @@ from trainwright.trainers.grpo_round import (
 )
 from trainwright.trainers.grpo_sampler import RoundBatch
 from trainwright.trainers.logprobs import distinct_rows
-from trainwright.trainers.reference import reference_forward
+from trainwright.trainers.reference import kept, reference_forward
 
 logger = logging.getLogger(__name__)
 
@@ -281,11 +281,13 @@ class GenerationRounds:
         for part in micro_batches:
             on_device = {k: v.to(self.args.device) for k, v in part.items()}
             if self.needs_old_logps():
-                with torch.no_grad():
-                    part["old_per_token_logps"] = self.completion_logps(model, on_device).cpu()
+                with torch.inference_mode():
+                    old_logps = self.completion_logps(model, on_device)
+                part["old_per_token_logps"] = kept(old_logps.cpu())
             if self.uses_reference:
                 with reference_forward(self.accelerator.unwrap_model(model), self.ref_model) as ref:
-                    part["ref_per_token_logps"] = self.completion_logps(ref, on_device).cpu()
+                    ref_logps = self.completion_logps(ref, on_device)
+                part["ref_per_token_logps"] = kept(ref_logps.cpu())
 
     # ------------------------------------------------------------------ metrics of a round
     def log_round_metrics(

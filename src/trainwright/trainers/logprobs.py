@@ -19,6 +19,8 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
+from trainwright.trainers.lm_head import FusedHead, backbone_hidden
+
 
 def selective_log_softmax(logits: torch.Tensor, index: torch.Tensor, chunk_size: int = 4) -> torch.Tensor:
     """Return ``log_softmax(logits, -1).gather(-1, index[..., None])[..., 0]`` in O(chunk·T·V) extra memory.
@@ -371,11 +373,14 @@ def continue_after_prefix(
     index: torch.Tensor | None,
     cache_argument: str,
     embeds: torch.Tensor | None = None,
+    head: FusedHead | None = None,
 ) -> torch.Tensor | None:
     """Logits at positions ``k−1 … T−2`` of rows ``input_ids`` ``(n, T)`` whose first ``k`` columns are
     the prefixes of ``state`` rows ``index`` ``(n,)`` (``None``: row ``i`` is prefix ``i``): ``(n, T−k, V)``,
     or ``None`` when ``T ≤ k`` (no column after the prefix). ``embeds``: :func:`embed_tokens` of these
-    rows, fed instead of the ids."""
+    rows, fed instead of the ids. With ``head`` (:func:`~trainwright.trainers.lm_head.fused_head` of
+    ``model``) the final hidden states of those positions instead, ``(n, T−k, H)``, for the caller to
+    score with :func:`~trainwright.trainers.lm_head.head_token_logps`."""
     from transformers import DynamicCache
 
     cached = state.keys_values[0][0].shape[-2]  # k − 1
@@ -386,13 +391,15 @@ def continue_after_prefix(
     if index is not None:
         layers = [(keys[index], values[index]) for keys, values in state.keys_values]
     cache = DynamicCache(layers)
-    return model(
+    kwargs = {
         **_tokens(input_ids, embeds, slice(None), slice(cached, -1)),
-        attention_mask=attention_mask[:, :-1],
-        use_cache=True,
-        logits_to_keep=0,
-        **{cache_argument: cache},
-    ).logits
+        "attention_mask": attention_mask[:, :-1],
+        "use_cache": True,
+        cache_argument: cache,
+    }
+    if head is not None:
+        return backbone_hidden(head, 0, **kwargs)
+    return model(**kwargs, logits_to_keep=0).logits
 
 
 def shared_prefix_logits(
@@ -401,6 +408,7 @@ def shared_prefix_logits(
     attention_mask: torch.Tensor,
     prefix: SharedPrefix,
     cache_argument: str,
+    head: FusedHead | None = None,
 ) -> list[torch.Tensor] | None:
     """Logits at positions ``k−1 … T−2`` of every row (``k = prefix.length``), computing the shared
     prefix once per distinct row; ``None`` when the model's cache cannot be reused or the prefix is a
@@ -416,13 +424,14 @@ def shared_prefix_logits(
     and gradients equal the plain forward's up to float rounding. The last column is never fed: its
     logit would score a token after the sequence.
 
-    Returns the logits as a list of column pieces (one here) for callers that score pieces in turn.
+    Returns the logits as a list of column pieces (one here) for callers that score pieces in turn; with
+    ``head``, the final hidden states of those positions (see :func:`continue_after_prefix`).
     """
     embeds = embed_tokens(model, input_ids)
     state = run_shared_prefix(model, input_ids, attention_mask, prefix, embeds)
     if state is None:
         return None
     tail = continue_after_prefix(
-        model, input_ids, attention_mask, state, prefix.inverse, cache_argument, embeds
+        model, input_ids, attention_mask, state, prefix.inverse, cache_argument, embeds, head
     )
     return None if tail is None else [tail]

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
+from trainwright.trainers.lm_head import FusedHead, backbone_hidden, fused_head, head_token_logps
 from trainwright.trainers.logprobs import (
     SharedPrefix,
     continue_after_prefix,
@@ -120,6 +121,13 @@ def sequence_logps(
         if shared is not None:
             return shared
     kwargs: dict[str, Any] = {"input_ids": input_ids, "attention_mask": attention_mask, "use_cache": False}
+    row_weights = None if weights is None else weights[:, 1:][:, start:]
+    head = None if aux_loss or with_sum_sq else fused_head(model)
+    if head is not None:  # the LM head and the log-softmax in one node (trainers/lm_head.py)
+        hidden = backbone_hidden(head, input_ids.shape[1] - start, **kwargs)[:, :-1]
+        return _summed(
+            [hidden], input_ids[:, start + 1 :], target_mask[:, start:], chunk_size, False, row_weights, head
+        )
     if aux_loss:
         kwargs["output_router_logits"] = True
     if logits_to_keep:
@@ -127,12 +135,7 @@ def sequence_logps(
     outputs = model(**kwargs)
     logits = outputs.logits[:, :-1] if logits_to_keep else outputs.logits[:, start:-1]
     summed = _summed(
-        [logits],
-        input_ids[:, start + 1 :],
-        target_mask[:, start:],
-        chunk_size,
-        with_sum_sq,
-        None if weights is None else weights[:, 1:][:, start:],
+        [logits], input_ids[:, start + 1 :], target_mask[:, start:], chunk_size, with_sum_sq, row_weights
     )
     return summed._replace(aux_loss=getattr(outputs, "aux_loss", None)) if aux_loss else summed
 
@@ -167,6 +170,7 @@ def shared_prompt_sequence_logps(
         return None
     pairs = torch.arange(half, device=input_ids.device)
     prefix = SharedPrefix(k, pairs, torch.cat([pairs, pairs]))
+    head = None if with_sum_sq else fused_head(model)
     embeds = embed_tokens(model, input_ids)
     state = run_shared_prefix(model, input_ids, attention_mask, prefix, embeds)
     if state is None:
@@ -179,12 +183,14 @@ def shared_prompt_sequence_logps(
     for rows, end, index in groups:
         ids, mask = input_ids[rows, :end], attention_mask[rows, :end]
         rows_embeds = None if embeds is None else embeds[rows, :end]
-        tail = continue_after_prefix(model, ids, mask, state, index, cache_argument, rows_embeds)
+        tail = continue_after_prefix(model, ids, mask, state, index, cache_argument, rows_embeds, head)
         if tail is None:
             return None
         row_weights = None if weights is None else weights[rows, k:end]
         parts.append(
-            _summed([tail], ids[:, k:], completion_mask[rows, k:end], chunk_size, with_sum_sq, row_weights)
+            _summed(
+                [tail], ids[:, k:], completion_mask[rows, k:end], chunk_size, with_sum_sq, row_weights, head
+            )
         )
     if len(parts) == 1:
         return parts[0]
@@ -201,21 +207,33 @@ def _summed(
     chunk_size: int,
     with_sum_sq: bool,
     weights: torch.Tensor | None = None,
+    head: FusedHead | None = None,
 ) -> SequenceLogps:
     """Per-row sums over the scored tokens of logits given in consecutive column ``pieces``.
 
     ``targets`` / ``target_mask``: ``(n, t)`` the token each logit position scores and whether it counts;
     the pieces' widths add up to ``t``. ``weights`` (``(n, t)``, LD-DPO) weigh the log-probs' sum only.
+    With ``head`` the pieces are the final hidden states of those positions, projected and scored in one
+    node (:func:`~trainwright.trainers.lm_head.head_token_logps`; not with ``with_sum_sq``).
     """
-    mask = target_mask.to(pieces[0].dtype)
     split = targets.split([piece.shape[1] for piece in pieces], dim=1)
-    scored = [token_logps_and_entropy(p, t, chunk_size=chunk_size) for p, t in zip(pieces, split)]
-    token_logps = torch.cat([logps for logps, _ in scored], dim=1)
+    if head is not None:
+        fused = [head_token_logps(head, p, t) for p, t in zip(pieces, split)]
+        token_logps = torch.cat([f.logps for f in fused], dim=1)
+        mean_logits = torch.cat([f.mean_logit for f in fused], dim=1)
+        entropies = torch.cat([f.entropy for f in fused], dim=1)
+        top1 = torch.cat([f.top1 for f in fused], dim=1)
+    else:
+        scored = [token_logps_and_entropy(p, t, chunk_size=chunk_size) for p, t in zip(pieces, split)]
+        token_logps = torch.cat([logps for logps, _ in scored], dim=1)
+        with torch.no_grad():
+            mean_logits = torch.cat([piece.float().mean(dim=-1) for piece in pieces], dim=1)
+            entropies = torch.cat([entropy for _, entropy in scored], dim=1)
+            top1 = torch.cat([p.argmax(dim=-1) == t for p, t in zip(pieces, split)], dim=1)
+    mask = target_mask.to(token_logps.dtype)
     with torch.no_grad():
-        mean_logits = torch.cat([piece.float().mean(dim=-1) for piece in pieces], dim=1)
         logits_sum = (mean_logits * mask).sum(dim=-1)
-        entropy_sum = (torch.cat([entropy for _, entropy in scored], dim=1) * mask).sum(dim=-1)
-        top1 = torch.cat([p.argmax(dim=-1) == t for p, t in zip(pieces, split)], dim=1)
+        entropy_sum = (entropies * mask).sum(dim=-1)
         top1_sum = (top1.to(mask.dtype) * mask).sum(dim=-1)
     log_sum_sq = None
     if with_sum_sq:

@@ -58,12 +58,15 @@ def build_reference_model(
 
 @contextlib.contextmanager
 def reference_forward(model: nn.Module, ref_model: nn.Module | None) -> Iterator[nn.Module]:
-    """Yield the module whose forward gives reference logits, under ``torch.no_grad``.
+    """Yield the module whose forward gives reference logits, under ``torch.inference_mode``.
 
-    With ``ref_model=None`` the policy must be a PEFT model: it is yielded with its adapter disabled
-    for the duration of the block.
+    Inference mode rather than ``no_grad``: the reference forward needs no version counters or view
+    tracking, and every intermediate is freed as soon as it is used. Tensors made in the block are
+    inference tensors, which cannot be saved for backward or changed in place outside it: pass those
+    kept past the block through :func:`kept`. With ``ref_model=None`` the policy must be a PEFT model:
+    it is yielded with its adapter disabled for the duration of the block.
     """
-    with torch.no_grad():
+    with torch.inference_mode():
         if ref_model is not None:
             yield ref_model
         elif is_peft_model(model):
@@ -73,3 +76,8 @@ def reference_forward(model: nn.Module, ref_model: nn.Module | None) -> Iterator
             raise ValueError(
                 "no reference model: pass ref_model, use a PEFT model, or use a reference-free loss"
             )
+
+
+def kept(tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor`` usable outside :func:`reference_forward`'s block: a copy if it is an inference tensor."""
+    return tensor.clone() if tensor.is_inference() else tensor
