@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 
 import torch
 from torch import nn
+from transformers import PreTrainedModel
 
 #: Model types whose ``*ForCausalLM.forward`` is ``lm_head(backbone(...).last_hidden_state[:, keep])``
 #: with no logit scaling or soft-capping in between (read in transformers 5.24's modeling files).
@@ -66,8 +67,6 @@ class HeadScores(NamedTuple):
 def fused_head(model: nn.Module) -> FusedHead | None:
     """``model``'s :class:`FusedHead`, or ``None`` when its logits are not a plain projection of the
     backbone's last hidden state, or it is wrapped (see the module docstring)."""
-    from transformers import PreTrainedModel
-
     if not isinstance(model, PreTrainedModel) or hasattr(model, "peft_config"):
         return None
     config = model.config
