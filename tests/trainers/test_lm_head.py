@@ -90,3 +90,15 @@ def test_fused_head_only_for_plain_unwrapped_heads(tokenizer) -> None:
     )
     assert fused_head(lora) is None
     assert fused_head(lora.get_base_model()) is None  # PEFT's injected model: its forward is PEFT's
+
+
+def test_fused_head_not_past_a_patched_or_hooked_forward(tokenizer) -> None:
+    """Accelerate's mixed precision wraps ``model.forward`` on the instance in autocast: calling the
+    backbone directly would skip it, so the plain path must run (likewise for forward hooks)."""
+    patched = build_tiny_causal_lm(tokenizer)
+    patched.forward = torch.autocast("cpu", dtype=torch.bfloat16)(patched.forward)
+    assert fused_head(patched) is None
+    hooked = build_tiny_causal_lm(tokenizer)
+    hooked.register_forward_pre_hook(lambda module, args: None)
+    assert fused_head(hooked) is None
+

@@ -69,6 +69,8 @@ def fused_head(model: nn.Module) -> FusedHead | None:
     backbone's last hidden state, or it is wrapped (see the module docstring)."""
     if not isinstance(model, PreTrainedModel) or hasattr(model, "peft_config"):
         return None
+    if "forward" in vars(model) or model._forward_hooks or model._forward_pre_hooks:
+        return None  # a forward patched on the instance (Accelerate's mixed-precision autocast) or hooked
     config = model.config
     if getattr(config, "model_type", None) not in PLAIN_HEAD_MODELS:
         return None
