@@ -7,7 +7,7 @@ allocator's mmap threshold is fresh, page-faulted memory). When the final length
 as in a GRPO round (prompt width + ``max_completion_length``), the keys/values can live in one buffer
 of that length, each step writing its new columns in place; the cache then exposes the filled part as
 a view. Attention reads the same numbers either way, so logits (and sampled tokens) are bit-identical
-(``tests/trainers/grpo/test_grpo_generation.py``).
+(``tests/trainers/grpo/test_kv_cache.py``).
 """
 
 from __future__ import annotations
