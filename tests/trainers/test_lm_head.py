@@ -9,7 +9,8 @@ pytest.importorskip("transformers")
 
 from trainwright.toy import build_tiny_causal_lm, build_tokenizer
 from trainwright.trainers.lm_head import HeadLogps, backbone_hidden, fused_head, head_token_logps
-from trainwright.trainers.logprobs import token_logps_and_entropy
+from trainwright.trainers.logprobs import embed_tokens, token_logps_and_entropy
+from trainwright.trainers.tied_embedding import tied_embedding
 
 
 @pytest.fixture(scope="module")
@@ -102,3 +103,63 @@ def test_fused_head_not_past_a_patched_or_hooked_forward(tokenizer) -> None:
     hooked.register_forward_pre_hook(lambda module, args: None)
     assert fused_head(hooked) is None
 
+
+def _fused_backward(model, ids, steps: int = 1) -> None:
+    for _ in range(steps):
+        head = fused_head(model)
+        hidden = backbone_hidden(head, 0, input_ids=ids)[:, :-1]
+        head_token_logps(head, hidden, ids[:, 1:]).logps.sum().backward()
+
+
+def test_tied_embedding_adds_into_the_head_gradient(tokenizer) -> None:
+    """Tied to the head, the lookup's backward adds its rows into the head's weight gradient and returns
+    that one tensor: ``.grad`` is the head's buffer itself (no second vocabulary × hidden buffer), dense,
+    and equal to the plain path's, also when gradients accumulate over micro-batches."""
+    ids = torch.randint(5, len(tokenizer), (3, 9), generator=torch.Generator().manual_seed(0))
+    ids[0, 2] = tokenizer.pad_token_id  # a padding row gets no gradient in either path
+    handed, plain = (build_tiny_causal_lm(tokenizer, seed=1, tie_word_embeddings=True) for _ in range(2))
+    assert fused_head(handed).tie is not None
+    plain.get_input_embeddings().register_forward_hook(lambda module, args, out: None)  # module lookup
+    assert fused_head(plain).tie is None
+    buffers = []
+    original = HeadLogps.backward
+
+    def recorded(ctx, *grads):
+        out = original(ctx, *grads)
+        buffers.append(ctx.tie.grad.data_ptr() if ctx.tie is not None else None)
+        return out
+
+    HeadLogps.backward = staticmethod(recorded)
+    try:
+        _fused_backward(handed, ids)
+    finally:
+        HeadLogps.backward = staticmethod(original)
+    assert buffers == [handed.get_input_embeddings().weight.grad.data_ptr()]
+    _fused_backward(handed, ids)  # accumulation into the existing .grad
+    _fused_backward(plain, ids, steps=2)
+    for (name, a), b in zip(handed.named_parameters(), plain.parameters()):
+        assert a.grad.layout == torch.strided, name
+        torch.testing.assert_close(a.grad, b.grad, atol=1e-6, rtol=1e-4, msg=name)
+
+
+def test_tied_lookup_only_where_it_is_safe(tokenizer) -> None:
+    """Untied, hooked (NEFTune adds its noise in a forward hook on the embedding) or ``max_norm`` (the
+    lookup renormalises rows in place): the module embeds. A head call whose hidden states come from no
+    tied lookup returns its gradient to autograd itself."""
+    assert fused_head(build_tiny_causal_lm(tokenizer)).tie is None  # untied
+    hooked = build_tiny_causal_lm(tokenizer, tie_word_embeddings=True)
+    noise = hooked.get_input_embeddings().register_forward_hook(lambda module, args, out: out + 1.0)
+    assert tied_embedding(hooked) is None
+    ids = torch.tensor([[5, 6, 7, 8]])
+    torch.testing.assert_close(embed_tokens(hooked, ids), hooked.get_input_embeddings().weight[ids] + 1.0)
+    noise.remove()
+    assert tied_embedding(hooked) is hooked.get_input_embeddings()
+    hooked.get_input_embeddings().max_norm = 1.0
+    assert tied_embedding(hooked) is None
+    hooked.get_input_embeddings().max_norm = None
+    head = fused_head(hooked)
+    embeds = hooked.get_input_embeddings()(ids)  # not through the tie
+    hidden = backbone_hidden(head, 0, inputs_embeds=embeds)[:, :-1]
+    head_token_logps(head, hidden, ids[:, 1:]).logps.sum().backward()
+    weight = hooked.get_input_embeddings().weight
+    assert weight.grad is not None and weight.grad[9:].abs().sum() > 0  # the head's part arrived

@@ -9,6 +9,7 @@ pytest.importorskip("transformers")
 
 from trainwright.toy import build_tiny_causal_lm, build_tokenizer
 from trainwright.trainers import logprobs
+from trainwright.trainers.lm_head import fused_head, head_token_logps
 from trainwright.trainers.logprobs import (
     PrefixSharing,
     SharedPrefix,
@@ -124,3 +125,36 @@ def test_sharing_cost_counts_the_body_and_the_extra_gradients(tokenizer) -> None
     assert cost.pays(cost.per_call) and not cost.pays(cost.per_call - 1)
     assert cost.pays(cost.per_forward, backward=False) and not cost.pays(cost.per_forward)
     assert not cost.pays(cost.per_call, extra_heads=1)
+
+
+def test_shared_prefix_with_a_tied_fused_head_has_the_plain_gradients(tokenizer) -> None:
+    """Shared prompt, fused head and tied embedding together (the 0.5B path: the prompt tokens embedded
+    once through the tied lookup, the head's weight gradient handed to it): the log-probs and every
+    parameter's gradient equal one plain forward's."""
+    model = build_tiny_causal_lm(tokenizer, seed=0, tie_word_embeddings=True)
+    model.train()
+    prompt_ids, prompt_mask, completion_ids, completion_mask = _batch()
+    input_ids = torch.cat([prompt_ids, completion_ids], 1)
+    attention_mask = torch.cat([prompt_mask, completion_mask], 1)
+    rows, inverse = distinct_rows(prompt_ids, prompt_mask)
+    width = completion_ids.shape[1]
+    plain_logits = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=width + 1).logits
+    picked = plain_logits[:, :-1].log_softmax(-1).gather(-1, completion_ids.unsqueeze(-1)).squeeze(-1)
+    params = list(model.parameters())
+    plain = torch.autograd.grad((picked * completion_mask).sum(), params)
+
+    head = fused_head(model)
+    assert head is not None and head.tie is not None
+    pieces = shared_prefix_logits(
+        model,
+        input_ids,
+        attention_mask,
+        SharedPrefix(prompt_ids.shape[1], rows, inverse),
+        kv_cache_argument(model),
+        head,
+    )
+    logps = head_token_logps(head, torch.cat(pieces, dim=1), completion_ids).logps
+    torch.testing.assert_close(logps, picked, atol=1e-5, rtol=1e-5)
+    shared = torch.autograd.grad((logps * completion_mask).sum(), params)
+    for (name, _), a, b in zip(model.named_parameters(), plain, shared):
+        torch.testing.assert_close(b, a, atol=1e-4, rtol=1e-4, msg=name)

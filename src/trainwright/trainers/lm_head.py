@@ -4,8 +4,9 @@ Why: at Qwen2.5-0.5B's size (vocabulary 151,936, hidden 896, tied embeddings) th
 ``model(...).logits`` → ``logsumexp`` / ``gather`` peaks in the backward with three vocabulary × hidden
 buffers alive (519 MiB each): the embedding's dense gradient, the LM head's weight gradient, which
 ``nn.Linear``'s backward returns as a view (the transpose of the ``(H, V)`` product), and their sum:
-autograd adds two gradients of one tensor in place only into a gradient that is not a view. On top, the ``(N, V)`` logits are saved for backward, and their backward builds
-two more ``(N, V)`` gradients (one from ``logsumexp``, one from ``gather``).
+autograd adds two gradients of one tensor in place only into a gradient that is not a view. On top,
+the ``(N, V)`` logits are saved for backward, and their backward builds two more ``(N, V)`` gradients
+(one from ``logsumexp``, one from ``gather``).
 
 :class:`HeadLogps` computes, for ``N`` kept positions with hidden states ``h`` and targets ``y``,
 
@@ -14,8 +15,10 @@ two more ``(N, V)`` gradients (one from ``logsumexp``, one from ``gather``).
 and keeps one ``(N, V)`` buffer: after the forward's statistics it is turned into the softmax ``p`` in
 place, and the backward turns it into ``∂L/∂z = g · (onehot(y) − p) / τ`` in place (``g`` the incoming
 gradient of ``log p(y)``). The weight gradient is ``∂L/∂zᵀ h``, a tensor of its own in ``W``'s
-``(V, H)`` layout, so autograd adds the tied embedding's gradient into it in place: two vocabulary ×
-hidden buffers at the peak instead of three. No logits are recomputed (the backward costs the same two
+``(V, H)`` layout, so autograd can add the tied embedding's dense gradient into it in place: two
+vocabulary × hidden buffers at the peak instead of three. With a tied embedding that the trainer looks
+up itself, the head's gradient is handed to the lookup instead of being returned
+(``trainers/tied_embedding.py``): one buffer. No logits are recomputed (the backward costs the same two
 matmuls as ``nn.Linear``'s).
 
 :func:`fused_head` says when a model can use it: a plain ``nn.Linear`` output embedding applied to
@@ -31,6 +34,8 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 from transformers import PreTrainedModel
+
+from trainwright.trainers.tied_embedding import TiedGradient, embed_tied, tied_embedding
 
 #: Model types whose ``*ForCausalLM.forward`` is ``lm_head(backbone(...).last_hidden_state[:, keep])``
 #: with no logit scaling or soft-capping in between (read in transformers 5.24's modeling files).
@@ -53,6 +58,8 @@ class FusedHead(NamedTuple):
     backbone: nn.Module
     weight: torch.Tensor  # (V, H)
     bias: torch.Tensor | None  # (V,)
+    embedding: nn.Embedding | None = None  # the input embedding when tied to the head (tied_embedding)
+    tie: TiedGradient | None = None  # this forward's hand-over of the head's gradient to the embedding
 
 
 class HeadScores(NamedTuple):
@@ -80,13 +87,30 @@ def fused_head(model: nn.Module) -> FusedHead | None:
     backbone = getattr(model, model.base_model_prefix, None)
     if type(head) is not nn.Linear or not isinstance(backbone, nn.Module) or backbone is model:
         return None
-    return FusedHead(backbone, head.weight, head.bias)
+    embedding = tied_embedding(model)
+    return FusedHead(
+        backbone, head.weight, head.bias, embedding, None if embedding is None else TiedGradient()
+    )
+
+
+def embed_ids(head: FusedHead, input_ids: torch.Tensor) -> torch.Tensor | None:
+    """The input embeddings of ``input_ids`` through ``head``'s tie (``trainers/tied_embedding.py``), or
+    ``None`` when the embedding is not tied or no gradient is being recorded (then call the model with
+    the ids)."""
+    if head.tie is None or head.embedding is None or not torch.is_grad_enabled():
+        return None
+    return embed_tied(head.embedding, input_ids, head.tie)
 
 
 def backbone_hidden(head: FusedHead, keep: int, **kwargs: Any) -> torch.Tensor:
     """The last ``keep`` positions' final hidden states ``(N, keep, H)`` (``keep=0``: all), as the
     model's forward would project them; ``kwargs`` are the model call's (ids or embeddings, masks,
-    cache)."""
+    cache). Ids go through the tied lookup when there is one (:func:`embed_ids`)."""
+    if "input_ids" in kwargs:
+        embeds = embed_ids(head, kwargs["input_ids"])
+        if embeds is not None:
+            del kwargs["input_ids"]
+            kwargs["inputs_embeds"] = embeds
     hidden = head.backbone(**kwargs).last_hidden_state
     return hidden if keep == 0 else hidden[:, -keep:]
 
@@ -107,6 +131,7 @@ class HeadLogps(torch.autograd.Function):
         bias: torch.Tensor | None,
         targets: torch.Tensor,
         temperature: float,
+        tie: TiedGradient | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         z = hidden @ weight.t() if bias is None else torch.addmm(bias, hidden, weight.t())
         if z.dtype in (torch.float16, torch.bfloat16):
@@ -126,6 +151,7 @@ class HeadLogps(torch.autograd.Function):
             block.copy_(probs)  # z now holds p
         ctx.save_for_backward(hidden, weight, bias, targets, z)
         ctx.temperature = temperature
+        ctx.tie = tie if tie is not None and tie.lookups > 0 else None  # a lookup will take the gradient
         ctx.consumed = False
         ctx.mark_non_differentiable(entropy, mean_logit, top1)
         return logps, entropy, mean_logit, top1
@@ -133,7 +159,7 @@ class HeadLogps(torch.autograd.Function):
     @staticmethod
     def backward(  # type: ignore[override]
         ctx: Any, grad_logps: torch.Tensor, *_: Any
-    ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None, None, None]:
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None, None, None, None]:
         if ctx.consumed:
             raise RuntimeError(
                 "HeadLogps: the graph was already run backward (retain_graph is not supported)"
@@ -149,7 +175,10 @@ class HeadLogps(torch.autograd.Function):
         grad_hidden = grad @ weight if need_hidden else None
         grad_weight = grad.t() @ hidden if need_weight else None  # (V, H), not a view
         grad_bias = grad.sum(dim=0) if need_bias and bias is not None else None
-        return grad_hidden, grad_weight, grad_bias, None, None
+        if grad_weight is not None and ctx.tie is not None:
+            ctx.tie.add(grad_weight)  # the tied lookup's backward returns it, with its rows added
+            grad_weight = None
+        return grad_hidden, grad_weight, grad_bias, None, None, None
 
 
 def head_token_logps(
@@ -160,8 +189,16 @@ def head_token_logps(
     flat = hidden.reshape(-1, hidden.shape[-1])
     if flat.dtype != head.weight.dtype:
         flat = flat.to(head.weight.dtype)
-    outputs = HeadLogps.apply(flat, head.weight, head.bias, targets.reshape(-1), float(temperature))
+    outputs = HeadLogps.apply(flat, head.weight, head.bias, targets.reshape(-1), float(temperature), head.tie)
     return HeadScores(*(out.view(shape) for out in outputs))
 
 
-__all__ = ["FusedHead", "HeadLogps", "HeadScores", "backbone_hidden", "fused_head", "head_token_logps"]
+__all__ = [
+    "FusedHead",
+    "HeadLogps",
+    "HeadScores",
+    "backbone_hidden",
+    "embed_ids",
+    "fused_head",
+    "head_token_logps",
+]

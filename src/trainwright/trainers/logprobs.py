@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
-from trainwright.trainers.lm_head import FusedHead, backbone_hidden
+from trainwright.trainers.lm_head import FusedHead, backbone_hidden, embed_ids
 
 
 def selective_log_softmax(logits: torch.Tensor, index: torch.Tensor, chunk_size: int = 4) -> torch.Tensor:
@@ -311,13 +311,19 @@ class PrefixState(NamedTuple):
     keys_values: list[tuple[torch.Tensor, torch.Tensor]]  # per layer, (U, kv_heads, k − 1, head_dim) each
 
 
-def embed_tokens(model: nn.Module, input_ids: torch.Tensor) -> torch.Tensor | None:
+def embed_tokens(
+    model: nn.Module, input_ids: torch.Tensor, head: FusedHead | None = None
+) -> torch.Tensor | None:
     """``model``'s input embeddings of ``input_ids``, ``(N, T, H)``; ``None`` if it exposes none.
 
     The shared-prefix forward feeds slices of this one tensor to its model calls, so the embedding's
     backward runs once (a dense vocabulary × hidden gradient per embedding call otherwise: 545 MB at
-    Qwen2.5-0.5B's size), as in the plain forward.
+    Qwen2.5-0.5B's size), as in the plain forward. With ``head`` (the fused head of the calls), a tied
+    embedding adds that gradient into the head's (:func:`~trainwright.trainers.lm_head.embed_ids`).
     """
+    embeds = None if head is None else embed_ids(head, input_ids)
+    if embeds is not None:
+        return embeds
     module = _call_or_none(_unwrap(model), "get_input_embeddings")
     return None if module is None else module(input_ids)
 
@@ -427,7 +433,7 @@ def shared_prefix_logits(
     Returns the logits as a list of column pieces (one here) for callers that score pieces in turn; with
     ``head``, the final hidden states of those positions (see :func:`continue_after_prefix`).
     """
-    embeds = embed_tokens(model, input_ids)
+    embeds = embed_tokens(model, input_ids, head)
     state = run_shared_prefix(model, input_ids, attention_mask, prefix, embeds)
     if state is None:
         return None

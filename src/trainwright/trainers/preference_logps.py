@@ -171,7 +171,7 @@ def shared_prompt_sequence_logps(
     pairs = torch.arange(half, device=input_ids.device)
     prefix = SharedPrefix(k, pairs, torch.cat([pairs, pairs]))
     head = None if with_sum_sq else fused_head(model)
-    embeds = embed_tokens(model, input_ids)
+    embeds = embed_tokens(model, input_ids, head)
     state = run_shared_prefix(model, input_ids, attention_mask, prefix, embeds)
     if state is None:
         return None

@@ -468,3 +468,38 @@ def test_dpo_per_row_chat_template_kwargs_tokenise_as_trl(tokenizer, models, tmp
 
 def _contains(ids: list[int], part: list[int]) -> bool:
     return any(ids[i : i + len(part)] == part for i in range(len(ids) - len(part) + 1))
+
+
+@pytest.mark.parametrize("sharing", [False, True])
+def test_dpo_training_with_tied_embeddings_tracks_trl(sharing, tokenizer, tmp_path, monkeypatch) -> None:
+    """Three optimizer steps on a model whose embedding is tied to its LM head (the 0.5B set-up: the
+    head's weight gradient handed to the tied lookup, ``trainers/tied_embedding.py``): every step's loss
+    equals TRL's, with the shared-prompt forward forced on or off."""
+    from trainwright import DPOTrainer
+    from trainwright.toy import build_tiny_causal_lm
+    from trainwright.trainers import lm_head, logprobs
+
+    monkeypatch.setattr(logprobs, "CALL_OVERHEAD_PARAMETER_TOKENS", 0 if sharing else 1e30)
+    monkeypatch.setattr(logprobs, "WEIGHT_GRADIENT_TOKENS", 0)
+    lookups = []
+    real = lm_head.embed_tied
+    monkeypatch.setattr(lm_head, "embed_tied", lambda *a: lookups.append(1) or real(*a))
+    model = build_tiny_causal_lm(tokenizer, seed=1, tie_word_embeddings=True)
+    config = {"per_device_train_batch_size": 2, "max_steps": 3, "learning_rate": 1e-2, "beta": BETA}
+    theirs = trl_dpo_trainer(
+        model, model, parity_pairs(), tokenizer, tmp_path / "trl", **config, logging_steps=1
+    )
+    ours = DPOTrainer(
+        copy.deepcopy(model),
+        ref_model=copy.deepcopy(model),
+        args=make_config(tmp_path, **config),
+        train_dataset=parity_pairs(),
+        processing_class=tokenizer,
+    )
+    losses = []
+    for trainer in (theirs, ours):
+        trainer.train()
+        losses.append([entry["loss"] for entry in trainer.state.log_history if "loss" in entry])
+    assert len(lookups) == 3  # every policy forward went through the tied lookup
+    assert len(losses[1]) == 3 and losses[0][2] != losses[0][0]  # the model moved
+    assert losses[1] == pytest.approx(losses[0], abs=1e-5, rel=1e-5)
