@@ -91,8 +91,11 @@ PROJECT_CHECK: SharedFact[Finding | None] = SharedFact(
     "project call sites check", CLASS, (SELF_CALLS,)
 )  # key: the method's name
 REPLACED: SharedFact[tuple[set[str], list[str]]] = SharedFact("replaced upstream methods", CLASS)
+# The project's own text calls an upstream caller (key: the caller's name); the same at every release.
+SUPER_CALL: SharedFact[bool] = SharedFact("super() calls the caller", CLASS, (REPLACED,))
+SELF_REFERENCE: SharedFact[bool] = SharedFact("self.<caller> in the project", CLASS, (REPLACED,))
 LIVE_CALLER: SharedFact[bool] = SharedFact(
-    "upstream caller runs", CLASS, (REPLACED,)
+    "upstream caller runs", CLASS, (REPLACED, SUPER_CALL, SELF_REFERENCE)
 )  # key: (release point, library, caller)
 LIVE: SharedFact[LiveCallers] = SharedFact(
     "live callers", CLASS, (REPLACED, LIVE_CALLER)
@@ -396,11 +399,12 @@ class LiveCallers:
         )
 
     def _judge(self, library: str, caller: str, seen: set[str]) -> bool:
-        if _calls_upstream(self.texts, caller):
+        ctx, texts = self.ctx, self.texts
+        if ctx.fact(SUPER_CALL, caller, lambda: _calls_upstream(texts, caller)):
             result = True  # ``super().<caller>(...)`` somewhere in the project runs the upstream method
         elif caller in self.replaced:
             result = False
-        elif _references(self.texts, caller):
+        elif ctx.fact(SELF_REFERENCE, caller, lambda: _references(texts, caller)):
             result = True  # the project's own code calls (or hands on) the upstream method
         elif not caller.startswith("_"):
             result = True  # public API: users call it (``trainer.push_to_hub()``), whoever else does

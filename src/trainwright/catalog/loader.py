@@ -92,12 +92,24 @@ class VersionView:
         return self.methods(cls).get(name)
 
     def _build(self, cls: str, name: str, entry: dict[str, Any]) -> MethodInfo | None:
+        """The method at this release; built once per distinct (definition, call sites, called) span
+        triple and shared by the releases those spans cover: a 64-release range builds each once."""
         find = self._catalog._find
         definition = find(entry["defs"], self._index)
         if definition is None:
             return None
-        owner, kind, params = definition[2:]
         calls = find(entry["calls"], self._index)
+        called = find(entry["called"], self._index) is not None
+        key = (cls, name, id(definition), id(calls), called)  # spans live as long as the catalogue
+        built = self._catalog._built.get(key)
+        if built is None:
+            built = self._catalog._built[key] = self._method_info(name, definition, calls, called)
+        return built
+
+    def _method_info(
+        self, name: str, definition: list[Any], calls: list[Any] | None, called: bool
+    ) -> MethodInfo:
+        owner, kind, params = definition[2:]
         sites = tuple(
             CallSite(caller, n_pos, tuple(kws), bool(sa), bool(sk))
             for caller, n_pos, kws, sa, sk in (calls[2] if calls else [])
@@ -109,7 +121,7 @@ class VersionView:
             private=is_private(name),
             signature=_signature(params, kind),
             call_sites=sites,
-            called=find(entry["called"], self._index) is not None,
+            called=called,
             kind=kind,
         )
 
@@ -225,6 +237,7 @@ class Catalog:
         self._legacy: LegacyNames | None = None
         self._names_cache: dict[tuple[str, int], frozenset[str] | None] = {}
         self._runs_cache: dict[tuple[str, str, str, tuple[str, ...]], tuple[Any, ...]] = {}
+        self._built: dict[tuple[Any, ...], MethodInfo] = {}  # VersionView._build's, across releases
 
     def __repr__(self) -> str:
         return f"Catalog({self.library}, {self.versions[0]}..{self.newest}, {len(self.versions)} releases)"
