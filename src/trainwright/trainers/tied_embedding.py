@@ -13,7 +13,9 @@ puts its ``(V, H)`` gradient into a :class:`TiedGradient` rather than returning 
 (:class:`TiedLookup`), whose backward runs last, adds its rows into that tensor in place and returns it
 as the weight's gradient. Autograd then sees one dense gradient: a single vocabulary × hidden buffer.
 Same values as the plain path up to float rounding (the rows are added into the head's gradient, not
-summed apart first).
+summed apart first). On CUDA, ``index_add_`` sums repeated rows with atomics, so the order of those
+additions varies between runs unless ``torch.use_deterministic_algorithms(True)`` is on (which
+``TrainingArguments(full_determinism=True)`` turns on), as for the other scatter-style kernels.
 """
 
 from __future__ import annotations
