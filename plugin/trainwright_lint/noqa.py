@@ -16,23 +16,21 @@ from trainwright_lint.finding import Finding
 # Equivalent to flake8's defaults.NOQA_INLINE_REGEX / NOQA_FILE.
 _INLINE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
 _FILE = re.compile(r"\s*# flake8[:=]\s*noqa\s*$", re.IGNORECASE)
+_FILE_MARKER = re.compile(r"# flake8[:=]", re.IGNORECASE)  # where a file-level comment can be
 
 
 def file_is_skipped(lines: Sequence[str], source: str | None = None) -> bool:
-    """``# flake8: noqa`` alone on a line. The comment has "8:" or "8=" in it whatever its case, so
-    with ``source`` (the same text) only the lines holding one of those are tested: lower-casing or
-    testing every line of a large file cost more than the rest of this check."""
+    """``# flake8: noqa`` alone on a line. With ``source`` (the same text) one case-insensitive scan
+    finds each ``# flake8:`` / ``# flake8=`` and only its line is tested: testing every line of a large
+    file, or every ``8:`` of a file full of slices, cost more than the rest of this check."""
     if source is None:
         return any(("8:" in line or "8=" in line) and _FILE.match(line) for line in lines)
-    for marker in ("8:", "8="):
-        at = source.find(marker)
-        while at != -1:
-            start = max(source.rfind("\n", 0, at), source.rfind("\r", 0, at)) + 1
-            ends = [e for e in (source.find("\n", at), source.find("\r", at)) if e != -1]
-            end = min(ends) if ends else len(source)
-            if _FILE.match(source, start, end):
-                return True
-            at = source.find(marker, end)
+    for found in _FILE_MARKER.finditer(source):
+        at = found.start()
+        start = max(source.rfind("\n", 0, at), source.rfind("\r", 0, at)) + 1
+        ends = [e for e in (source.find("\n", at), source.find("\r", at)) if e != -1]
+        if _FILE.match(source, start, min(ends) if ends else len(source)):
+            return True
     return False
 
 
