@@ -34,7 +34,7 @@ from trainwright_lint.analysis.facts import OBSERVATION
 from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.analysis.upstream import CopiedStatements
 from trainwright_lint.project.summary import MethodSummary
-from trainwright_lint.syntax import FunctionNode, dotted_name, walk_expression
+from trainwright_lint.syntax import FunctionNode, child_nodes, dotted_name, walk_expression
 
 # Words without which a method body cannot hold callback-worthy code: a cheap text test that spares
 # the analysis of most large methods.
@@ -264,18 +264,26 @@ def _computed_locals(effects: MethodEffects, copied: CopiedStatements) -> set[st
     upstream's value: hidden only when it reads a hidden one (``_hidden_values`` follows those)."""
     out: set[str] = set()
     for i in effects.data:
-        if i != effects.delegation and not (_only_rearranges(effects.statements[i].node) and i in copied):
-            out |= {d for d in effects.statements[i].defines if not d.startswith("self.")}
+        if i == effects.delegation:
+            continue
+        local = {d for d in effects.statements[i].defines if not d.startswith("self.")}
+        # The two tests walk the statement: only one that defines a local needs them.
+        if local and not (i in copied and _only_rearranges(effects.statements[i].node)):
+            out |= local
     return out
 
 
 def _only_rearranges(stmt: ast.stmt) -> bool:
-    """No call but pure ones (``round``, ``dict``): the statement computes nothing new."""
-    for node in ast.walk(stmt):
+    """No call but pure ones (``round``, ``dict``): the statement computes nothing new. Every node of
+    it counts, nested blocks and definitions included; the first other call ends the walk."""
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        node = stack.pop()
         if isinstance(node, ast.Call):
             name = dotted_name(node.func)
             if name is None or K.call_kind(name) != K.LOCAL:
                 return False
+        stack.extend(child_nodes(node))
     return True
 
 
