@@ -17,6 +17,12 @@ time of the process and its children (``RUSAGE_CHILDREN``).
 
     python benchmarks/lint_speed.py                 # Markdown table on stdout, progress on stderr
     python benchmarks/lint_speed.py --repeat 5
+    python benchmarks/lint_speed.py --measures lint_vs_parse --baseline ../old-checkout
+
+``--baseline DIR`` adds a third side to the first measure: the linter of another checkout (``git worktree
+add DIR REV``), run with this interpreter and ``PYTHONPATH=DIR/plugin:DIR/src``, in the same rounds. The
+ratio moves with the machine (the same revision gave 1.86 on the machine that set the goal and 2.11 on
+this one), so a change is judged against its predecessor measured beside it, not against an old number.
 """
 
 from __future__ import annotations
@@ -48,11 +54,12 @@ def package_dir(name: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def timed(cmd: list[str], cwd: Path) -> tuple[float, float, str]:
+def timed(cmd: list[str], cwd: Path, extra_env: dict[str, str] | None = None) -> tuple[float, float, str]:
     """(wall seconds, CPU seconds of the process tree, stdout) of one run of ``cmd``."""
     env = {
         k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"
     }  # compiled once, as installed
+    env.update(extra_env or {})
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
@@ -112,6 +119,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--measures", nargs="+", choices=sorted(GOALS), default=sorted(GOALS), help="which ratios to measure"
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another checkout whose linter the first measure times in the same rounds",
+    )
     args = parser.parse_args(argv)
     wanted = set(args.measures)
     bindir = Path(sys.executable).parent
@@ -133,10 +145,10 @@ def main(argv: list[str] | None = None) -> int:
         def lint_cpu() -> float:
             return timed([trainwright, "lint", "-j", "1", "--exit-zero", "trl"], work)[1]
 
-        first = rounds(
-            args.repeat if "lint_vs_parse" in wanted else 0,
-            {"ast.parse (gated TRL files)": parse_cpu, "trainwright lint -j 1": lint_cpu},
-        )
+        sides = {"ast.parse (gated TRL files)": parse_cpu, "trainwright lint -j 1": lint_cpu}
+        if args.baseline is not None:
+            sides[BASELINE] = baseline_lint(args.baseline.resolve(), work)
+        first = rounds(args.repeat if "lint_vs_parse" in wanted else 0, sides)
 
         flake8 = ["--isolated", "--exit-zero", "-j", "1", "trl"]
 
@@ -212,7 +224,27 @@ def main(argv: list[str] | None = None) -> int:
         if key not in wanted:
             continue
         print(f"| {label} | ≤ {GOALS[key]:g} | {detail} | {ratios[key]:.2f} |")
+    if BASELINE in first and "lint_vs_parse" in wanted:
+        base, parse = first[BASELINE], first["ast.parse (gated TRL files)"]
+        print(
+            f"\nbaseline `{args.baseline}`, same rounds: {base:.2f} s ÷ {parse:.2f} s = {base / parse:.2f}; "
+            f"this checkout ÷ baseline: {first['trainwright lint -j 1'] / base:.3f}"
+        )
     return 0
+
+
+BASELINE = "baseline lint -j 1"
+
+
+def baseline_lint(tree: Path, work: Path) -> Callable[[], float]:
+    """CPU of ``trainwright lint -j 1`` from the checkout ``tree``: its sources ahead of the installed
+    ones on the path, started as the console script starts (``cli.console``)."""
+    if not (tree / "plugin" / "trainwright_lint").is_dir():
+        raise SystemExit(f"--baseline {tree}: no plugin/trainwright_lint there (a trainwright checkout?)")
+    path = os.pathsep.join([str(tree / "plugin"), str(tree / "src"), os.environ.get("PYTHONPATH", "")])
+    start = "import sys; sys.argv[0] = 'trainwright'; from trainwright_lint.cli import console; console()"
+    cmd = [sys.executable, "-c", start, "lint", "-j", "1", "--exit-zero", "trl"]
+    return lambda: timed(cmd, work, {"PYTHONPATH": path.rstrip(os.pathsep)})[1]
 
 
 def flake8_without_trainwright(argv: list[str]) -> int:
