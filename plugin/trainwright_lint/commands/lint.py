@@ -23,6 +23,7 @@ from trainwright_lint.commands.options import (
     tell,
 )
 from trainwright_lint.configuration import LintConfig
+from trainwright_lint.finding import Finding
 from trainwright_lint.output import FORMATS, write_findings
 from trainwright_lint.runner import LintResult, display_path, for_display, lint_files
 
@@ -89,6 +90,22 @@ def print_statistics(result: LintResult, config: LintConfig, as_json: bool, out:
         out.writelines(f"  {u['path']}:{u['line']}: {u['class']}: {u['reason']}\n" for u in unresolved)
 
 
+def with_text_edits(result: LintResult, config: LintConfig) -> list[Finding]:
+    """The findings with each fix spelt as text edits (JSON ``fix.edits``): the files are fixed in
+    memory as ``trainwright fix`` would fix them (``output.text_edits``). Imported here: the fixer
+    brings libcst, which only this format needs."""
+    from trainwright_lint.driver import relinter, workspace_of
+    from trainwright_lint.fixes.fileio import read_bytes
+    from trainwright_lint.output.text_edits import spell_fixes
+
+    workspace = workspace_of(result, config)
+    return spell_fixes(
+        result.findings,
+        lambda path: read_bytes(result.named.get(path, path)),
+        lambda path: relinter(path, config, workspace),
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     prepared = prepare_run(args, "lint")
     if prepared is None:
@@ -98,7 +115,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         progress = progress_line(len(files))
         result = lint_files(
-            files, config, jobs=args.jobs, explicit=explicit, progress=progress, keep_model=args.fix
+            files,
+            config,
+            jobs=args.jobs,
+            explicit=explicit,
+            progress=progress,
+            keep_model=args.fix or output_format(args) == "json",
         )
         if args.fix:
             # Imported here, not at the top: the fixer brings libcst, whose import costs about half of
@@ -124,7 +146,8 @@ def run(args: argparse.Namespace) -> int:
     if args.statistics:
         print_statistics(result, config, fmt == "json", sys.stdout)
     else:
-        write_findings(fmt, for_display(result.findings, config), sys.stdout, str(config.root))
+        findings = with_text_edits(result, config) if fmt == "json" else result.findings
+        write_findings(fmt, for_display(findings, config), sys.stdout, str(config.root))
     if fmt in ("full", "concise") and not args.statistics:
         tell(
             f"{plural(len(result.findings), 'finding')} in {plural(result.files_seen, 'file')} "

@@ -5,10 +5,10 @@ Read from ``Finding.fix`` and nothing else, so a record never claims a fix the f
 that plans it: plain data with an ``unsafe`` flag and a ``describe()``) when the rule has a fix for the finding that is valid on the whole target
 range.
 
-``edits`` lists text replacements only when the fix carries explicit spans (an object, or a sequence
-``fix.edits`` of objects, with ``content``, ``line``, ``column``, ``end_line``, ``end_column`` in
-``Finding``'s 1-based convention); the edit descriptions of today do not (their transformers find the
-node by line and shape), so it is ``[]``.
+``edits`` lists text replacements when the fix carries them (an object, or a sequence ``fix.edits``
+of objects, with ``content``, ``line``, ``column``, ``end_line``, ``end_column`` in ``Finding``'s
+1-based convention): ``output.text_edits`` spells a rule's edit description that way, from the
+fixer's own output, before the JSON is written; a bare edit description gives ``[]``.
 """
 
 from __future__ import annotations
