@@ -120,6 +120,45 @@ def printable(text: str, stream: TextIO) -> str:
     return text
 
 
+# What must never reach a terminal or a log raw from a file name or a message: C0/C1 control characters
+# (ANSI escapes, a newline that splits a finding and lets the next line pose as a CI command), the
+# bidirectional overrides and isolates (U+061C, U+200E/F, U+202A-E, U+2066-9: "Trojan Source" names
+# that read backwards), the Unicode line and paragraph separators, and lone surrogates (the bytes of a
+# name that is not valid UTF-8, as ``os.fsdecode`` keeps them), which no encoder accepts.
+_HIDDEN = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    ch = match.group(0)
+    code = ord(ch)
+    if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte of a file name: shown as that byte
+        return f"\\x{code - 0xDC00:02x}"
+    if ch in _NAMED:
+        return _NAMED[ch]
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def shown_safely(text: str) -> str:
+    """``text`` with every character that could change what a terminal or a CI log shows (see
+    ``_HIDDEN``) written as a Python-style escape (``\\x1b``, ``\\n``, ``\\u202e``; an undecodable
+    byte of a name as ``\\xff``), so that a hostile file name is shown, never obeyed. Ordinary text,
+    non-ASCII letters included, is unchanged."""
+    return _HIDDEN.sub(_escape, text) if _HIDDEN.search(text) else text
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def encodable(text: str) -> str:
+    """``text`` with only its lone surrogates (the undecodable bytes of a file name) escaped, as
+    :func:`shown_safely` escapes them: for JSON, which escapes control characters itself but whose
+    strict readers refuse a lone surrogate."""
+    return _SURROGATE.sub(_escape, text) if _SURROGATE.search(text) else text
+
+
 def _encodes(stream: TextIO, text: str) -> bool:
     encoding = getattr(stream, "encoding", None) or "ascii"
     try:

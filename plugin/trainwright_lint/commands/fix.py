@@ -23,6 +23,7 @@ from trainwright_lint.commands.options import (
 )
 from trainwright_lint.output import FORMATS
 from trainwright_lint.runner import display_path, for_display, lint_files
+from trainwright_lint.terminal import shown_safely
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -59,13 +60,15 @@ def run(args: argparse.Namespace) -> int:
         return 2
     config, files, explicit = prepared
     then = None
+
+    def shown_path(path: str) -> str:
+        return shown_safely(display_path(path, config))
+
     if not args.suggest:
-        then = fix_pass(
-            config, unsafe=args.unsafe_fixes, diff=args.diff, shown_path=lambda p: display_path(p, config)
-        )
+        then = fix_pass(config, unsafe=args.unsafe_fixes, diff=args.diff, shown_path=shown_path)
     result = lint_files(files, config, jobs=args.jobs, explicit=explicit, keep_model=True, then=then)
     if args.suggest:
-        shown = print_suggestions(result.findings, sys.stdout, lambda p: display_path(p, config))
+        shown = print_suggestions(result.findings, sys.stdout, shown_path)
         tell(f"{plural(shown, 'callback suggestion')} (nothing written)")
         return 0
     report: FixReport = result.followup

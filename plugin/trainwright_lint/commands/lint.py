@@ -26,6 +26,7 @@ from trainwright_lint.configuration import LintConfig
 from trainwright_lint.finding import Finding
 from trainwright_lint.output import FORMATS, write_findings
 from trainwright_lint.runner import LintResult, display_path, for_display, lint_files
+from trainwright_lint.terminal import shown_safely
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -87,7 +88,9 @@ def print_statistics(result: LintResult, config: LintConfig, as_json: bool, out:
             f"\n{len(unresolved)} class{'es' if len(unresolved) != 1 else ''} look like Trainer subclasses or "
             "callbacks but could not be resolved (not linted; add the base to trainer-bases if it is one):\n"
         )
-        out.writelines(f"  {u['path']}:{u['line']}: {u['class']}: {u['reason']}\n" for u in unresolved)
+        out.writelines(
+            f"  {shown_safely(u['path'])}:{u['line']}: {u['class']}: {u['reason']}\n" for u in unresolved
+        )
 
 
 def with_text_edits(result: LintResult, config: LintConfig) -> list[Finding]:

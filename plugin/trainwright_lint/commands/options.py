@@ -19,7 +19,7 @@ from trainwright_lint.configuration import (
 )
 from trainwright_lint.discovery import discovery_warnings, iter_python_files
 from trainwright_lint.output import FORMAT_ALIASES
-from trainwright_lint.terminal import GLUE, Terminal, printable, width_is_known
+from trainwright_lint.terminal import GLUE, Terminal, printable, shown_safely, width_is_known
 
 Progress = Callable[[int, int], None]
 
@@ -119,10 +119,11 @@ def build_config(args: argparse.Namespace) -> LintConfig:
 
 
 def tell(*statements: str) -> None:
-    """Each statement on stderr, spelt in what stderr can encode; wrapped, continuation lines
+    """Each statement on stderr, spelt in what stderr can encode (control characters of a file
+    name escaped: ``terminal.shown_safely``); wrapped, continuation lines
     indented, when its width is known (``COLUMNS`` or a terminal), else one line each."""
     term = Terminal.detect(sys.stderr) if width_is_known(sys.stderr) else None
-    for text in statements:
+    for text in map(shown_safely, statements):
         lines = (
             term.wrap(text, indent="    ", hang=0, lead="") if term is not None else [text.replace(GLUE, " ")]
         )

@@ -3,7 +3,8 @@ the Actions runner turns into annotations on the pull request's diff.
 
 Property values and the message are escaped as the runner expects (``%``, CR, LF everywhere; ``:``
 and ``,`` in properties too), otherwise a message containing a newline or a path containing a comma
-would be cut short.
+would be cut short. Other control characters and bidirectional overrides are then shown escaped
+(``terminal.shown_safely``): a log viewer must not obey them.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ from typing import TextIO
 
 from trainwright_lint.finding import Finding
 from trainwright_lint.output.rule_meta import severity
+from trainwright_lint.terminal import shown_safely
 
 
 def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """The runner's escapes, then what is left that a log viewer would obey shown escaped."""
+    return shown_safely(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def escape_property(text: str) -> str:

@@ -2,7 +2,8 @@
 tools written for ruff's output read ours unchanged; schema: ``docs/lint-json.schema.json``.
 
 Ruff's fields: ``cell`` (always ``null``: no notebooks), ``code``, ``end_location``, ``filename`` (as
-the linter holds it: relative to the project root), ``fix`` (``null`` or ``{"applicability",
+the linter holds it: relative to the project root; control characters JSON-escaped, the undecodable
+bytes of a name written ``\\xff``, since strict JSON readers refuse a lone surrogate), ``fix`` (``null`` or ``{"applicability",
 "edits", "message"}``, see :mod:`.fix_record`), ``location`` (``{"column", "row"}``, 1-based, columns
 in characters; ``end_location`` exclusive), ``message``, ``name``, ``noqa_row`` (the line a
 ``# noqa`` comment silences it on), ``severity`` and ``url`` (the rule's page). Ours, after them:
@@ -18,6 +19,7 @@ from typing import Any, TextIO
 from trainwright_lint.finding import Finding
 from trainwright_lint.output.fix_record import fix_record
 from trainwright_lint.output.rule_meta import rule_url, severity
+from trainwright_lint.terminal import encodable
 
 
 def noqa_row(f: Finding) -> int:
@@ -32,10 +34,10 @@ def record(f: Finding) -> dict[str, Any]:
         "cell": None,
         "code": f.code,
         "end_location": {"column": f.end_column, "row": f.end_line},
-        "filename": f.path,
+        "filename": encodable(f.path),
         "fix": fix_record(f.fix),
         "location": {"column": f.column, "row": f.line},
-        "message": f.message,
+        "message": encodable(f.message),
         "name": f.name,
         "noqa_row": noqa_row(f),
         "severity": severity(f.code),

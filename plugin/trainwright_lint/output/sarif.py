@@ -104,16 +104,18 @@ def rule_descriptors() -> list[dict[str, Any]]:
 
 def artifact_uri(path: str, root: str | None = None) -> str:
     """``path`` relative to ``root`` (default: cwd) as a URI reference; absolute only if outside it.
-    A relative ``path`` is already relative to the root (the front ends show paths that way)."""
+    A relative ``path`` is already relative to the root (the front ends show paths that way). The
+    name's bytes are percent-encoded (``os.fsencode``), so a name that is not valid UTF-8 gives
+    ``%FF`` rather than a crash, and control characters never appear raw."""
     if not os.path.isabs(path):
-        return quote(Path(path).as_posix(), safe="/")
+        return quote(os.fsencode(Path(path).as_posix()), safe="/")
     base = Path(root or os.getcwd()).resolve()
     target = Path(path).resolve()
     try:
         rel = target.relative_to(base).as_posix()
     except ValueError:
         return target.as_uri()
-    return quote(rel, safe="/")
+    return quote(os.fsencode(rel), safe="/")
 
 
 def to_sarif(findings: Sequence[Finding], root: str | None = None) -> dict[str, Any]:

@@ -15,7 +15,9 @@ message``, as before this split (editors' and CI problem matchers' regular expre
 In both, a finding with a safe fix (one ``trainwright fix`` applies without ``--unsafe-fixes``)
 reads ``CODE [*] message``, as in ruff. On a colour terminal the code is a hyperlink to the rule's
 page (OSC 8: invisible where unsupported), added after the layout so that it never counts as columns;
-a pipe gets plain text, with ``–``/``→`` spelt ``-``/``->`` where it cannot encode them.
+a pipe gets plain text, with ``–``/``→`` spelt ``-``/``->`` where it cannot encode them. Control
+characters, bidirectional overrides and undecodable bytes in a path or a message are shown escaped
+(``terminal.shown_safely``), never sent to the terminal raw.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from trainwright_lint.finding import Finding
 from trainwright_lint.output.fix_record import has_safe_fix
 from trainwright_lint.output.headline import split_message
 from trainwright_lint.output.rule_meta import rule_url
-from trainwright_lint.terminal import Terminal, printable
+from trainwright_lint.terminal import Terminal, printable, shown_safely
 
 HEADLINE_HANG = "    "  # a headline too wide for the terminal continues under its path, indented
 DETAIL_INDENT = "  "  # before "help:" and "note:"
@@ -45,7 +47,7 @@ def _links(stream: TextIO, term: Terminal) -> bool:
 
 
 def _prefix(f: Finding) -> str:
-    return f"{f.path}:{f.line}:{f.column}: "
+    return f"{shown_safely(f.path)}:{f.line}:{f.column}: "
 
 
 def _code(f: Finding, links: bool) -> str:
@@ -56,12 +58,12 @@ def _code(f: Finding, links: bool) -> str:
 def line(f: Finding, links: bool = False) -> str:
     """The concise line: the whole message, and why a fixable finding has no fix."""
     why_not = f" [{f.fix_note}]" if f.fix is None and f.fix_note else ""
-    return f"{_prefix(f)}{_code(f, links)} {f.message}{why_not}"
+    return f"{_prefix(f)}{_code(f, links)} {shown_safely(f.message)}{why_not}"
 
 
 def block(f: Finding, term: Terminal, links: bool = False) -> list[str]:
     """The full form of one finding: its headline, then its help and note lines, fitted to ``term``."""
-    parts = split_message(f.message, f.fix_note if f.fix is None else "")
+    parts = split_message(shown_safely(f.message), f.fix_note if f.fix is None else "")
     plain_code = f.code + (" [*]" if has_safe_fix(f.fix) else "")
     lines = term.wrap(f"{_prefix(f)}{plain_code} {parts.headline}", indent=HEADLINE_HANG, hang=0, lead="")
     if links:
