@@ -51,6 +51,10 @@ STYLES: dict[str, str] = {
     "warning": "1;31",  # bold red: an override that is ignored or breaks
     "mark": "36",  # cyan: "<- target" and similar pointers
     "advice": "33",  # yellow: a verdict arrow
+    "path": "1",  # bold: where a finding is (ruff's colours, from here down)
+    "code": "1;31",  # bold red: a finding's code
+    "fixable": "36",  # cyan: "[*]", a fix `trainwright fix` applies
+    "label": "1;36",  # bold cyan: "help:" and "note:"
 }
 _BULLETS = ("→ ", "-> ", "- ", "* ", "• ")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -14,6 +14,7 @@ from trainwright_lint.output import text
 from trainwright_lint.output.rule_meta import rule_url
 from trainwright_lint.rules.tw401_unknown_event import RenameMethod
 from trainwright_lint.rules.tw402_event_without_kwargs import AddVarKeyword
+from trainwright_lint.terminal import visible
 
 
 def finding(code: str, line: int, fix: object = None) -> Finding:
@@ -46,15 +47,16 @@ def test_lines_and_the_safe_fix_marker(monkeypatch: pytest.MonkeyPatch) -> None:
     ]
 
 
-def test_code_links_to_its_page_on_a_colour_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_colour_and_a_link_to_the_page_on_a_colour_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.delenv("FORCE_COLOR", raising=False)
     monkeypatch.setenv("TERM", "xterm-256color")
     first = render(Terminal())[0]
-    assert (
-        first
-        == f"src/train.py:4:5: \x1b]8;;{rule_url('TW402')}\x1b\\TW402\x1b]8;;\x1b\\ [*] message of TW402"
+    link = f"\x1b]8;;{rule_url('TW402')}\x1b\\TW402\x1b]8;;\x1b\\"
+    assert first == (
+        f"\x1b[1msrc/train.py\x1b[0m:4:5: \x1b[1;31m{link}\x1b[0m \x1b[36m[*]\x1b[0m message of TW402"
     )
+    assert visible(first).replace(link, "TW402") == "src/train.py:4:5: TW402 [*] message of TW402"
     monkeypatch.setenv("NO_COLOR", "1")
     assert "\x1b" not in "".join(render(Terminal()))
 

@@ -14,15 +14,18 @@ import sys
 
 from trainwright_lint.commands.options import (
     add_common_options,
+    add_editor_options,
     add_output_options,
     checked_against,
+    for_output,
     output_format,
     plural,
     prepare_run,
+    shown_path,
     tell,
 )
 from trainwright_lint.output import FORMATS
-from trainwright_lint.runner import display_path, for_display, lint_files
+from trainwright_lint.runner import display_path, lint_files
 from trainwright_lint.terminal import shown_safely
 
 
@@ -40,6 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     add_common_options(parser)
     add_output_options(parser, ["full", "concise"])
+    add_editor_options(parser)
     parser.add_argument("--diff", action="store_true", help="print a unified diff instead of writing")
     parser.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that change behaviour")
     parser.add_argument(
@@ -53,35 +57,45 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def run(args: argparse.Namespace) -> int:
     # The fixer brings libcst; imported when a fix runs, so that registering this command (which every
     # `trainwright` invocation does) does not cost `trainwright lint` the libcst import.
+    from trainwright_lint.commands.stdin_input import fix_stdin
     from trainwright_lint.driver import FixReport, fix_pass, print_suggestions
 
+    if args.stdin_filename and not args.suggest:
+        return fix_stdin(args, "fix")
     prepared = prepare_run(args, "fix")
     if prepared is None:
         return 2
     config, files, explicit = prepared
     then = None
 
-    def shown_path(path: str) -> str:
-        return shown_safely(display_path(path, config))
+    def shown(path: str) -> str:
+        return shown_safely(shown_path(path))
 
     if not args.suggest:
-        then = fix_pass(config, unsafe=args.unsafe_fixes, diff=args.diff, shown_path=shown_path)
+        then = fix_pass(config, unsafe=args.unsafe_fixes, diff=args.diff, shown_path=shown)
     result = lint_files(files, config, jobs=args.jobs, explicit=explicit, keep_model=True, then=then)
     if args.suggest:
-        shown = print_suggestions(result.findings, sys.stdout, shown_path)
-        tell(f"{plural(shown, 'callback suggestion')} (nothing written)")
+        # Root-relative here: the suggestion names the module to import from by its path.
+        count = print_suggestions(
+            result.findings, sys.stdout, lambda p: shown_safely(display_path(p, config))
+        )
+        if not args.quiet:
+            tell(f"{plural(count, 'callback suggestion')} (nothing written)")
         return 0
     report: FixReport = result.followup
     sys.stdout.write(report.output)
     tell(*(f"trainwright fix: {error}" for error in [*result.errors, *report.errors]))
     if report.remaining:
-        FORMATS[output_format(args)](for_display(report.remaining, config), sys.stdout)
+        fmt = output_format(args)
+        FORMATS[fmt](for_output(report.remaining, config, fmt), sys.stdout)
+    sys.stdout.flush()  # the summary (stderr) after the last finding, never inside it
     verb = "would fix" if args.diff else "fixed"
-    tell(
-        f"{verb} {plural(report.applied, 'finding')} in {plural(len(report.changed), 'file')}; "
-        f"{len(report.remaining)} left",
-        checked_against(config),
-    )
+    if not args.quiet:
+        tell(
+            f"{verb} {plural(report.applied, 'finding')} in {plural(len(report.changed), 'file')}; "
+            f"{len(report.remaining)} left",
+            checked_against(config),
+        )
     if report.errors:
         return 2
     if report.remaining or (args.diff and report.changed):

@@ -14,8 +14,10 @@ from typing import TextIO
 
 from trainwright_lint.commands.options import (
     add_common_options,
+    add_editor_options,
     add_output_options,
     checked_against,
+    for_output,
     output_format,
     plural,
     prepare_run,
@@ -25,7 +27,7 @@ from trainwright_lint.commands.options import (
 from trainwright_lint.configuration import LintConfig
 from trainwright_lint.finding import Finding
 from trainwright_lint.output import FORMATS, write_findings
-from trainwright_lint.runner import LintResult, display_path, for_display, lint_files
+from trainwright_lint.runner import LintResult, display_path, lint_files
 from trainwright_lint.terminal import shown_safely
 
 
@@ -41,6 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     add_common_options(parser)
     add_output_options(parser, list(FORMATS))
+    add_editor_options(parser)
     parser.add_argument("--fix", action="store_true", help="apply safe fixes, then report what is left")
     parser.add_argument(
         "--unsafe-fixes",
@@ -110,13 +113,18 @@ def with_text_edits(result: LintResult, config: LintConfig) -> list[Finding]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.stdin_filename:
+        # Imported here: the fixer (and libcst) come with it, which a plain lint never loads.
+        from trainwright_lint.commands.stdin_input import fix_stdin, lint_stdin
+
+        return fix_stdin(args, "lint") if args.fix else lint_stdin(args)
     prepared = prepare_run(args, "lint")
     if prepared is None:
         return 2
     config, files, explicit = prepared
     write_errors = False
     try:
-        progress = progress_line(len(files))
+        progress = progress_line(len(files), args.quiet)
         result = lint_files(
             files,
             config,
@@ -133,8 +141,9 @@ def run(args: argparse.Namespace) -> int:
             report = fix_within_limit(result.findings, config, result=result, unsafe=args.unsafe_fixes)
             tell(*(f"trainwright lint: {error}" for error in report.errors))
             write_errors = bool(report.errors)
-            if report.changed:
+            if report.changed and not args.quiet:
                 tell(f"fixed {plural(report.applied, 'finding')} in {plural(len(report.changed), 'file')}")
+            if report.changed:
                 result = lint_files(files, config, jobs=args.jobs, explicit=explicit, progress=progress)
         if progress is not None:
             progress(-1, len(files))
@@ -144,19 +153,34 @@ def run(args: argparse.Namespace) -> int:
         print("trainwright lint: internal error, please report it:", file=sys.stderr)
         traceback.print_exc()
         return 2
-    tell(*(f"trainwright lint: warning: {error}" for error in result.errors))
-    fmt = output_format(args)
-    if args.statistics:
-        print_statistics(result, config, fmt == "json", sys.stdout)
-    else:
-        findings = with_text_edits(result, config) if fmt == "json" else result.findings
-        write_findings(fmt, for_display(findings, config), sys.stdout, str(config.root))
-    if fmt in ("full", "concise") and not args.statistics:
-        tell(
-            f"{plural(len(result.findings), 'finding')} in {plural(result.files_seen, 'file')} "
-            f"({result.files_linted} with Trainer subclasses or callbacks)",
-            checked_against(config),
-        )
+    if not args.quiet:
+        tell(*(f"trainwright lint: warning: {error}" for error in result.errors))
+    show_result(args, result, config)
     if write_errors:
         return 2
     return 1 if result.findings and not args.exit_zero else 0
+
+
+def show_result(args: argparse.Namespace, result: LintResult, config: LintConfig) -> None:
+    """The findings (or ``--statistics``) on stdout in the format asked for; for people, the summary
+    on stderr after them, unless ``-q``."""
+    fmt = output_format(args)
+    if args.statistics:
+        print_statistics(result, config, fmt == "json", sys.stdout)
+        return
+    findings = with_text_edits(result, config) if fmt == "json" else result.findings
+    write_findings(fmt, for_output(findings, config, fmt), sys.stdout, str(config.root))
+    if fmt in ("full", "concise") and not args.quiet:
+        sys.stdout.flush()  # the summary (stderr) comes after the last finding, never inside it
+        tell(summary(result), checked_against(config))
+
+
+def summary(result: LintResult) -> str:
+    """``N findings in M files (K with Trainer subclasses or callbacks)``. K counts the files holding
+    a class the rules looked at (``result.classes``), not ``files_linted``: a script that only calls
+    ``Trainer(...)`` is linted (for its arguments) but holds no subclass."""
+    with_classes = len({c.path for c in result.classes})
+    return (
+        f"{plural(len(result.findings), 'finding')} in {plural(result.files_seen, 'file')} "
+        f"({with_classes} with Trainer subclasses or callbacks)"
+    )

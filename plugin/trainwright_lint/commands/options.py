@@ -6,8 +6,10 @@ printed. One module, so that the commands never import each other.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from trainwright_lint.configuration import (
@@ -18,7 +20,9 @@ from trainwright_lint.configuration import (
     targets_of,
 )
 from trainwright_lint.discovery import discovery_warnings, iter_python_files
+from trainwright_lint.finding import Finding
 from trainwright_lint.output import FORMAT_ALIASES
+from trainwright_lint.runner import for_display
 from trainwright_lint.terminal import GLUE, Terminal, printable, shown_safely, width_is_known
 
 Progress = Callable[[int, int], None]
@@ -97,6 +101,46 @@ def add_output_options(parser: argparse.ArgumentParser, formats: Sequence[str]) 
     )
 
 
+def add_editor_options(parser: argparse.ArgumentParser) -> None:
+    """``-q`` and ``--stdin-filename``: what editors and scripts calling ``lint``/``fix`` need."""
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print the findings (and errors) only: no summary, no warnings, no progress",
+    )
+    parser.add_argument(
+        "--stdin-filename",
+        metavar="PATH",
+        help="read the source from stdin and lint it as the file PATH (its project's settings apply; "
+        "PATHS are ignored); with fix, print the fixed source on stdout and the rest on stderr",
+    )
+
+
+def shown_path(path: str) -> str:
+    """A file as a person at the current folder would type it (ruff's rule): relative to the current
+    folder when the file is inside it, else absolute. JSON and SARIF keep paths relative to the project
+    root instead (their consumers resolve them against it: ``%SRCROOT%``, the schema)."""
+    real = os.path.realpath(path)
+    here = os.path.realpath(os.getcwd())
+    if real == here or real.startswith(here.rstrip(os.sep) + os.sep):
+        return os.path.relpath(real, here)
+    return real
+
+
+def for_output(findings: Sequence[Finding], config: LintConfig, fmt: str) -> list[Finding]:
+    """``findings`` with their paths as format ``fmt`` shows them: for people (full, concise, github)
+    relative to the current folder (:func:`shown_path`), for tools (json, sarif) relative to the
+    project root (``runner.for_display``)."""
+    if fmt in ("json", "sarif"):
+        return for_display(findings, config)
+    shown: dict[str, str] = {}
+    for f in findings:
+        if f.path not in shown:
+            shown[f.path] = shown_path(f.path)
+    return sorted((replace(f, path=shown[f.path]) for f in findings), key=Finding.sort_key)
+
+
 def output_format(args: argparse.Namespace) -> str:
     """The format asked for by either option (``--output-format`` wins), ``full`` by default."""
     chosen = args.output_format or args.format or "full"
@@ -160,15 +204,16 @@ def prepare_run(args: argparse.Namespace, command: str) -> tuple[LintConfig, lis
         report_error(command, str(exc))
         return None
     found = discovery_warnings(args.paths, files, config.root, config.exclude, args.force_exclude)
-    report_warnings(command, [*targets_of(config).warnings, *found])
+    if not getattr(args, "quiet", False):
+        report_warnings(command, [*targets_of(config).warnings, *found])
     named = {str(Path(p)) for p in args.paths if Path(p).is_file()}
     return config, files, [f for f in files if f in named]
 
 
-def progress_line(total: int) -> Progress | None:
+def progress_line(total: int, quiet: bool = False) -> Progress | None:
     """``linting 1234/3000 files...`` on a terminal for runs of more than 50 files, updated in place
-    and cleared at the end (called with ``done=-1``); None (no output) otherwise."""
-    if total <= 50 or not sys.stderr.isatty():
+    and cleared at the end (called with ``done=-1``); None (no output) otherwise, or with ``-q``."""
+    if quiet or total <= 50 or not sys.stderr.isatty():
         return None
 
     def show(done: int, total: int) -> None:

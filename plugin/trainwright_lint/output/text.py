@@ -13,8 +13,10 @@ the terminal's width (:mod:`trainwright_lint.terminal`: ``COLUMNS``, else the te
 message``, as before this split (editors' and CI problem matchers' regular expressions read it).
 
 In both, a finding with a safe fix (one ``trainwright fix`` applies without ``--unsafe-fixes``)
-reads ``CODE [*] message``, as in ruff. On a colour terminal the code is a hyperlink to the rule's
-page (OSC 8: invisible where unsupported), added after the layout so that it never counts as columns;
+reads ``CODE [*] message``, as in ruff. On a colour terminal (``NO_COLOR`` unset; never a pipe) the
+path is bold, the code bold red and a hyperlink to the rule's page (OSC 8: invisible where
+unsupported), ``[*]`` cyan and ``help:``/``note:`` bold cyan, added after the layout so that escape
+codes never count as columns;
 a pipe gets plain text, with ``–``/``→`` spelt ``-``/``->`` where it cannot encode them. Control
 characters, bidirectional overrides and undecodable bytes in a path or a message are shown escaped
 (``terminal.shown_safely``), never sent to the terminal raw.
@@ -39,7 +41,9 @@ def hyperlink(text: str, url: str) -> str:
     return f"\x1b]8;;{url}\x1b\\{text}\x1b]8;;\x1b\\"
 
 
-def _links(stream: TextIO, term: Terminal) -> bool:
+def _paints(stream: TextIO, term: Terminal) -> bool:
+    """Colour and links only on a terminal that takes colour (``NO_COLOR`` unset, ``TERM`` not
+    ``dumb``): never in a pipe, even with ``FORCE_COLOR``, since tools read this output."""
     try:
         return term.colour and stream.isatty()
     except (AttributeError, ValueError):
@@ -50,39 +54,57 @@ def _prefix(f: Finding) -> str:
     return f"{shown_safely(f.path)}:{f.line}:{f.column}: "
 
 
-def _code(f: Finding, links: bool) -> str:
-    code = hyperlink(f.code, rule_url(f.code)) if links else f.code
-    return code + (" [*]" if has_safe_fix(f.fix) else "")
+def _plain_code(f: Finding) -> str:
+    return f.code + (" [*]" if has_safe_fix(f.fix) else "")
 
 
-def line(f: Finding, links: bool = False) -> str:
+def _painted(f: Finding, term: Terminal, paint: bool) -> tuple[str, str]:
+    """``(prefix, code)`` as they start a finding's line: with ``paint``, coloured (path bold, code
+    bold red and a link to its page, ``[*]`` cyan), plain otherwise."""
+    if not paint:
+        return _prefix(f), _plain_code(f)
+    code = term.style(hyperlink(f.code, rule_url(f.code)), "code") + (
+        " " + term.style("[*]", "fixable") if has_safe_fix(f.fix) else ""
+    )
+    where = _prefix(f)[: -len(f":{f.line}:{f.column}: ")]
+    return f"{term.style(where, 'path')}:{f.line}:{f.column}: ", code
+
+
+def line(f: Finding, term: Terminal | None = None, paint: bool = False) -> str:
     """The concise line: the whole message, and why a fixable finding has no fix."""
     why_not = f" [{f.fix_note}]" if f.fix is None and f.fix_note else ""
-    return f"{_prefix(f)}{_code(f, links)} {shown_safely(f.message)}{why_not}"
+    prefix, code = _painted(f, term or Terminal(colour=paint), paint)
+    return f"{prefix}{code} {shown_safely(f.message)}{why_not}"
 
 
-def block(f: Finding, term: Terminal, links: bool = False) -> list[str]:
-    """The full form of one finding: its headline, then its help and note lines, fitted to ``term``."""
+def block(f: Finding, term: Terminal, paint: bool = False) -> list[str]:
+    """The full form of one finding: its headline, then its help and note lines, fitted to ``term``
+    (laid out plain, then coloured: escape codes never count as columns)."""
     parts = split_message(shown_safely(f.message), f.fix_note if f.fix is None else "")
-    plain_code = f.code + (" [*]" if has_safe_fix(f.fix) else "")
-    lines = term.wrap(f"{_prefix(f)}{plain_code} {parts.headline}", indent=HEADLINE_HANG, hang=0, lead="")
-    if links:
-        lines[0] = lines[0].replace(f": {plain_code} ", f": {_code(f, links)} ", 1)
+    plain = f"{_prefix(f)}{_plain_code(f)} "
+    lines = term.wrap(f"{plain}{parts.headline}", indent=HEADLINE_HANG, hang=0, lead="")
+    if paint and lines[0].startswith(plain):
+        prefix, code = _painted(f, term, paint)
+        lines[0] = f"{prefix}{code} {lines[0][len(plain) :]}"
     for label, texts in (("help", parts.help), ("note", parts.notes)):
         for text in texts:
             lead = f"{DETAIL_INDENT}{label}: "
-            lines += term.wrap(text, indent=" " * len(lead), hang=0, lead=lead)
+            wrapped = term.wrap(text, indent=" " * len(lead), hang=0, lead=lead)
+            if paint:
+                wrapped[0] = DETAIL_INDENT + term.style(f"{label}:", "label") + wrapped[0][len(lead) - 1 :]
+            lines += wrapped
     return lines
 
 
 def render(findings: Sequence[Finding], stream: TextIO) -> None:
     """``full``: headline, help and notes per finding."""
     term = Terminal.detect(stream)
-    links = _links(stream, term)
-    stream.writelines(f"{printable(text, stream)}\n" for f in findings for text in block(f, term, links))
+    paint = _paints(stream, term)
+    stream.writelines(f"{printable(text, stream)}\n" for f in findings for text in block(f, term, paint))
 
 
 def render_concise(findings: Sequence[Finding], stream: TextIO) -> None:
     """``concise``: one line per finding."""
-    links = _links(stream, Terminal.detect(stream))
-    stream.writelines(printable(line(f, links), stream) + "\n" for f in findings)
+    term = Terminal.detect(stream)
+    paint = _paints(stream, term)
+    stream.writelines(printable(line(f, term, paint), stream) + "\n" for f in findings)
