@@ -32,7 +32,21 @@ DOCS = ROOT / "docs" / "rules"
 README = ROOT / "README.md"
 TABLE_START, TABLE_END = "<!-- rules-table -->", "<!-- /rules-table -->"
 # TW000 is not a rule: no example to lint, so its line is written here.
-NON_RULE_HEADLINES = {"TW000": "the file could not be linted (it does not parse or decode, or took too long)"}
+NON_RULE_HEADLINES = {
+    "TW000": "the file could not be linted (it does not parse or decode, or took too long)",
+    "TW001": "unused `# noqa` code `TW101`: nothing it names is reported on this line",
+}
+NON_RULE_TRAILERS = {  # what to do, per non-rule code
+    "TW000": (
+        "Not a rule: the file is reported instead of crashing or stalling the run. Unparsable files are "
+        "left untouched by `trainwright fix`. Fix the file (or exclude it) and lint again.\n"
+    ),
+    "TW001": (
+        "Not a rule: a check of the `# noqa` comments themselves. Bare `# noqa` and other tools' codes "
+        "(`E501`) are never judged, nor a code whose rules are all off in the run (`--select`). Silence it "
+        "with `--ignore TW001` (or `# noqa: TW001` on the line).\n"
+    ),
+}
 
 CI_SECTION = """
 ## Fixing
@@ -95,11 +109,7 @@ def _first_sentence(text: str) -> str:
 
 def non_rule_page(code: str) -> str:
     name, text = NON_RULE_CODES[code]
-    return (
-        f"# {code} {name}\n\n{text}\n\n"
-        "Not a rule: the file is reported instead of crashing or stalling the run. Unparsable files are "
-        "left untouched by `trainwright fix`. Fix the file (or exclude it) and lint again.\n"
-    )
+    return f"# {code} {name}\n\n{text}\n\n{NON_RULE_TRAILERS[code]}"
 
 
 def pages() -> dict[str, str]:

@@ -3,13 +3,16 @@
 flake8 does this itself in plugin mode; the CLI must agree with it: a bare ``# noqa`` silences every
 code on the line, ``# noqa: TW101,TW2`` silences codes equal to or starting with a listed code, a
 comment anywhere on a multi-line ``def`` header covers the header, and ``# flake8: noqa`` alone on a
-line skips the file.
+line skips the file. The CLI also reports a ``TW`` code in a ``# noqa`` that silences nothing or names
+no code (TW001, ruff's RUF100): :func:`unused_directives`.
 """
 
 from __future__ import annotations
 
+import io
 import re
-from collections.abc import Iterable, Sequence
+import tokenize
+from collections.abc import Callable, Iterable, Sequence
 
 from trainwright_lint.finding import Finding
 
@@ -55,3 +58,78 @@ def filter_noqa(findings: Iterable[Finding], lines: Sequence[str]) -> list[Findi
         if not any(_silences(line, f.code) for line in window):
             kept.append(f)
     return kept
+
+
+# ---------------------------------------------------------------------------------------------------
+# Unused and unknown codes in ``# noqa: TW...`` (ruff's RUF100): CLI only, never under flake8, which
+# judges its own directives.
+
+UNUSED_NOQA = "TW001"
+UNUSED_NOQA_NAME = "unused-noqa"
+_MAYBE_LISTS_TW = re.compile(r"noqa\s*:[^\r\n]*TW", re.IGNORECASE)  # cheap: most files have none
+
+
+def _comments(source: str) -> list[tuple[int, int, str]]:
+    """``(line, column, text)`` of every comment (1-based line, 0-based column in characters); none
+    when the text does not tokenize (the caller has parsed it, so that is rare)."""
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+        return [(t.start[0], t.start[1], t.string) for t in tokens if t.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return []
+
+
+def _covers(f: Finding, line: int) -> bool:
+    first, last = f.noqa_lines if f.noqa_lines != (0, 0) else (f.line, f.line)
+    return first <= line <= max(last, first)
+
+
+def _problem(
+    code: str, line: int, found: Sequence[Finding], known: Sequence[str], enabled: Callable[[str], bool]
+) -> str | None:
+    """What is wrong with ``code`` listed in a ``# noqa`` on ``line``, or None."""
+    matching = [k for k in known if k.startswith(code)]
+    if not matching:
+        return f"unknown code `{code}` in `# noqa`; remove it (no trainwright code starts with it)"
+    if code.startswith(UNUSED_NOQA) or not any(enabled(k) for k in matching):
+        return None  # not checked in this run: it may silence something another run reports
+    if any(f.code.startswith(code) and _covers(f, line) for f in found):
+        return None
+    return f"unused `# noqa` code `{code}`: nothing it names is reported on this line; remove it"
+
+
+def unused_directives(
+    found: Sequence[Finding],
+    source: str,
+    path: str,
+    known: Sequence[str],
+    enabled: Callable[[str], bool],
+) -> list[Finding]:
+    """TW001 findings for each ``TW`` code of a ``# noqa: ...`` comment that silences nothing
+    (``found``: the findings *before* ``filter_noqa``) or names no known code. Bare ``# noqa`` and
+    other tools' codes (``E501``) are never judged; a code whose rules are all off in this run
+    (``--select``) is not either."""
+    if not _MAYBE_LISTS_TW.search(source):
+        return []
+    out: list[Finding] = []
+    for line, column, text in _comments(source):
+        match = _INLINE.search(text)
+        if match is None or not match.group("codes"):
+            continue
+        for code in (c.upper() for c in re.split(r"[,\s]+", match.group("codes").strip()) if c):
+            problem = code.startswith("TW") and _problem(code, line, found, known, enabled)
+            if problem:
+                start = column + match.start() + 1
+                out.append(
+                    Finding(
+                        UNUSED_NOQA,
+                        UNUSED_NOQA_NAME,
+                        problem,
+                        path,
+                        line,
+                        start,
+                        line,
+                        start + len(match.group(0)),
+                    )
+                )
+    return out

@@ -18,6 +18,7 @@ this process.
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from trainwright_lint import noqa, prefilter, supervisor
 from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.analysis.workspace import Workspace, parse_source
-from trainwright_lint.configuration import LintConfig
+from trainwright_lint.configuration import LintConfig, known_codes
 from trainwright_lint.engine import enabled_rules, lint_unit, target_releases, text_needs
 from trainwright_lint.finding import NOT_LINTED, Finding, not_linted
 from trainwright_lint.project.model import ProjectModel, split_key
@@ -161,7 +162,20 @@ def _lint(state: _State, path: str) -> tuple[list[Finding], dict[str, float]]:
         findings = lint_unit(unit, state.workspace, target_releases(state.config), rules, timings)
     except RecursionError:
         return [not_linted(path, "skipped: nested too deeply for the rules (RecursionError)")], timings
-    return noqa.filter_noqa(findings, lines), timings
+    return noqa_applied(findings, unit.source, lines, path, state.config), timings
+
+
+def noqa_applied(
+    findings: Sequence[Finding], source: str, lines: Sequence[str], path: str, config: LintConfig
+) -> list[Finding]:
+    """``findings`` less those a ``# noqa`` silences, plus a TW001 for each ``TW`` code of a ``# noqa``
+    that silences nothing or names no code (``noqa.unused_directives``; when TW001 is enabled)."""
+    kept = noqa.filter_noqa(findings, lines)
+    if config.code_enabled(noqa.UNUSED_NOQA, path):
+        enabled = functools.partial(config.code_enabled, path=path)
+        unused = noqa.unused_directives(findings, source, path, known_codes(), enabled)
+        kept += noqa.filter_noqa(unused, lines)
+    return kept
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ def lint(project: Path, table: str, capsys: pytest.CaptureFixture[str], *args: s
 @pytest.mark.parametrize(
     ("table", "message"),
     [
-        ('select = ["TW999"]', '[tool.trainwright] select: "TW999" matches no rule (known: TW000, TW101, '),
+        ('select = ["TW999"]', '[tool.trainwright] select: "TW999" matches no rule (known: TW000, TW001, TW101, '),
         ('ignore = ["TW9"]', '[tool.trainwright] ignore: "TW9" matches no rule'),
         (
             'per-file-ignores = { "tests/*" = ["TW5"] }',
@@ -70,7 +70,7 @@ def test_the_known_codes_are_the_rule_registry_plus_tw000(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _status, _, err = lint(project, 'select = ["TW999"]', capsys)
-    assert f"(known: TW000, {', '.join(sorted(RULES))})" in err
+    assert f"(known: TW000, TW001, {', '.join(sorted(RULES))})" in err
     for table in ('select = ["TW000", "TW1"]', 'select = ["TW0"]', 'ignore = ["TW"]', 'select = "TW1, TW3"'):
         assert lint(project, table, capsys)[0] in (0, 1), table
 

@@ -120,8 +120,9 @@ def test_noqa_variants(
     assert status == 1
     assert [line.split(" ")[0] for line in out.splitlines()] == [
         "t.py:15:5:",
+        "t.py:15:49:",
         "t.py:18:5:",
-    ]  # TW301-only noqa keeps TW101
+    ]  # TW301-only noqa keeps TW101, and TW001 says that TW301 silences nothing
     (tmp_path / "t.py").write_text("# flake8: noqa\n" + (tmp_path / "t.py").read_text())
     assert run_lint(["t.py"], capsys)[0] == 0
 

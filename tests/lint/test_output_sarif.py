@@ -63,7 +63,7 @@ def test_sarif_validates_and_carries_rules(findings, validator) -> None:  # type
     run = log["runs"][0]
     rules = run["tool"]["driver"]["rules"]
     ids = [r["id"] for r in rules]
-    assert set(RULES) | {"TW000"} == set(ids)
+    assert set(RULES) | {"TW000", "TW001"} == set(ids)
     for rule in rules:
         assert rule["helpUri"] == rule_url(rule["id"]) == f"{sarif.RULE_DOCS_BASE_URL}{rule['id']}.md"
         assert rule["shortDescription"]["text"]

@@ -15,6 +15,8 @@ import os
 import sys
 from dataclasses import dataclass
 
+from trainwright_lint import noqa, prefilter
+from trainwright_lint.analysis.workspace import parse_source
 from trainwright_lint.commands.options import (
     build_config,
     checked_against,
@@ -28,11 +30,12 @@ from trainwright_lint.commands.options import (
 )
 from trainwright_lint.configuration import ConfigError, LintConfig, targets_of
 from trainwright_lint.driver import relinter, unified_diff
-from trainwright_lint.engine import single_file_workspace
+from trainwright_lint.engine import lint_tree, single_file_workspace
 from trainwright_lint.finding import Finding, not_linted
 from trainwright_lint.fixes import FixError, Linter, fix_bytes
 from trainwright_lint.output import FORMATS, write_findings
 from trainwright_lint.output.text_edits import spell_fixes
+from trainwright_lint.runner import noqa_applied
 from trainwright_lint.sourcefile import decode_source
 from trainwright_lint.terminal import shown_safely
 
@@ -54,9 +57,8 @@ class StdinSource:
         text = decode_source(self.data)
         if text is None:
             return [not_linted(self.path, "cannot decode the text on stdin (see the file's coding line)")]
-        lint = self.linter(config)
         try:
-            findings = lint(text)
+            findings = self._findings(text, config)
         except SyntaxError as exc:
             return [
                 not_linted(
@@ -66,6 +68,18 @@ class StdinSource:
         except (ValueError, RecursionError, MemoryError) as exc:
             return [not_linted(self.path, f"cannot parse ({exc.__class__.__name__})")]
         return sorted(findings, key=Finding.sort_key)
+
+    def _findings(self, text: str, config: LintConfig) -> list[Finding]:
+        """As the project run's worker lints a file (``runner``): ``# flake8: noqa`` and the prefilter
+        honoured, ``# noqa`` applied and its unused codes reported (TW001)."""
+        lines = text.splitlines()
+        if noqa.file_is_skipped(lines, text) or not prefilter.worth_linting(
+            text, prefilter.gate_words(config.trainer_bases)
+        ):
+            return []
+        workspace = single_file_workspace(self.path, config)
+        found = lint_tree(parse_source(text, self.path), text, self.path, config, workspace=workspace)
+        return noqa_applied(found, text, lines, self.path, config)
 
     def linter(self, config: LintConfig) -> Linter:
         """What the fixer re-lints the text with (``driver.relinter``, on this file's workspace)."""

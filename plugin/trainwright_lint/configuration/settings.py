@@ -78,7 +78,8 @@ def _path_matches(rel: str, pattern: str) -> bool:
     return "/" not in pattern and fnmatch.fnmatch(rel.rsplit("/", 1)[-1], pattern)
 
 
-PSEUDO_CODES = ("TW000",)  # a file skipped (parse error, timeout): not a rule, but selectable
+# Not rules, but selectable: TW000 a file skipped (parse error, timeout), TW001 an unused `# noqa` code.
+PSEUDO_CODES = ("TW000", "TW001")
 
 
 def known_codes() -> tuple[str, ...]:

@@ -25,6 +25,15 @@ NON_RULE_CODES: dict[str, tuple[str, str]] = {
             "undecodable bytes), nests too deeply, or took longer than the per-file time limit."
         ),
     ),
+    "TW001": (
+        "unused-noqa",
+        (
+            "A `# noqa: TWxxx` comment names a code that is not reported on its line, or a code that does "
+            "not exist. Such a comment hides nothing today and would silently hide a new finding tomorrow; "
+            "remove the code (ruff's RUF100). Reported by `trainwright lint` only: under flake8, flake8 "
+            "judges its own directives."
+        ),
+    ),
 }
 
 # Rule families by code range (see ``trainwright_lint.rules``): what a dashboard can filter on.
@@ -42,10 +51,11 @@ def rule_url(code: str) -> str:
 
 
 def severity(code: str) -> str:
-    """``error`` for a file that could not be linted (the check did not happen), else the rule's own
+    """``error`` for a file that could not be linted (the check did not happen), ``warning`` for an
+    unused ``# noqa`` code (TW001), else the rule's own
     severity: ``warning`` for most findings, ``note`` for the lower-severity ones (TW305); the same
     word as SARIF's ``level`` (GitHub's annotation command calls a note ``notice``)."""
-    if code in NON_RULE_CODES:
+    if code == "TW000":
         return "error"
     rule = RULES.get(code)
     return rule.severity if rule is not None else "warning"
