@@ -15,7 +15,8 @@ What happens:
 4. One ``generate`` call serves 2 micro-steps (``steps_per_generation=2``), and the completions table
    goes to ``<out>/completions.jsonl``.
 
-The reward curve is printed and saved to ``<out>/reward_curve.png``.
+The reward curve is printed and saved to ``<out>/reward_curve.png`` (when matplotlib is installed;
+without it the run says so and finishes).
 """
 
 from __future__ import annotations
@@ -95,11 +96,25 @@ def main() -> None:
         prompt, completion = row["prompt"][0]["content"], row["completion"][0]["content"]
         print(f"  {prompt!r} -> {completion!r}  reward {row['rewards']}")
 
-    import matplotlib
+    png = args.out / "reward_curve.png"
+    plotted = save_curve(curve, png)
+    calls = trainer.generation_backend.calls
+    where = f"reward curve saved to {png}" if plotted else "reward curve printed above"
+    print(f"\n{where}; {calls} generate calls for {args.steps} steps")
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
+def save_curve(curve: list[tuple[int, float]], png: Path) -> bool:
+    """Plot the curve to ``png``; without matplotlib (an optional extra) say so and go on: the run has
+    already trained and the curve is printed, so a missing plotting library must not end it in a
+    traceback."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("\nmatplotlib is not installed, so no reward_curve.png (pip install matplotlib to get it)")
+        return False
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.plot([s for s, _ in curve], [r for _, r in curve], marker="o")
     ax.set_xlabel("optimiser step")
@@ -108,10 +123,8 @@ def main() -> None:
     ax.set_title("GRPO on a 37k-parameter toy model")
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    png = args.out / "reward_curve.png"
     fig.savefig(png, dpi=120)
-    calls = trainer.generation_backend.calls
-    print(f"\nreward curve saved to {png}; {calls} generate calls for {args.steps} steps")
+    return True
 
 
 if __name__ == "__main__":
