@@ -31,7 +31,7 @@ from trainwright_lint.finding import Finding
 from trainwright_lint.output.fix_record import has_safe_fix
 from trainwright_lint.output.headline import split_message
 from trainwright_lint.output.rule_meta import rule_url
-from trainwright_lint.terminal import Terminal, printable, shown_safely
+from trainwright_lint.terminal import GLUE, Terminal, printable, shown_safely
 
 HEADLINE_HANG = "    "  # a headline too wide for the terminal continues under its path, indented
 DETAIL_INDENT = "  "  # before "help:" and "note:"
@@ -82,7 +82,9 @@ def block(f: Finding, term: Terminal, paint: bool = False) -> list[str]:
     (laid out plain, then coloured: escape codes never count as columns)."""
     parts = split_message(shown_safely(f.message), f.fix_note if f.fix is None else "")
     plain = f"{_prefix(f)}{_plain_code(f)} "
-    lines = term.wrap(f"{plain}{parts.headline}", indent=HEADLINE_HANG, hang=0, lead="")
+    # The location and the code stay on the first line (GLUE: no break), however long the path.
+    glued = plain[:-1].replace(" ", GLUE) + " "
+    lines = term.wrap(f"{glued}{parts.headline}", indent=HEADLINE_HANG, hang=0, lead="")
     if paint and lines[0].startswith(plain):
         prefix, code = _painted(f, term, paint)
         lines[0] = f"{prefix}{code} {lines[0][len(plain) :]}"
