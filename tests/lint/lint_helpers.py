@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
@@ -163,3 +164,36 @@ class T(Trainer):
     def _save_checkpoint(self, *args, **kwargs):
         pass
 """
+
+
+def run_cli(
+    cwd: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``trainwright ARGS`` in a fresh process at ``cwd`` (text in and out, never raising on its status)."""
+    return subprocess.run(
+        [sys.executable, "-m", "trainwright_lint", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+
+
+def read_pty(leader: int) -> bytes:
+    """Everything a child wrote to the other side of the pseudo-terminal ``leader`` until it closed it
+    (read while it runs: its output can be larger than the pty's buffer); closes ``leader``."""
+    chunks = []
+    try:
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # EIO: the child closed its side
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(leader)
+    return b"".join(chunks)

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from lint_helpers import ROOT
+from lint_helpers import ROOT, read_pty, run_cli
 
 GALLERY = ROOT / "examples" / "gallery"
 TOKENIZER = (GALLERY / "tokenizer_before.py").read_text()  # one TW303, with a safe fix
@@ -21,15 +21,7 @@ SCRIPT = "from transformers import Trainer\n\ntrainer = Trainer(model=None)\ntra
 
 def cli(cwd: Path, *args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "COLUMNS")}
-    return subprocess.run(
-        [sys.executable, "-m", "trainwright_lint", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env={**base, "COLUMNS": "200", **env},
-        check=False,
-    )
+    return run_cli(cwd, *args, stdin=stdin, env={**base, "COLUMNS": "200", **env})
 
 
 @pytest.fixture
@@ -159,18 +151,9 @@ def on_a_pty(cwd: Path, *args: str, **env: str) -> str:
         env={**base, "TERM": "xterm-256color", "PYTHONIOENCODING": "utf-8", **env},
     )
     os.close(follower)
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
+    out = read_pty(leader)
     proc.wait(timeout=120)
-    os.close(leader)
-    return b"".join(chunks).decode("utf-8")
+    return out.decode("utf-8")
 
 
 @pytest.mark.parametrize("fmt", ["full", "concise"])

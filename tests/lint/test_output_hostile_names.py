@@ -40,14 +40,10 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def run(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """Bytes, not text: what reaches the terminal is checked byte by byte."""
     env = {**os.environ, "COLUMNS": "300", "PYTHONIOENCODING": "utf-8"}
-    return subprocess.run(
-        [sys.executable, "-m", "trainwright_lint", *args, "-j", "1", "."],
-        cwd=root,
-        capture_output=True,
-        env=env,
-        check=False,
-    )
+    command = [sys.executable, "-m", "trainwright_lint", *args, "-j", "1", "."]
+    return subprocess.run(command, cwd=root, capture_output=True, env=env, check=False)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

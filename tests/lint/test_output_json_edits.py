@@ -11,13 +11,12 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tokenize
 from pathlib import Path
 from typing import Any
 
 import pytest
-from lint_helpers import FIXTURES, ROOT
+from lint_helpers import FIXTURES, ROOT, run_cli
 
 LINE_END = re.compile(r"\r\n|\r|\n")
 TARGETS = {  # each set of files against the range its fixes were written for
@@ -46,14 +45,7 @@ def apply(data: bytes, edits: list[dict[str, Any]]) -> bytes:
 
 
 def cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "trainwright_lint", *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "200"},
-        check=False,
-    )
+    return run_cli(root, *args, env={**os.environ, "COLUMNS": "200"})
 
 
 def project(tmp: Path, files: list[Path]) -> Path:
