@@ -83,5 +83,5 @@ def test_never_under_flake8(project: Path) -> None:
     result = subprocess.run(
         [flake8, "--select", "TW", "t.py"], cwd=project, capture_output=True, text=True, check=False
     )
-    assert "TW" in result.stdout or result.returncode == 0, result.stderr  # the plugin ran
+    assert result.returncode == 1 and "t.py:14:5: TW301 " in result.stdout, result.stderr  # the plugin ran
     assert "TW001" not in result.stdout
