@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import ast
 import gc
+import multiprocessing
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
@@ -32,6 +34,9 @@ from flake8.exceptions import ExecutionError
 from trainwright_lint import __version__, prefilter
 from trainwright_lint.configuration import LintConfig, TargetError, targets_for_file, with_targets
 from trainwright_lint.terminal import printable
+
+# The warnings flake8's main process printed before starting ``-j`` workers, NUL-separated.
+_PRINTED_ENV = "TRAINWRIGHT_FLAKE8_PRINTED"
 
 
 class UnusableTarget(ExecutionError):
@@ -88,6 +93,26 @@ class TrainwrightChecker:
         if isinstance(bases, str):
             bases = [b.strip() for b in bases.split(",")]
         cls.trainer_bases = tuple(b for b in bases if b)
+        jobs = getattr(options, "jobs", None)
+        parallel = jobs is not None and (getattr(jobs, "is_auto", False) or getattr(jobs, "n_jobs", 1) > 1)
+        if parallel and multiprocessing.parent_process() is None:
+            cls._warn_before_workers()
+
+    @classmethod
+    def _warn_before_workers(cls) -> None:
+        """With ``-j``, resolve the current folder's targets in flake8's main process, before it starts
+        its workers, and print their warnings there: each worker used to print them again (once per
+        process). A forked worker inherits ``_reported`` (and the catalogue, so a newer installed release
+        is extracted once); a spawned one reads the warnings already printed from the environment."""
+        try:
+            targets = targets_for_file(
+                os.path.join(os.getcwd(), "-"), cls.transformers_version, cls.trl_version
+            )
+        except Exception:  # noqa: BLE001 - a bad target is reported by the first file that needs it
+            return
+        for warning in targets.warnings:
+            cls._report_once(f"trainwright: warning: {warning}")
+        os.environ[_PRINTED_ENV] = "\0".join(sorted(cls._reported))
 
     def run(self) -> Iterator[tuple[int, int, str, type[Any]]]:
         source = "".join(self.lines)
@@ -152,6 +177,8 @@ class TrainwrightChecker:
 
     @classmethod
     def _report_once(cls, text: str) -> None:
+        if text in os.environ.get(_PRINTED_ENV, "").split("\0"):
+            cls._reported.add(text)  # printed by flake8's main process (see _warn_before_workers)
         if text not in cls._reported:
             cls._reported.add(text)
             print(printable(text, sys.stderr), file=sys.stderr)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any
@@ -203,14 +203,22 @@ class ArgumentFacts:
         return tuple(self._renames[k] for k in sorted(self._renames))
 
 
-def load_module_facts(catalog: CatalogReleases, data_dir: str) -> ModuleFacts:
-    return ModuleFacts(catalog, _read(data_dir, f"{catalog.library}-modules.json"))
+Extend = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 
-def load_argument_facts(catalog: CatalogReleases, data_dir: str) -> ArgumentFacts:
+def load_module_facts(catalog: CatalogReleases, data_dir: str, extend: Extend | None = None) -> ModuleFacts:
+    """``extend(fact, document)`` appends releases newer than the shipped data (``Catalog._extend_fact``)."""
+    raw = _read(data_dir, f"{catalog.library}-modules.json")
+    return ModuleFacts(catalog, raw if extend is None else extend("modules", raw))
+
+
+def load_argument_facts(
+    catalog: CatalogReleases, data_dir: str, extend: Extend | None = None
+) -> ArgumentFacts:
     curated_path = os.path.join(data_dir, "argument-renames.json")
     curated: list[dict[str, Any]] = []
     if os.path.exists(curated_path):
         with open(curated_path, encoding="utf-8") as handle:
             curated = json.load(handle).get("renames", [])
-    return ArgumentFacts(catalog, _read(data_dir, f"{catalog.library}-arguments.json"), curated)
+    raw = _read(data_dir, f"{catalog.library}-arguments.json")
+    return ArgumentFacts(catalog, raw if extend is None else extend("arguments", raw), curated)

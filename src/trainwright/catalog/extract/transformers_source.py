@@ -65,6 +65,18 @@ def dir_sources(directory: Path) -> Sources:
     }
 
 
+def package_sources(package: facts.Package) -> Sources:
+    """:data:`FILES` and the :data:`EXTERNAL_FILES` the release has, from a wheel or a directory alike."""
+    out: Sources = {}
+    for name in (*FILES, *EXTERNAL_FILES):
+        text = package.text("transformers." + name.removesuffix(".py").replace("/", "."))
+        if text is None and name in FILES:
+            raise LookupError(f"transformers/{name} is missing: not a transformers source tree")
+        if text is not None:
+            out[name] = text
+    return out
+
+
 # ------------------------------------------------------------------------------------------ extraction
 
 
@@ -489,3 +501,10 @@ def extract_facts(sources: Sources, package: facts.Package) -> dict[str, Any]:
         "modules": modules,
         "arguments": extract_arguments(resolver, sources),
     }
+
+
+def extract_record(package: facts.Package) -> dict[str, Any]:
+    """Everything the catalogue holds about one release: ``{"release": ..., "facts": ...}``, as the builder
+    computes it before merging (``fingerprints`` keyed by ``(class, method)`` tuples)."""
+    sources = package_sources(package)
+    return {"release": extract_release(sources), "facts": extract_facts(sources, package)}

@@ -208,3 +208,15 @@ def extract_facts(package: facts.Package, canonical: Any, transformers_fields: s
         "modules": {"exports": exports, "classes": graph},
         "arguments": {"fields": fields, "renames": sorted(set(renames))},
     }
+
+
+def extract_record(
+    package: facts.Package, transformers_modules: dict[str, Any], transformers_fields: set[str]
+) -> dict[str, Any]:
+    """One TRL release as the builder computes it before merging (see ``extract_record`` of
+    :mod:`trainwright.catalog.extract.transformers_source`); TRL has no callback events or control flags."""
+    canonical = transformers_canonicaliser(transformers_modules)
+    return {
+        "release": {"classes": extract_release(package_trees(package)), "events": {}, "control_flags": None},
+        "facts": extract_facts(package, canonical, transformers_fields),
+    }
