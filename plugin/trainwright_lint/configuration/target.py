@@ -320,9 +320,9 @@ def _releases(
                 f"{'it' if exact else 'its lower bound'}"
             )
         if key[1][0] == newest_key[1][0]:
-            shown = lower if exact else f"its lower bound {lower}"
+            shown = "" if exact else f": its lower bound {lower}"
             return (versions[-1],), (
-                f"{asked}: {shown} {_not_covered(library, lower, span)}; checking {versions[-1]}, the newest "
+                f"{asked}{shown} {_not_covered(library, lower, span)}; checking {versions[-1]}, the newest "
                 "covered release, instead"
             )
     if not strict:
