@@ -290,7 +290,7 @@ def method_records(
 
 def extract_classes(sources: Sources) -> dict[str, dict[str, dict[str, Any]]]:
     """class -> method -> {"owner", "kind", "params", "calls": sorted list, "called": bool} for one release."""
-    trees = {name: ast.parse(text) for name, text in sources.items()}
+    trees = {name: facts.parse_source(text) for name, text in sources.items()}
     pt_utils = module_functions(trees["trainer_pt_utils.py"])
     own: dict[str, dict[str, dict[str, Any]]] = {}
     result: dict[str, dict[str, dict[str, Any]]] = {}
@@ -321,7 +321,7 @@ def extract_classes(sources: Sources) -> dict[str, dict[str, dict[str, Any]]]:
 
 def extract_events(sources: Sources) -> dict[str, list[str]]:
     """event -> kwargs passed by ``CallbackHandler`` (its ``call_event`` defaults plus the event's own)."""
-    tree = ast.parse(sources["trainer_callback.py"])
+    tree = facts.parse_source(sources["trainer_callback.py"])
     events = [
         stmt.name
         for stmt in class_body_statements(find_class(tree, "TrainerCallback").body)
@@ -352,7 +352,7 @@ def extract_events(sources: Sources) -> dict[str, list[str]]:
 
 
 def extract_control_flags(sources: Sources) -> list[str]:
-    tree = ast.parse(sources["trainer_callback.py"])
+    tree = facts.parse_source(sources["trainer_callback.py"])
     cls = find_class(tree, "TrainerControl")
     return [
         stmt.target.id
@@ -427,7 +427,8 @@ def extract_fingerprints(sources: Sources) -> dict[tuple[str, str], list[str]]:
     A ``trainer_pt_utils`` function imported into the class body counts as a method of the class.
     """
     trees = {
-        name: ast.parse(sources[name]) for name in ("trainer.py", "trainer_seq2seq.py", "trainer_pt_utils.py")
+        name: facts.parse_source(sources[name])
+        for name in ("trainer.py", "trainer_seq2seq.py", "trainer_pt_utils.py")
     }
     pt_utils = module_functions(trees["trainer_pt_utils.py"])
     out: dict[tuple[str, str], list[str]] = {}
@@ -473,8 +474,8 @@ def extract_arguments(resolver: facts.Resolver, sources: Sources) -> dict[str, A
         for old, new, exact, note in facts.help_evidence(facts.field_help(node), all_names):
             renames.append((canonical, old, new, exact, note))
     trees = {
-        "trainer.py": ast.parse(sources["trainer.py"]),
-        "trainer_seq2seq.py": ast.parse(sources["trainer_seq2seq.py"]),
+        "trainer.py": facts.parse_source(sources["trainer.py"]),
+        "trainer_seq2seq.py": facts.parse_source(sources["trainer_seq2seq.py"]),
     }
     for cls_name, file_name, _ in CLASSES:
         init = next(
