@@ -100,5 +100,7 @@ def lagging_package(into: Path, library: str = "transformers") -> Path:
     data = target / "catalog" / "data"
     for fact, doc in docs.items():
         name = f"{library}.json" if not fact else f"{library}-{fact}.json"
-        (data / name).write_text(json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
+        (data / name).write_text(
+            json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8"
+        )
     return into
