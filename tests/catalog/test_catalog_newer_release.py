@@ -163,8 +163,9 @@ def _cli(
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}  # one line per statement
     env["PYTHONPATH"] = os.pathsep.join(str(p) for p in [*pythonpath, ROOT / "plugin"])
     env["XDG_CACHE_HOME"] = str(cache)
+    module = kw.pop("module", "trainwright_lint")
     return subprocess.run(
-        [sys.executable, *kw.pop("python_flags", []), "-m", "trainwright_lint", *args],
+        [sys.executable, *kw.pop("python_flags", []), "-m", module, *args],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -335,16 +336,8 @@ def test_flake8_with_jobs_prints_the_catalogue_warning_once(tmp_path: Path) -> N
     (project / "pyproject.toml").write_text(PROJECT_PYPROJECT.replace(">=4.46,<5.26", "==5.26.0"))
     for i in range(6):
         (project / f"m{i}.py").write_text(RESUMING.replace("ResumingTrainer", f"T{i}"))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT / "plugin")])}
-    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
-    done = subprocess.run(
-        [sys.executable, "-m", "flake8", "--select", "TW", "-j", "2", "."],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+    done = _cli(
+        ["--select", "TW", "-j", "2", "."], project, [ROOT / "src"], tmp_path / "cache", module="flake8"
     )
     warnings = [line for line in (done.stdout + done.stderr).splitlines() if "warning:" in line]
     assert len(warnings) == 1 and "catalog add 5.26.0" in warnings[0], done.stderr

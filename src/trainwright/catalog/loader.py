@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Mapping
 from functools import cache, cached_property
 from types import MappingProxyType
@@ -18,6 +17,7 @@ from typing import Any
 
 from trainwright.catalog import usercache
 from trainwright.catalog.additions import APPENDERS, append_release
+from trainwright.catalog.distributions import metadata_folders
 from trainwright.catalog.guidance import GuidanceBook, load_guidance_book
 from trainwright.catalog.legacy import LegacyMethod, LegacyNames, load_legacy
 from trainwright.catalog.model import (
@@ -781,30 +781,18 @@ def _added_releases(library: str, newest: str) -> tuple[tuple[usercache.AddedRel
 def installed_version(dist: str = "transformers") -> str | None:
     """Version of an installed distribution from its metadata; never imports the package itself.
 
-    Read from the ``<name>-<version>.dist-info`` folder names on ``sys.path`` (the wheel spec puts the
-    version there) rather than with ``importlib.metadata``, which costs 40 ms per lookup, most of a
-    pre-commit hook's start-up; ``.egg-info`` metadata (old develop installs) is read too."""
-    wanted = _normalise(dist)
-    for entry in sys.path or ["."]:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for name in names:
-            if name.endswith(".dist-info"):
-                stem = name[: -len(".dist-info")]
-                project, _, version = stem.partition("-")
-                if _normalise(project) == wanted and version:
-                    return version
-            elif name.endswith(".egg-info") and _normalise(name[: -len(".egg-info")].split("-")[0]) == wanted:
-                version = _pkg_info_version(os.path.join(entry or ".", name))
-                if version:
-                    return version
+    Read from the ``<name>-<version>.dist-info`` folder names on ``sys.path``
+    (:mod:`trainwright.catalog.distributions`); ``.egg-info`` metadata (old develop installs) is read too."""
+    for entry, name in metadata_folders(dist):
+        if name.endswith(".dist-info"):
+            version = name[: -len(".dist-info")].partition("-")[2]
+            if version:
+                return version
+        else:
+            version = _pkg_info_version(os.path.join(entry, name))
+            if version:
+                return version
     return None
-
-
-def _normalise(name: str) -> str:
-    return name.replace("-", "_").replace(".", "_").lower()
 
 
 def _pkg_info_version(path: str) -> str | None:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trainwright.catalog.distributions import metadata_folders
 from trainwright.catalog.fingerprint import NORMALISER_VERSION
 from trainwright.catalog.versions import version_key
 
@@ -199,20 +200,14 @@ def add_wheel(library: str, wheel: Path) -> AddedRelease:
 def installed_source(library: str) -> tuple[str, Path, Path] | None:
     """``(version, package folder, dist-info folder)`` of the installed ``library``, first on ``sys.path``;
     ``None`` when it is not installed as a plain folder (an editable install through an import hook)."""
-    for entry in sys.path or ["."]:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
+    for entry, name in metadata_folders(library):
+        if not name.endswith(".dist-info"):
             continue
-        for name in names:
-            project, _, rest = name.partition("-")
-            if not name.endswith(".dist-info") or project.replace("-", "_").lower() != library:
-                continue
-            version = rest[: -len(".dist-info")]
-            folder = Path(entry or ".") / library
-            if not (folder / "__init__.py").is_file():
-                return None
-            return version, folder, Path(entry or ".") / name
+        version = name[: -len(".dist-info")].partition("-")[2]
+        folder = Path(entry) / library
+        if not (folder / "__init__.py").is_file():
+            return None
+        return version, folder, Path(entry) / name
     return None
 
 
