@@ -353,3 +353,47 @@ def test_catalog_add_refuses_a_release_inside_the_catalogue(tmp_path: Path) -> N
     assert done.returncode == 2 and "not newer than the shipped catalogue" in done.stderr
     done = _cli(["catalog", "add", "five"], tmp_path, [ROOT / "src"], tmp_path / "cache")
     assert done.returncode == 2 and "not a PEP 440 version" in done.stderr
+
+
+# ------------------------------------------------------------------------------------------- the cache
+
+
+def test_the_cache_folder_follows_xdg_cache_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert usercache.library_dir("transformers") == tmp_path / "trainwright" / "catalog" / "transformers"
+
+
+def test_the_source_hash_changes_with_the_installed_files(tmp_path: Path) -> None:
+    folder, dist_info = tmp_path / "transformers", tmp_path / "transformers-9.0.0.dist-info"
+    folder.mkdir()
+    dist_info.mkdir()
+    (folder / "trainer.py").write_text("class Trainer: ...\n")
+    without_record = usercache.source_digest(folder, dist_info)
+    (folder / "trainer.py").write_text("class Trainer:\n    def train(self): ...\n")
+    assert usercache.source_digest(folder, dist_info) != without_record
+    (dist_info / "RECORD").write_text("transformers/trainer.py,sha256=abc,10\n")
+    with_record = usercache.source_digest(folder, dist_info)
+    (dist_info / "RECORD").write_text("transformers/trainer.py,sha256=def,12\n")
+    assert usercache.source_digest(folder, dist_info) != with_record
+
+
+def test_records_of_another_extractor_or_older_releases_are_not_used(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    folder = usercache.library_dir("transformers")
+    folder.mkdir(parents=True)
+    good = {
+        "extractor": usercache.EXTRACTOR_VERSION,
+        "normaliser": usercache.NORMALISER_VERSION,
+        "source": "/w/transformers-9.1.0-py3-none-any.whl",
+        "record": {"release": {}, "facts": {}},
+    }
+    (folder / "9.1.0-wheel-aaaa.json").write_text(json.dumps(good))
+    (folder / "9.2.0-wheel-bbbb.json").write_text(json.dumps({**good, "extractor": 0}))
+    (folder / "9.3.0-wheel-cccc.json").write_text("{not json")
+    (folder / "5.0.0-wheel-dddd.json").write_text(json.dumps(good))  # inside the catalogue
+    (folder / "9.4.0-installed-eeee.json").write_text(json.dumps(good))  # covers only while installed
+    added = usercache.added_releases("transformers", "5.25.0")
+    assert [a.version for a in added] == ["9.1.0"]
+    assert added[0].provenance == "9.1.0 from transformers-9.1.0-py3-none-any.whl"
