@@ -353,6 +353,15 @@ def test_catalog_add_refuses_a_release_inside_the_catalogue(tmp_path: Path) -> N
     assert done.returncode == 2 and "not newer than the shipped catalogue" in done.stderr
     done = _cli(["catalog", "add", "five"], tmp_path, [ROOT / "src"], tmp_path / "cache")
     assert done.returncode == 2 and "not a PEP 440 version" in done.stderr
+    junk = tmp_path / "transformers-5.26.0-py3-none-any.whl"
+    junk.write_text("not a zip")
+    done = _cli(
+        ["catalog", "add", "5.26.0", "--wheel", str(junk)], tmp_path, [ROOT / "src"], tmp_path / "cache"
+    )
+    assert done.returncode == 2 and "not a wheel" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "cache" / "trainwright" / "catalog" / "transformers").exists() or not any(
+        (tmp_path / "cache" / "trainwright" / "catalog" / "transformers").iterdir()
+    )
 
 
 # ------------------------------------------------------------------------------------------- the cache

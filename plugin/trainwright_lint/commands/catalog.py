@@ -64,8 +64,11 @@ def run_add(args: argparse.Namespace) -> int:
             return 2
         try:
             added = add_wheel(library, wheel)
-        except (ExtractionError, OSError) as exc:
-            _say(f"trainwright catalog add: error: {wheel}: {exc}")
+        except ExtractionError as exc:  # its message names the wheel or the library
+            _say(f"trainwright catalog add: error: {exc}")
+            return 2
+        except OSError as exc:
+            _say(f"trainwright catalog add: error: cannot read {wheel}: {exc.strerror or exc}")
             return 2
     if added.version != version:
         _say(f"trainwright catalog add: error: {wheel.name} is {library} {added.version}, not {version}")

@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 import sys
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -189,9 +190,14 @@ def add_wheel(library: str, wheel: Path) -> AddedRelease:
         raise ExtractionError(f"{wheel}: not a {library} wheel (expected {library}-VERSION-....whl)")
     version = name[len(prefix) :].split("-", 1)[0]
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
-    return _cached_or_extract(
-        library, version, WHEEL, str(wheel), digest, lambda: Package.from_wheel(wheel, library)
-    )
+
+    def package() -> Any:
+        try:
+            return Package.from_wheel(wheel, library)
+        except zipfile.BadZipFile as exc:
+            raise ExtractionError(f"{wheel}: not a wheel ({exc})") from None
+
+    return _cached_or_extract(library, version, WHEEL, str(wheel), digest, package)
 
 
 # ------------------------------------------------------------------------------------- installed source
