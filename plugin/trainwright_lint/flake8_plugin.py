@@ -23,7 +23,12 @@ from __future__ import annotations
 
 import ast
 import gc
+import hashlib
+import multiprocessing
+import os
 import sys
+import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
@@ -154,4 +159,51 @@ class TrainwrightChecker:
     def _report_once(cls, text: str) -> None:
         if text not in cls._reported:
             cls._reported.add(text)
-            print(printable(text, sys.stderr), file=sys.stderr)
+            if _first_in_run(text):
+                print(printable(text, sys.stderr), file=sys.stderr)
+
+
+def _first_in_run(text: str) -> bool:
+    """Whether no other process of this flake8 run printed ``text`` yet.
+
+    Why: with ``-j`` each worker is a process of its own, so a warning kept once per process was printed once
+    per worker. A worker's run is its parent, flake8's main process (pid and start time, so a reused pid is
+    another run); the first worker to create the run's marker file for the text prints it. Resolving the
+    targets in the main process before the workers start would print warnings for projects with no Trainer
+    code at all, and cost every flake8 run the catalogue's start-up. Any failure to mark prints."""
+    parent = multiprocessing.parent_process()
+    if parent is None or parent.pid is None:
+        return True
+    folder = os.path.join(tempfile.gettempdir(), f"trainwright-flake8-{getattr(os, 'getuid', lambda: 0)()}")
+    digest = hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()[:16]
+    marker = os.path.join(folder, f"{parent.pid}-{_started(parent.pid)}-{digest}")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:
+        return False
+    except OSError:
+        return True
+    _prune(folder)
+    return True
+
+
+def _started(pid: int) -> str:
+    """The process's start time in clock ticks since boot (Linux ``/proc``), ``""`` where unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return handle.read().rpartition(")")[2].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def _prune(folder: str, keep_s: float = 86400.0) -> None:
+    """Remove markers older than a day (a run lasts minutes), so the folder does not grow for ever."""
+    now = time.time()
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if now - entry.stat().st_mtime > keep_s:
+                    os.unlink(entry.path)
+    except OSError:
+        return

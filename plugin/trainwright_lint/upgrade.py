@@ -1,6 +1,6 @@
 """What breaks when a project moves from its current transformers range to a newer release.
 
-``trainwright upgrade --to 5.24.0`` answers "can we move to transformers 5?". The project is linted
+``trainwright upgrade --to 5.25.0`` answers "can we move to transformers 5?". The project is linted
 over its current range *and* every catalogued release after it up to the new one, in one run. A
 finding that holds somewhere on that path but nowhere on the current range is a **break**: code that
 works today and fails after the move. Its ``releases`` say where it holds, so the first of them is
@@ -47,14 +47,31 @@ class UpgradePlan:
     new_config: LintConfig
 
 
+class AlreadyThere(TargetError):
+    """``--to`` names a release the current target already checks: nothing changes on the way (exit 0)."""
+
+
+def asked_version(to: Target) -> str:
+    """The release as the user typed it after ``--to`` (``5.25.0``), never the one it was mapped to."""
+    return to.specifier.strip().lstrip("=").strip()
+
+
 def releases_after(current: Target, to: Target) -> tuple[str, ...]:
     """The catalogued releases newer than the current range's newest, up to the new release."""
     versions = list(load_catalog("transformers").versions)
     start, end = versions.index(current.newest), versions.index(to.newest)
+    asked = asked_version(to)
+    if end <= start and to.newest != asked and to.warnings:
+        raise TargetError(f"--to {asked}: {to.warnings[0]}")  # beyond the catalogue: say how to cover it
+    if to.newest in current.releases:
+        raise AlreadyThere(
+            f"transformers {asked} is already in the current target ({current.describe()}): moving there "
+            "changes nothing; `trainwright lint` shows what holds on it"
+        )
     if end <= start:
         raise TargetError(
-            f"--to {to.specifier}: transformers {to.newest} is not newer than {current.newest}, the newest "
-            f"release of the current target ({current.describe()}); upgrade checks a move to a newer release"
+            f"--to {asked}: transformers {asked} is not newer than {current.newest}, the newest release of "
+            f"the current target ({current.describe()}); upgrade checks a move to a newer release"
         )
     return tuple(versions[start + 1 : end + 1])
 

@@ -1,4 +1,4 @@
-"""``scripts/catalog_facts.py``: name resolution, exports, class graphs, dataclass fields and rename
+"""``trainwright.catalog.extract.facts``: name resolution, exports, class graphs, dataclass fields and rename
 detection on a synthetic package; and the installed release's facts regenerate to the committed data."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def _load(name: str) -> ModuleType:
 
 @pytest.fixture(scope="module")
 def facts() -> ModuleType:
-    return _load("catalog_facts")
+    return importlib.import_module("trainwright.catalog.extract.facts")
 
 
 FILES = {

@@ -12,7 +12,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _build_module():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("build_legacy_names", ROOT / "scripts" / "build_legacy_names.py")
+    spec = importlib.util.spec_from_file_location(
+        "build_legacy_names", ROOT / "scripts" / "build_legacy_names.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

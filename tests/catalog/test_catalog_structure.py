@@ -26,7 +26,13 @@ def test_star_exports_of_the_trainer_module() -> None:
 
 def test_top_level_exports_follow_the_lazy_import_structure() -> None:
     catalog = load_catalog()
-    for version in ("4.36.0", "4.51.3", "4.52.0", "5.24.0"):  # both eras of transformers/__init__.py
+    for version in (
+        "4.36.0",
+        "4.51.3",
+        "4.52.0",
+        "5.24.0",
+        "5.25.0",
+    ):  # both eras of transformers/__init__.py
         exports = catalog.exports("transformers", version)
         assert exports["Trainer"] == TRAINER, version
         assert exports["Seq2SeqTrainer"] == "transformers.trainer_seq2seq.Seq2SeqTrainer"

@@ -22,7 +22,7 @@ def recommended() -> str:
 def test_the_recommended_overrides_are_clean_on_the_whole_catalogue() -> None:
     code = recommended()
     assert "def log(" in code and "def compute_loss(" in code
-    for release in ("4.36.0", "4.45.2", "4.46.3", "4.47.0", "5.24.0"):
+    for release in ("4.36.0", "4.45.2", "4.46.3", "4.47.0", "5.24.0", "5.25.0"):
         assert [f.code for f in lint_snippet(code, version=release) if f.code.startswith("TW3")] == [], (
             release
         )

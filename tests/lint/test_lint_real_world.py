@@ -87,7 +87,7 @@ def test_breakage_matrix(case: str, version: str, expected: set[str]) -> None:
 
 
 def test_private_overrides_flagged_in_every_version() -> None:
-    for version in ("4.46.3", "5.24.0"):
+    for version in ("4.46.3", "5.24.0", "5.25.0"):
         assert "TW101" in codes(lint_snippet(HEADER + CASES["H"], version=version))
 
 

@@ -83,7 +83,7 @@ def test_out_of_catalogue_pin(project: Path, capsys: pytest.CaptureFixture[str])
     status, findings, err = lint(["."], capsys)
     assert status != 2 and findings
     assert err.startswith(
-        "trainwright lint: warning: transformers <4.30 (setup.cfg) is older than the catalogue (4.36.0–5.24.0)"
+        "trainwright lint: warning: transformers <4.30 (setup.cfg) is older than the catalogue (4.36.0–5.25.0)"
     )
     status, _, err = lint(["--transformers-version", "7.0", "."], capsys, command="fix")
     assert status == 2 and err.startswith("trainwright fix: error: transformers 7.0 (--transformers-version)")
@@ -94,7 +94,7 @@ def test_no_requirement_falls_back_to_newest_with_a_warning(
 ) -> None:
     _status, findings, err = lint(["."], capsys)
     assert "trainwright lint: warning: no version requirement on transformers found" in err
-    assert "checked against transformers 5.24.0 (newest catalogued, no requirement found)\n" in err
+    assert "checked against transformers 5.25.0 (newest catalogued, no requirement found)\n" in err
     assert len(findings) == 3
 
 

@@ -10,7 +10,7 @@ from trainwright_lint.configuration.target import FALLBACK_SOURCE, Target, Targe
 
 import trainwright.catalog
 
-SPAN = "4.36.0–5.24.0"
+SPAN = "4.36.0–5.25.0"
 
 
 @pytest.fixture
@@ -51,11 +51,13 @@ def test_an_exact_catalogued_version_is_itself_without_an_arrow() -> None:
             "is not a catalogued release; checking 4.57.6, the nearest catalogued release at or below it",
         ),
         (
+            "5.26.0",
             "5.25.0",
-            "5.24.0",
-            f"is newer than the catalogue ({SPAN}); checking 5.24.0, the newest catalogued release",
+            f"is newer than the catalogue ({SPAN}) and not checked; cover it with "
+            "`trainwright catalog add 5.26.0` (or install it where trainwright runs); checking 5.25.0, the "
+            "newest covered release, instead",
         ),
-        ("5.25.0.dev0", "5.24.0", "is newer than the catalogue"),
+        ("5.26.0.dev0", "5.25.0", "is newer than the catalogue"),
         (">4.57.6,<5", "4.57.6", "contains no catalogued release; checking 4.57.6"),
     ],
 )
@@ -119,14 +121,14 @@ def test_order_option_config_declared_installed_newest(
     assert installed.describe() == "transformers 4.57.6 (installed)" and not installed.warnings
     monkeypatch.setattr(trainwright.catalog, "installed_version", lambda dist="transformers": None)
     fallback = resolve("transformers", tmp_path)
-    assert fallback.releases == ("5.24.0",) and fallback.source == FALLBACK_SOURCE and fallback.is_fallback
-    assert fallback.describe() == "transformers 5.24.0 (newest catalogued, no requirement found)"
+    assert fallback.releases == ("5.25.0",) and fallback.source == FALLBACK_SOURCE and fallback.is_fallback
+    assert fallback.describe() == "transformers 5.25.0 (newest catalogued, no requirement found)"
     (warning,) = fallback.warnings
     assert (
         warning.startswith("no version requirement on transformers found")
         and "checking the newest catalogued" in warning
     )
-    assert "5.24.0" in warning and "[tool.trainwright] transformers-version" in warning
+    assert "5.25.0" in warning and "[tool.trainwright] transformers-version" in warning
 
 
 def test_an_installed_release_outside_the_catalogue_is_not_remapped_silently(
@@ -137,7 +139,7 @@ def test_an_installed_release_outside_the_catalogue_is_not_remapped_silently(
     # Not remapped silently: the release-dependent rules are off and one warning names the release.
     assert target.below_catalogue and target.releases == ("4.36.0",)
     (warning,) = target.warnings
-    assert warning.startswith("transformers 4.30.0 (installed) is older than the catalogue (4.36.0–5.24.0)")
+    assert warning.startswith("transformers 4.30.0 (installed) is older than the catalogue (4.36.0–5.25.0)")
 
 
 def test_trl_fallback_is_silent_and_a_stale_declared_pin_only_warns(

@@ -443,6 +443,11 @@ def _unknown(catalog: Catalog, name: str, fmt: str, what: str = "name") -> int:
             message += (
                 "; TrainerCallback has no such event, so a callback method with this name is never called"
             )
+        else:  # it may be new in a release after the catalogue: say how to cover that release
+            message += (
+                f"; if it is new in a transformers release after {catalog.newest}, cover that release "
+                "with `trainwright catalog add VERSION` (or install it) and ask again"
+            )
     print(f"trainwright explain: {message}", file=sys.stderr)
     if picks:
         print(f"did you mean: {', '.join(picks)}?", file=sys.stderr)

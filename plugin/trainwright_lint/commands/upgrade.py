@@ -16,13 +16,19 @@ import traceback
 from itertools import groupby
 from typing import Any, TextIO
 
-from trainwright_lint.commands.options import add_common_options, plural, prepare_run, report_error
+from trainwright_lint.commands.options import (
+    add_common_options,
+    plural,
+    prepare_run,
+    report_error,
+    report_warnings,
+)
 from trainwright_lint.configuration import LintConfig
 from trainwright_lint.configuration.target import TargetError
 from trainwright_lint.output.rule_meta import rule_url
 from trainwright_lint.runner import display_path
 from trainwright_lint.terminal import printable
-from trainwright_lint.upgrade import Break, UpgradePlan, plan_upgrade, target_of
+from trainwright_lint.upgrade import AlreadyThere, Break, UpgradePlan, asked_version, plan_upgrade, target_of
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -33,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "List what breaks between the project's current transformers target (its requirement, "
             "[tool.trainwright] or --transformers-version) and the release given with --to: per file, "
             "each break, the release where it starts and whether a fix exists there. The question "
-            "'can we move to transformers 5?' is `trainwright upgrade --to 5.24.0`."
+            "'can we move to transformers 5?' is `trainwright upgrade --to 5.25.0`."
         ),
     )
     add_common_options(parser)
@@ -53,6 +59,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         to = target_of(args.to)
         plan = plan_upgrade(files, config, to, jobs=args.jobs, explicit=explicit)
+    except AlreadyThere as exc:
+        print(printable(f"trainwright upgrade: {exc}", sys.stderr), file=sys.stderr)
+        return 0
     except TargetError as exc:
         report_error("upgrade", str(exc))
         return 2
@@ -60,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
         print("trainwright upgrade: internal error, please report it:", file=sys.stderr)
         traceback.print_exc()
         return 2
+    report_warnings("upgrade", list(to.warnings))  # a release past the catalogue: checked as which, and why
     if args.format == "json":
         json.dump(as_json(plan, config), sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -87,7 +97,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _header(plan: UpgradePlan) -> str:
-    return f"{plan.current.describe()}, moving to {plan.to.newest}"
+    asked = asked_version(plan.to)
+    checked = "" if asked == plan.to.newest else f" (checked as {plan.to.newest}, the newest covered release)"
+    origin = "".join(f", {p}" for p in plan.to.provenance)
+    return f"{plan.current.describe()}, moving to {asked}{checked}{origin}"
 
 
 def _fix_text(b: Break) -> str:
@@ -111,7 +124,7 @@ def print_text(plan: UpgradePlan, config: LintConfig, out: TextIO) -> None:
     files = len({b.finding.path for b in plan.breaks})
     fixable = sum(1 for b in plan.breaks if b.fix == "safe")
     summary = (
-        f"{plural(len(plan.breaks), 'break')} in {plural(files, 'file')} on the way to transformers {plan.to.newest} "
+        f"{plural(len(plan.breaks), 'break')} in {plural(files, 'file')} on the way to transformers {asked_version(plan.to)} "
         f"({fixable} with a safe fix; {len(plan.path)} releases checked after {plan.current.newest})"
     )
     if plan.already:
@@ -124,7 +137,8 @@ def print_text(plan: UpgradePlan, config: LintConfig, out: TextIO) -> None:
 def as_json(plan: UpgradePlan, config: LintConfig) -> dict[str, Any]:
     return {
         "current": plan.current.describe(),
-        "to": plan.to.newest,
+        "to": asked_version(plan.to),
+        "checked_as": plan.to.newest,
         "releases_checked": list(plan.path),
         "already_on_current_range": plan.already,
         "breaks": [

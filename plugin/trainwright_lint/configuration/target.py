@@ -13,7 +13,8 @@ Order (the first that applies wins), the same for ``transformers`` and ``trl``:
 Each of 1-3 may be a version (``4.45.2``) or a range (``>=4.44,<4.46``, Poetry's ``^4.44``); a range
 is every catalogued release inside it. Nothing is remapped silently: an exact version the catalogue
 lacks is checked as the nearest catalogued release at or below it, with a warning naming it (4.46.2
--> 4.46.1; 4.99 -> 4.57.6; 5.25.0, newer than the catalogue but in its newest major line, -> 5.24.0);
+-> 4.46.1; 4.99 -> 4.57.6; 5.26.0, newer than the catalogue but in its newest major line, -> 5.25.0,
+with how to cover it: ``trainwright catalog add 5.26.0``);
 a range reaching below the catalogue is checked on the catalogued part, with a warning; a version or
 range entirely outside it (``3.0``, ``<4.30``, ``7.0``, ``>=6``) is a :class:`TargetError` (exit 2)
 naming the catalogue's span, except a project's own declared or installed release entirely below
@@ -23,6 +24,11 @@ the catalogue is rebuilt, and a patch or minor release keeps its line's Trainer 
 than a major one does. For TRL from a declared or installed release (not one the user chose), an
 out-of-catalogue version warns and uses the nearest end of the catalogue instead: a stale TRL pin
 must not stop the lint of a project that has no TRL trainer subclass.
+
+"The catalogue" includes the releases added after it shipped (:mod:`trainwright.catalog.usercache`: the
+installed release when newer, and ``trainwright catalog add``); ``describe()`` names where each of those
+came from. An installed release newer than the catalogue that could not be added (its source unreadable)
+is named by one warning when the range admits it, never dropped without a word.
 
 Why ``packaging`` is imported only for ranges: exact versions (the catalogued ones named on the command
 line, every lock file) are compared with the catalogue's own PEP 440 key, and the pre-commit hook
@@ -70,6 +76,9 @@ class Target:
     # The project's own pin lies entirely below the catalogue (``transformers==4.18.0``): only the rules
     # that hold on every release run, checked against the oldest catalogued one (``RELEASE_DEPENDENT``).
     below_catalogue: bool = False
+    # Where the facts of releases added after the catalogue shipped came from ("5.25.0 from the installed
+    # source"), for those among ``releases``.
+    provenance: tuple[str, ...] = ()
 
     @property
     def newest(self) -> str:
@@ -86,10 +95,11 @@ class Target:
         text = f"{self.library} {self.specifier} ({self.source})"
         exact = _EXACT.match(self.specifier)
         asked = exact["version"] if exact else self.specifier.strip()
+        origin = "".join(f", {p}" for p in self.provenance)
         if self.releases == (asked,):
-            return text
+            return text + origin
         span = self.releases[0] if len(self.releases) == 1 else f"{self.releases[0]}–{self.releases[-1]}"
-        return f"{text} → {span}"
+        return f"{text} → {span}{origin}"
 
 
 def _same(a: str, b: str, key) -> bool:  # type: ignore[no-untyped-def]
@@ -117,6 +127,19 @@ def resolve_project_target(
     read (``None``: do not read any). Raises :class:`TargetError` (a ``ValueError``) when no
     catalogued release can stand for the requested one.
     """
+    from trainwright.catalog import load_catalog
+
+    target = _project_target(library, project_root, option, configured, option_name)
+    return replace(target, provenance=load_catalog(library).provenance(target.releases))
+
+
+def _project_target(
+    library: str,
+    project_root: Path | None,
+    option: str | None,
+    configured: str | None,
+    option_name: str | None,
+) -> Target:
     from trainwright.catalog import installed_version, load_catalog
 
     catalog = load_catalog(library)
@@ -276,12 +299,16 @@ def _releases(
         lower = _lower_bound(spec)
         reaches_below = _admits_below(spec, versions[0], version_key)
     if inside:
+        notes = []
         if reaches_below:
             part = inside[0] if len(inside) == 1 else f"{inside[0]}–{inside[-1]}"
-            return inside, (
+            notes.append(
                 f"{asked} reaches below the catalogue ({span}); checking only its catalogued part, {part}"
             )
-        return inside, None
+        newer = _uncovered_installed(library, versions[-1])
+        if newer is not None and not exact and spec.contains(newer, prereleases=True):
+            notes.append(f"{asked} admits {newer} (installed), {_not_covered(library, newer, span)}")
+        return inside, "; ".join(notes) or None
     key = version_key(lower) if lower is not None else None
     newest_key = version_key(versions[-1])
     if key is not None and version_key(versions[0]) <= key:
@@ -293,9 +320,10 @@ def _releases(
                 f"{'it' if exact else 'its lower bound'}"
             )
         if key[1][0] == newest_key[1][0]:
+            shown = "" if exact else f": its lower bound {lower}"
             return (versions[-1],), (
-                f"{asked} is newer than the catalogue ({span}); checking {versions[-1]}, the newest "
-                "catalogued release (a newer trainwright may cover it)"
+                f"{asked}{shown} {_not_covered(library, lower, span)}; checking {versions[-1]}, the newest "
+                "covered release, instead"
             )
     if not strict:
         edge = versions[0] if key is None or key < newest_key else versions[-1]
@@ -304,9 +332,38 @@ def _releases(
             f"against {edge}"
         )
     error = _BelowCatalogue if key is None or key < version_key(versions[0]) else TargetError
+    cover = (
+        "" if error is _BelowCatalogue else f" (a newer release: `trainwright catalog add {lower}` covers it)"
+    )
     raise error(
         f"{asked} is outside the catalogue ({span}): there is no catalogued release to check against. "
-        f"Pass {option} with a release in {span}, or set [tool.trainwright] {library}-version"
+        f"Pass {option} with a release in {span}, or set [tool.trainwright] {library}-version{cover}"
+    )
+
+
+def _uncovered_installed(library: str, newest: str) -> str | None:
+    """The installed release when it is newer than every covered one: it could not be added (see
+    ``Catalog.problems``), so a range admitting it must say so."""
+    from trainwright.catalog import installed_version
+    from trainwright.catalog.versions import version_key
+
+    installed = installed_version(library)
+    try:
+        return installed if installed is not None and version_key(installed) > version_key(newest) else None
+    except ValueError:
+        return None
+
+
+def _not_covered(library: str, version: str, span: str) -> str:
+    """``is newer than the catalogue (...) and not checked ...; cover it with ...``: the one statement
+    every way of reaching past the catalogue ends with (pin, range, ``upgrade --to``)."""
+    from trainwright.catalog import load_catalog
+
+    why = "".join(f" ({p})" for p in load_catalog(library).problems)
+    flag = "" if library == "transformers" else f" --library {library}"
+    return (
+        f"is newer than the catalogue ({span}) and not checked{why}; cover it with "
+        f"`trainwright catalog add {version}{flag}` (or install it where trainwright runs)"
     )
 
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Mapping
 from functools import cache, cached_property
 from types import MappingProxyType
 from typing import Any
 
+from trainwright.catalog import usercache
+from trainwright.catalog.additions import APPENDERS, append_release
+from trainwright.catalog.distributions import metadata_folders
 from trainwright.catalog.guidance import GuidanceBook, load_guidance_book
 from trainwright.catalog.legacy import LegacyMethod, LegacyNames, load_legacy
 from trainwright.catalog.model import (
@@ -219,12 +221,25 @@ class VersionView:
 class Catalog:
     """Trainer API of one library across its covered releases (see the module docstring)."""
 
-    def __init__(self, raw: dict[str, Any], guidance: GuidanceBook) -> None:
+    def __init__(
+        self,
+        raw: dict[str, Any],
+        guidance: GuidanceBook,
+        added: tuple[usercache.AddedRelease, ...] = (),
+        problems: tuple[str, ...] = (),
+    ) -> None:
         if raw.get("format") != SUPPORTED_FORMAT:
             raise ValueError(
                 f"catalogue data format {raw.get('format')!r} is not supported (expected {SUPPORTED_FORMAT}); "
                 "regenerate it with scripts/build_catalog.py"
             )
+        #: The newest release of the shipped data; ``added`` are the releases after it (see usercache).
+        self.shipped_newest: str = raw["versions"][-1]
+        self.added = added
+        #: Why a newer installed release could not be covered (shown as warnings by the linter).
+        self.problems = problems
+        for release in added:
+            append_release(raw, release.version, release.record["release"])
         self._raw = raw
         self._book = guidance
         self.library: str = raw["library"]
@@ -245,6 +260,18 @@ class Catalog:
     @property
     def newest(self) -> str:
         return self.versions[-1]
+
+    def provenance(self, releases: tuple[str, ...] | None = None) -> tuple[str, ...]:
+        """Where the facts of each added release among ``releases`` (default all) came from:
+        ``("5.25.0 from the installed source",)``; empty when every one is shipped."""
+        wanted = None if releases is None else set(releases)
+        return tuple(a.provenance for a in self.added if wanted is None or a.version in wanted)
+
+    def _extend_fact(self, fact: str, doc: dict[str, Any]) -> dict[str, Any]:
+        """A shipped fact document with the added releases appended (their records carry each fact)."""
+        for release in self.added:
+            APPENDERS[fact](doc, release.version, release.record["facts"][fact])
+        return doc
 
     @property
     def oldest(self) -> str:
@@ -425,19 +452,19 @@ class Catalog:
         :func:`trainwright.catalog.fingerprint.statement_fingerprints` of a user's override.
         """
         if self._upstream is None:
-            self._upstream = load_upstream(self, DATA_DIR)
+            self._upstream = load_upstream(self, DATA_DIR, self._extend_fact)
         return self._upstream
 
     @property
     def _modules(self) -> ModuleFacts:
         if self._module_facts is None:
-            self._module_facts = load_module_facts(self, DATA_DIR)
+            self._module_facts = load_module_facts(self, DATA_DIR, self._extend_fact)
         return self._module_facts
 
     @property
     def _arguments(self) -> ArgumentFacts:
         if self._argument_facts is None:
-            self._argument_facts = load_argument_facts(self, DATA_DIR)
+            self._argument_facts = load_argument_facts(self, DATA_DIR, self._extend_fact)
         return self._argument_facts
 
     def export_modules(self) -> tuple[str, ...]:
@@ -726,36 +753,46 @@ def load_catalog(library: str = "transformers") -> Catalog:
             )
         )
         raise ValueError(f"no catalogue for library {library!r} (available: {available})") from None
-    return Catalog(json.loads(text), load_guidance_book(library))
+    raw = json.loads(text)
+    added, problems = _added_releases(library, raw["versions"][-1])
+    return Catalog(raw, load_guidance_book(library), added, problems)
+
+
+def _added_releases(library: str, newest: str) -> tuple[tuple[usercache.AddedRelease, ...], tuple[str, ...]]:
+    """Releases after the shipped ``newest``: ``catalog add`` ones, and the installed one (it wins for its
+    version: it is the code that runs). A source that cannot be read is a problem, never a crash."""
+    if library not in usercache.LIBRARIES:
+        return (), ()
+    by_version = {a.version: a for a in usercache.added_releases(library, newest)}
+    problems: tuple[str, ...] = ()
+    try:
+        installed = usercache.installed_release(library, newest)
+    except Exception as exc:  # noqa: BLE001 - any failure to read it leaves it uncovered, with a warning
+        installed = None
+        problems = (
+            f"the installed {library} is newer than the catalogue but its facts could not be read: {exc}",
+        )
+    if installed is not None:
+        by_version[installed.version] = installed
+    ordered = sorted(by_version, key=version_key)
+    return tuple(by_version[v] for v in ordered), problems
 
 
 def installed_version(dist: str = "transformers") -> str | None:
     """Version of an installed distribution from its metadata; never imports the package itself.
 
-    Read from the ``<name>-<version>.dist-info`` folder names on ``sys.path`` (the wheel spec puts the
-    version there) rather than with ``importlib.metadata``, which costs 40 ms per lookup, most of a
-    pre-commit hook's start-up; ``.egg-info`` metadata (old develop installs) is read too."""
-    wanted = _normalise(dist)
-    for entry in sys.path or ["."]:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for name in names:
-            if name.endswith(".dist-info"):
-                stem = name[: -len(".dist-info")]
-                project, _, version = stem.partition("-")
-                if _normalise(project) == wanted and version:
-                    return version
-            elif name.endswith(".egg-info") and _normalise(name[: -len(".egg-info")].split("-")[0]) == wanted:
-                version = _pkg_info_version(os.path.join(entry or ".", name))
-                if version:
-                    return version
+    Read from the ``<name>-<version>.dist-info`` folder names on ``sys.path``
+    (:mod:`trainwright.catalog.distributions`); ``.egg-info`` metadata (old develop installs) is read too."""
+    for entry, name in metadata_folders(dist):
+        if name.endswith(".dist-info"):
+            version = name[: -len(".dist-info")].partition("-")[2]
+            if version:
+                return version
+        else:
+            version = _pkg_info_version(os.path.join(entry, name))
+            if version:
+                return version
     return None
-
-
-def _normalise(name: str) -> str:
-    return name.replace("-", "_").replace(".", "_").lower()
 
 
 def _pkg_info_version(path: str) -> str | None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from trainwright.catalog.fingerprint import NORMALISER_VERSION
@@ -197,7 +197,12 @@ class UpstreamFingerprints:
         return self._mros[key]
 
 
-def load_upstream(catalog: CatalogReleases, data_dir: str) -> UpstreamFingerprints:
+def load_upstream(
+    catalog: CatalogReleases,
+    data_dir: str,
+    extend: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
+) -> UpstreamFingerprints:
+    """``extend(fact, document)`` appends releases newer than the shipped data (``Catalog._extend_fact``)."""
     path = os.path.join(data_dir, f"{catalog.library}-fingerprints.json")
     try:
         with open(path, encoding="utf-8") as handle:
@@ -206,4 +211,4 @@ def load_upstream(catalog: CatalogReleases, data_dir: str) -> UpstreamFingerprin
         raise ValueError(
             f"no upstream fingerprints for {catalog.library} ({path}); regenerate the catalogue"
         ) from None
-    return UpstreamFingerprints(catalog, raw)
+    return UpstreamFingerprints(catalog, raw if extend is None else extend("fingerprints", raw))

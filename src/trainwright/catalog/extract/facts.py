@@ -1,8 +1,10 @@
 """Shared extraction for the catalogue builders: module namespaces, star-import exports, class graphs,
 dataclass fields, argument renames and statement fingerprints, read with ``ast`` from one release.
 
-Maintainer code used by ``scripts/build_catalog.py`` (transformers) and ``scripts/build_trl_catalog.py``
-(TRL); nothing here is imported at run time by ``trainwright``. Every fact is computed per release and then
+Used by the catalogue builders (``scripts/build_catalog.py``, ``scripts/build_trl_catalog.py``) and, at run
+time, by :mod:`trainwright.catalog.additions` to cover a release newer than the shipped catalogue from its
+installed source or a downloaded wheel: the same code both ways, so a release added by a user has exactly the
+facts the builder would have shipped. Only ``ast`` reads the source; nothing is imported from it. Every fact is computed per release and then
 merged into ``[first, last, value]`` release ranges (``merge_*``), the same convention as ``<library>.json``.
 
 How names are resolved (:class:`Resolver`): each module's top-level statements are read once into a
@@ -20,6 +22,7 @@ resolves to ``<module>.<name>`` and is then canonicalised by the caller (``exter
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 import sys
@@ -28,10 +31,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT / "src") not in sys.path:
-    sys.path.insert(0, str(ROOT / "src"))
 
 from trainwright.catalog.fingerprint import NORMALISER_VERSION, fingerprint_set
 
@@ -44,6 +43,13 @@ def wanted(dotted: str) -> bool:
 
 
 # ------------------------------------------------------------------------------ shared with the builders
+
+
+@functools.lru_cache(maxsize=16)
+def parse_source(text: str) -> ast.Module:
+    """``ast.parse``, shared: one release's extraction reads ``trainer.py`` (~6,000 lines) in four places,
+    and parsing it once instead of four times is a third of a first run's cost. Trees are never mutated."""
+    return ast.parse(text)
 
 
 def class_body_statements(body: list[ast.stmt]) -> Iterable[ast.stmt]:
@@ -124,7 +130,7 @@ class Package:
             return None
         if path not in self._trees:
             try:
-                self._trees[path] = ast.parse(self.text(module) or "")
+                self._trees[path] = parse_source(self.text(module) or "")
             except SyntaxError:
                 self._trees[path] = None
         return self._trees[path]
@@ -894,7 +900,9 @@ def write_facts(
         "fingerprints": merge_fingerprints(
             package, generator, versions, {v: f["fingerprints"] for v, f in release_facts.items()}
         ),
-        "modules": merge_modules(package, generator, versions, {v: f["modules"] for v, f in release_facts.items()}),
+        "modules": merge_modules(
+            package, generator, versions, {v: f["modules"] for v, f in release_facts.items()}
+        ),
         "arguments": merge_arguments(
             package, generator, versions, {v: f["arguments"] for v, f in release_facts.items()}
         ),
