@@ -7,6 +7,12 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The linter caches facts about releases newer than the catalogue in the user cache folder: tests get a
+# folder of their own, so a `trainwright catalog add` run earlier on this machine cannot change what they see.
+if "TRAINWRIGHT_TESTS_KEEP_CACHE" not in os.environ:
+    import tempfile
+
+    os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="tw-test-cache-")
 
 try:  # the lint-only test subset must run without torch installed
     import torch
