@@ -175,7 +175,7 @@ def fix_findings(
                 path,
                 relinter(path, config, workspace),
                 unsafe=unsafe,
-                first=known,
+                first=(result.linted[path], known) if result is not None and path in result.linted else None,
                 prior=(unit.source, unit.tree) if unit is not None else None,
             )
         except FixError as exc:

@@ -33,7 +33,7 @@ from trainwright_lint.engine import enabled_rules, lint_unit, target_releases, t
 from trainwright_lint.finding import NOT_LINTED, Finding, not_linted
 from trainwright_lint.project.model import ProjectModel, split_key
 from trainwright_lint.project.summary import ModuleSummary, instance_stores, summarise
-from trainwright_lint.sourcefile import read_source, unreadable_reason
+from trainwright_lint.sourcefile import read_source, text_digest, unreadable_reason
 from trainwright_lint.supervisor import Beat
 
 if TYPE_CHECKING:
@@ -72,6 +72,8 @@ class LintResult:
     model: ProjectModel | None = None
     workspace: Workspace | None = None  # in-process runs: the parsed files, for a fix pass to reuse
     named: dict[str, str] = field(default_factory=dict)  # real path -> the path given, where they differ
+    #: path -> ``text_digest`` of the text its findings were computed from (a fix trusts them only there)
+    linted: dict[str, bytes] = field(default_factory=dict)
     followup: Any = None  # what ``lint_files``'s ``then`` returned
 
 
@@ -148,20 +150,22 @@ def _parse(state: _State, path: str, keep: bool = True) -> tuple[ModuleSummary |
     return summary, None
 
 
-def _lint(state: _State, path: str) -> tuple[list[Finding], dict[str, float]]:
+def _lint(state: _State, path: str) -> tuple[list[Finding], dict[str, float], bytes]:
+    """The file's findings, the rules' timings, and the digest of the text they were computed from."""
     unit = state.workspace.unit(path)
     if unit is None:
-        return [not_linted(path, "cannot read or parse file")], {}
+        return [not_linted(path, "cannot read or parse file")], {}, b""
     lines = unit.lines
+    digest = text_digest(unit.source)
     if noqa.file_is_skipped(lines, unit.source):
-        return [], {}
+        return [], {}, digest
     rules = enabled_rules(state.config, path)
     timings: dict[str, float] = {}
     try:
         findings = lint_unit(unit, state.workspace, target_releases(state.config), rules, timings)
     except RecursionError:
-        return [not_linted(path, "skipped: nested too deeply for the rules (RecursionError)")], timings
-    return noqa.filter_noqa(findings, lines), timings
+        return [not_linted(path, "skipped: nested too deeply for the rules (RecursionError)")], timings, digest
+    return noqa.filter_noqa(findings, lines), timings, digest
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -443,7 +447,7 @@ def _lint_files(
                 if report_tw000:
                     result.findings.append(not_linted(path, problem))
                 continue
-            findings, timings = value
+            findings, timings, result.linted[path] = value
             result.findings += [f for f in findings if f.code != NOT_LINTED or report_tw000]
             for code, seconds in timings.items():
                 result.rule_seconds[code] = result.rule_seconds.get(code, 0.0) + seconds

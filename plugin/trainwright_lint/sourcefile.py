@@ -9,6 +9,7 @@ without a coding line) cannot run either, so it is reported, not skipped: the re
 
 from __future__ import annotations
 
+import hashlib
 import io
 import tokenize
 
@@ -37,6 +38,13 @@ def decode_source(data: bytes) -> str | None:
     if "coding" in text[: text.find("\n", text.find("\n") + 1) + 1 or len(text)]:
         return _declared(data) or text  # a coding line (PEP 263: on line 1 or 2) that names another codec
     return text
+
+
+def text_digest(text: str) -> bytes:
+    """What identifies one decoded text: the lint records it for every file it linted, and the fixer
+    applies the lint's edits (addressed by line and column) only to a snapshot with the same digest.
+    Any other text (a save during the lint) is linted again before anything is changed."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def read_source(path: str) -> str | None:

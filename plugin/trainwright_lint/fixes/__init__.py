@@ -32,6 +32,7 @@ from trainwright_lint.edits import Edit
 from trainwright_lint.finding import Finding
 from trainwright_lint.fixes import segment
 from trainwright_lint.rules import RULES, Rule
+from trainwright_lint.sourcefile import text_digest
 
 Fixer = Callable[[Sequence[Edit]], cst.CSTTransformer]
 
@@ -110,11 +111,14 @@ def fix_bytes(
     lint: Linter,
     *,
     unsafe: bool = False,
-    first: Sequence[Finding] | None = None,
+    first: tuple[bytes, Sequence[Finding]] | None = None,
     prior: tuple[str, ast.Module] | None = None,
 ) -> FixOutcome:
     """Fix ``data`` (a whole file) to a fixpoint. ``lint(code, tree)`` returns the findings of a source
-    text (with their edits); ``first`` are the findings already known for ``data`` (skips one lint);
+    text (with their edits); ``first`` is findings already known and the ``text_digest`` of the text
+    they were computed from: used (skipping one lint) only when ``data`` decodes to that very text.
+    Their edits are addressed by line and column, so on any other text (the file was saved while the
+    project was linted) they would rewrite whatever now stands there: that text is linted afresh.
     ``prior`` is a text the lint already parsed and its tree, used when ``data`` still holds that
     text (skips one parse). Raises ``FixError`` when the file or a fixed version of it does not parse.
 
@@ -128,8 +132,8 @@ def fix_bytes(
         tree: ast.Module | None = None  # the tree of ``text``, once parsed
         if prior is not None and prior[0] == text:
             tree = prior[1]
-        if first is not None:
-            findings = list(first)
+        if first is not None and first[0] == text_digest(text):
+            findings = list(first[1])
         else:
             tree = tree if tree is not None else segment.parse_tree(text, path)
             findings = lint(text, tree)
