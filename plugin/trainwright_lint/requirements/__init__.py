@@ -35,6 +35,7 @@ from trainwright_lint.requirements.locks import LOCK_FILES, read_lock
 from trainwright_lint.requirements.model import Declared
 from trainwright_lint.requirements.pep508 import normalise
 from trainwright_lint.requirements.pyproject import read_pyproject
+from trainwright_lint.requirements.ranges import TooManyAlternatives, combine
 from trainwright_lint.requirements.reqfiles import candidate_files, read_requirements_file
 from trainwright_lint.requirements.setuptools import read_setup_cfg, read_setup_py
 
@@ -73,7 +74,7 @@ def find_declaration(root: Path, library: str, problems: list[str]) -> Declarati
         except (RecursionError, MemoryError) as exc:
             problems.append(f"{name}: cannot read: nested too deeply ({exc.__class__.__name__}); ignored")
             continue
-        declaration = _combine(declared, library, root)
+        declaration = _combine(declared, library, root, problems)
         if declaration is not None:
             return declaration
     return None
@@ -113,25 +114,24 @@ def _read_pyproject(path: Path, library: str, problems: list[str]) -> list[Decla
     return read_pyproject(data, path, library, problems)
 
 
-def _intersect(a: str, b: str) -> str:
-    return ",".join(p for p in (a, b) if p)
-
-
-def _combine(declared: list[Declared], library: str, root: Path) -> Declaration | None:
+def _combine(declared: list[Declared], library: str, root: Path, problems: list[str]) -> Declaration | None:
     versioned = [d for d in declared if d.versioned]
     if not versioned:
         return None
     required = [d for d in versioned if d.required and not d.constraint]
     optional = [d for d in versioned if not d.required and not d.constraint]
     chosen = (required or optional) + [d for d in versioned if d.constraint]
-    alternatives: tuple[str, ...] = ("",)
+    files = dict.fromkeys(_relative(d.file, root) for d in chosen)
+    try:
+        alternatives = combine([d.alternatives for d in chosen])
+    except TooManyAlternatives as exc:
+        problems.append(f"{', '.join(files)}: {exc}; not used")
+        return None
     shown: list[str] = []
     for d in chosen:
-        alternatives = tuple(dict.fromkeys(_intersect(a, b) for a in alternatives for b in d.alternatives))
         text = d.display if len(d.alternatives) == 1 or len(chosen) == 1 else f"({d.display})"
         if text not in shown:
             shown.append(text)
-    files = dict.fromkeys(_relative(d.file, root) for d in chosen)
     return Declaration(
         library=library,
         display=",".join(shown),
