@@ -33,7 +33,7 @@ from trainwright_lint.engine import enabled_rules, lint_unit, target_releases, t
 from trainwright_lint.finding import NOT_LINTED, Finding, not_linted
 from trainwright_lint.project.model import ProjectModel, split_key
 from trainwright_lint.project.summary import ModuleSummary, instance_stores, summarise
-from trainwright_lint.sourcefile import read_source, text_digest, unreadable_reason
+from trainwright_lint.sourcefile import fix_blocker, read_source, text_digest, unreadable_reason
 from trainwright_lint.supervisor import Beat
 
 if TYPE_CHECKING:
@@ -165,7 +165,16 @@ def _lint(state: _State, path: str) -> tuple[list[Finding], dict[str, float], by
         findings = lint_unit(unit, state.workspace, target_releases(state.config), rules, timings)
     except RecursionError:
         return [not_linted(path, "skipped: nested too deeply for the rules (RecursionError)")], timings, digest
-    return noqa.filter_noqa(findings, lines), timings, digest
+    return withhold_fixes(noqa.filter_noqa(findings, lines), unit.source), timings, digest
+
+
+def withhold_fixes(findings: list[Finding], source: str) -> list[Finding]:
+    """``findings`` without their fixes when the fixer could not apply them to ``source``
+    (``sourcefile.fix_blocker``): lint must never mark ``[*]`` a fix that ``fix`` then refuses."""
+    blocker = fix_blocker(source)
+    if blocker is None:
+        return findings
+    return [replace(f, fix=None, fix_note=blocker) if f.fix is not None else f for f in findings]
 
 
 # ----------------------------------------------------------------------------------------------------

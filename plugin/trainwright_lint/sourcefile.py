@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 import tokenize
 
 _UTF8_BOM = b"\xef\xbb\xbf"
@@ -54,6 +55,10 @@ def _too_large(path: str) -> str | None:
 def decode_source(data: bytes) -> str | None:
     """The text Python would read from ``data``; ``None`` when it cannot decode it."""
     if data.startswith(_UTF8_BOM):  # the "utf-8-sig" codec is slower
+        try:  # a BOM beside a coding line naming another codec: Python refuses the file
+            tokenize.detect_encoding(io.BytesIO(data).readline)
+        except SyntaxError:
+            return None
         data = data[3:]
     try:
         text = data.decode("utf-8")
@@ -71,6 +76,24 @@ def text_digest(text: str) -> bytes:
     applies the lint's edits (addressed by line and column) only to a snapshot with the same digest.
     Any other text (a save during the lint) is linted again before anything is changed."""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+_INDENT = re.compile(r"^([ \t\f]*)\S", re.MULTILINE)
+
+
+def fix_blocker(text: str) -> str | None:
+    """Why the fixer cannot rewrite ``text`` although every rule's fix is valid, else ``None``: lint
+    then shows no ``[*]`` (``fix_note`` says why), so that lint and fix agree. libcst's tokenizer
+    cannot read a form feed inside a line's indentation (one alone on a line, or before code in
+    column 0, it reads)."""
+    if "\f" not in text:
+        return None
+    for match in _INDENT.finditer(text):
+        indent = match[1]
+        if "\f" in indent and indent.strip("\f"):
+            line = text.count("\n", 0, match.start()) + 1
+            return f"no automatic fix: line {line} has a form feed inside its indentation"
+    return None
 
 
 def read_source(path: str) -> str | None:
@@ -98,6 +121,11 @@ def unreadable_reason(path: str) -> str:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
+        if data.startswith(_UTF8_BOM):
+            return (
+                "cannot decode: a UTF-8 byte-order mark with a coding line naming another encoding (Python "
+                "refuses the file: encoding problem with BOM); remove the mark or the coding line"
+            )
         return f"cannot decode: {exc.msg}"
     if encoding.replace("_", "-").lower() in ("utf-8", "utf-8-sig"):
         try:
