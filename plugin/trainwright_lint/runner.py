@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import gc
 import os
+import re
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -139,15 +141,25 @@ def _parse(state: _State, path: str, keep: bool = True) -> tuple[ModuleSummary |
     try:
         tree = parse_source(source, path)
     except SyntaxError as exc:
-        return None, not_linted(
-            path, f"cannot parse ({exc.__class__.__name__}: {exc.msg})", exc.lineno, exc.offset
-        )
+        reason = f"cannot parse ({exc.__class__.__name__}: {exc.msg}){_newer_syntax(exc)}"
+        return None, not_linted(path, reason, exc.lineno, exc.offset)
     except _PARSE_ERRORS as exc:
         return None, not_linted(path, f"cannot parse ({exc.__class__.__name__}: {exc})")
     summary = summarise(tree, path, source, state.words, state.workspace.tracked)
     if keep:
         state.workspace.add(FileUnit(path, source, tree, summary))
     return summary, None
+
+
+_GENERIC_CLASS = re.compile(r"^\s*class\s+\w+\s*\[")
+
+
+def _newer_syntax(exc: SyntaxError) -> str:
+    """A hint when the line that failed is syntax of a newer Python than this one: a generic class
+    (``class T[X](Trainer):``, PEP 695) is Python 3.12+, and this interpreter's ``ast`` rejects it."""
+    if sys.version_info < (3, 12) and _GENERIC_CLASS.match(exc.text or ""):
+        return "; class type parameters (PEP 695) need Python 3.12 or later: run trainwright on it to lint this file"
+    return ""
 
 
 def _lint(state: _State, path: str) -> tuple[list[Finding], dict[str, float], bytes]:
