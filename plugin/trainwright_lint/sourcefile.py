@@ -67,7 +67,7 @@ def decode_source(data: bytes) -> str | None:
     if "\0" in text and _looks_utf16(data):
         return None  # UTF-16 of ASCII text is valid UTF-8, with a NUL byte after every letter
     if "coding" in text[: text.find("\n", text.find("\n") + 1) + 1 or len(text)]:
-        return _declared(data) or text  # a coding line (PEP 263: on line 1 or 2) that names another codec
+        return _as_declared(data, text)  # a coding line (PEP 263: on line 1 or 2) may name another codec
     return text
 
 
@@ -146,6 +146,19 @@ def _declared(data: bytes) -> str | None:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         if encoding.replace("_", "-").lower() in ("utf-8", "utf-8-sig"):
             return None
+        return data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return None
+
+
+def _as_declared(data: bytes, utf8: str) -> str | None:
+    """``data`` as its coding line declares (``utf8`` when that is UTF-8); ``None`` when Python would
+    refuse it. Falling back to UTF-8 linted a ``# coding: ascii`` file with non-ASCII bytes, which
+    Python cannot run and the fixer (rightly) refused: lint offered fixes that fix then refused."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        if encoding.replace("_", "-").lower() in ("utf-8", "utf-8-sig"):
+            return utf8
         return data.decode(encoding)
     except (SyntaxError, LookupError, UnicodeDecodeError):
         return None
