@@ -19,10 +19,14 @@ _UTF8_BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
-#: the largest source file linted (4 MiB, three times the largest ``.py`` in torch, transformers and
-#: their dependencies). Parsing costs about 450 times a file's size for data literals: one 20 MB data
-#: file took 9.3 GB and ended the whole run in ``MemoryError``. A larger file is one TW000.
-MAX_SOURCE_BYTES = 4 << 20
+#: the largest source file read at all (32 MiB; the largest ``.py`` in torch, transformers and their
+#: dependencies is 1.4 MB). A larger file is one TW000 and is never read past this.
+MAX_SOURCE_BYTES = 32 << 20
+#: the most "items" (commas plus lines) a file may hold to be parsed. ``ast`` memory follows the nodes,
+#: not the bytes: a 20 MB data literal (5 million list items) took 9.3 GB and ended the whole run in
+#: ``MemoryError``, while ten megabytes of comments cost little. A million items is about 2 GB at the
+#: parse's peak; the largest real source seen has under 60,000.
+MAX_PARSE_ITEMS = 1_000_000
 
 
 def read_bytes(path: str) -> bytes | None:
@@ -38,18 +42,31 @@ def read_bytes(path: str) -> bytes | None:
     return None if len(data) > MAX_SOURCE_BYTES else data
 
 
+def parse_items(text: str) -> int:
+    """What parsing ``text`` costs in memory, roughly: its commas and lines (two passes in C)."""
+    return text.count(",") + text.count("\n")
+
+
 def _too_large(path: str) -> str | None:
-    """The TW000 reason for a file over the size limit, else ``None``."""
+    """The TW000 reason for a file over a size limit, else ``None``."""
     try:
         size = os.stat(path).st_size
     except OSError:
         return None
-    if size <= MAX_SOURCE_BYTES:
-        return None
-    return (
-        f"skipped: {size / 2**20:.1f} MiB is over the {MAX_SOURCE_BYTES >> 20} MiB a source file may have "
-        "(parsing it would take many times that in memory); exclude generated or data files"
-    )
+    if size > MAX_SOURCE_BYTES:
+        return (
+            f"skipped: {size / 2**20:.1f} MiB is over the {MAX_SOURCE_BYTES >> 20} MiB a source file may "
+            "have; exclude generated or data files"
+        )
+    data = read_bytes(path)
+    text = decode_source(data) if data is not None else None
+    if text is not None and parse_items(text) > MAX_PARSE_ITEMS:
+        return (
+            f"skipped: {parse_items(text):,} items (commas and lines) are over the {MAX_PARSE_ITEMS:,} a "
+            "source file may have (parsing takes about 2 KB of memory per item); exclude generated or "
+            "data files"
+        )
+    return None
 
 
 def decode_source(data: bytes) -> str | None:
@@ -97,10 +114,11 @@ def fix_blocker(text: str) -> str | None:
 
 
 def read_source(path: str) -> str | None:
-    """``path``'s text as Python reads it; ``None`` when it cannot be read or decoded
-    (:func:`unreadable_reason` says why)."""
+    """``path``'s text as Python reads it; ``None`` when it cannot be read or decoded, or is over a
+    size limit (:func:`unreadable_reason` says why)."""
     data = read_bytes(path)
-    return None if data is None else decode_source(data)
+    text = None if data is None else decode_source(data)
+    return None if text is None or parse_items(text) > MAX_PARSE_ITEMS else text
 
 
 def unreadable_reason(path: str) -> str:
