@@ -22,6 +22,7 @@ A failure is returned with the seed that reproduces it (``scripts/fuzz.py --repl
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import json
@@ -106,7 +107,7 @@ def check_program(data: bytes, path: str) -> str | None:
     if wanted(first.remaining, unsafe=False):
         return f"safe fixes left after fix: {[f.message for f in wanted(first.remaining, False)]}"
     if first.changed:
-        compile(decode_source(first.fixed) or "", path, "exec", dont_inherit=True)  # the fixed file parses
+        ast.parse(decode_source(first.fixed) or "", path)  # the fixed file parses (as the input did)
         second = fix_bytes(first.fixed, path, lint)
         if second.fixed != first.fixed:
             return "a second fix changed the file again"
