@@ -80,7 +80,7 @@ def decode_source(data: bytes) -> str | None:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return _declared(data)
+        return _as_declared(data, None)
     if "\0" in text and _looks_utf16(data):
         return None  # UTF-16 of ASCII text is valid UTF-8, with a NUL byte after every letter
     if "coding" in text[: text.find("\n", text.find("\n") + 1) + 1 or len(text)]:
@@ -157,21 +157,9 @@ def unreadable_reason(path: str) -> str:
     return f"cannot decode: the bytes are not valid {encoding}, the encoding its coding line declares"
 
 
-def _declared(data: bytes) -> str | None:
-    """``data`` decoded as its coding line declares; ``None`` when that is UTF-8 (the caller decoded
-    it as such already) or fails."""
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        if encoding.replace("_", "-").lower() in ("utf-8", "utf-8-sig"):
-            return None
-        return data.decode(encoding)
-    except (SyntaxError, LookupError, UnicodeDecodeError):
-        return None
-
-
-def _as_declared(data: bytes, utf8: str) -> str | None:
-    """``data`` as its coding line declares (``utf8`` when that is UTF-8); ``None`` when Python would
-    refuse it. Falling back to UTF-8 linted a ``# coding: ascii`` file with non-ASCII bytes, which
+def _as_declared(data: bytes, utf8: str | None) -> str | None:
+    """``data`` as its coding line declares (``utf8``, the caller's UTF-8 decoding if it had one, when
+    that is UTF-8); ``None`` when Python would refuse it. Falling back to UTF-8 linted a ``# coding: ascii`` file with non-ASCII bytes, which
     Python cannot run and the fixer (rightly) refused: lint offered fixes that fix then refused."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
