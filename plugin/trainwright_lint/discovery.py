@@ -10,6 +10,7 @@ warnings when the given paths hold no Python file or name excluded paths (:func:
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -87,7 +88,14 @@ def _translate(glob: str) -> str:
     return f"^{prefix}{body}(?:/.*)?$"
 
 
-def parse_patterns(lines: Iterable[str], base: str = "") -> list[Pattern]:
+#: what a pattern git can never match compiles to (``[z-a]``: git's wildmatch matches nothing with it)
+_NEVER = re.compile(r"(?!)")
+
+
+def parse_patterns(lines: Iterable[str], base: str = "", *, strict: bool = False) -> list[Pattern]:
+    """``lines`` of a ``.gitignore`` (or the ``exclude`` setting) compiled. A line no path can match
+    (a reversed range ``[z-a]``, a trailing backslash) matches nothing, as in git; with ``strict`` (the
+    user's own ``exclude`` setting) it is a ``ValueError`` naming the pattern instead."""
     patterns = []
     for raw in lines:
         line = raw.rstrip("\n").rstrip()
@@ -98,7 +106,15 @@ def parse_patterns(lines: Iterable[str], base: str = "") -> list[Pattern]:
             line = line[1:]
         line = line.removeprefix("\\")
         dir_only = line.endswith("/")
-        regex = re.compile(_translate(line.rstrip("/") or line))
+        try:
+            regex = re.compile(_translate(line.rstrip("/") or line))
+        except re.error as exc:
+            if strict:
+                raise ValueError(
+                    f'[tool.trainwright] exclude "{raw.strip()}": not a valid pattern ({exc.msg}); '
+                    "write ranges low to high, e.g. [a-z]"
+                ) from None
+            regex = _NEVER
         patterns.append(Pattern(regex, negate, dir_only, base, raw.strip()))
     return patterns
 
@@ -145,12 +161,17 @@ def iter_python_files(
 ) -> Iterator[Path]:
     """Python files under ``paths`` in a stable order, honouring .gitignore files and ``exclude``."""
     root = root.resolve()
-    config_patterns = parse_patterns(exclude)
+    config_patterns = parse_patterns(exclude, strict=True)
     seen: set[Path] = set()
     for given in paths:
         start = Path(given)
-        resolved = start.resolve()
+        resolved = real_path(start)
         rel_of = _rel_fn(root)
+        if _is_looping_link(resolved):  # named, so linted: reported as a file that cannot be read
+            if resolved not in seen:
+                seen.add(resolved)
+                yield start
+            continue
         if resolved.is_file():
             excluded = force_exclude and is_ignored(rel_of(resolved), False, config_patterns)
             if resolved not in seen and not excluded:
@@ -182,26 +203,71 @@ def _rel_fn(root: Path):  # type: ignore[no-untyped-def]
     return rel
 
 
+def real_path(path: str | Path) -> Path:
+    """``path`` with links resolved, as ``Path.resolve`` does, but a link that loops stays as it is
+    instead of raising ``RuntimeError`` (Python 3.11): discovery reports such a file, never crashes."""
+    return Path(os.path.realpath(path))
+
+
+def _is_looping_link(path: Path) -> bool:
+    """A symbolic link whose resolution loops (``a.py -> a.py``): ``stat`` says ``ELOOP``."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
+def _is_python_file(entry: os.DirEntry[str]) -> bool:
+    """A ``*.py`` regular file, or a link looping into itself: that one is yielded so that the run
+    reports it (TW000, "cannot read file (Too many levels of symbolic links)"), as it reports any
+    file it cannot read; a dangling link is not a file and is skipped."""
+    if not entry.name.endswith(".py"):
+        return False
+    try:
+        return entry.is_file()
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+
+
 def _walk(
     shown: Path, resolved: Path, root: Path, patterns: list[Pattern], seen: set[Path]
 ) -> Iterator[Path]:
+    """Depth-first, by name, with an explicit stack: trees thousands of folders deep must not
+    exhaust the interpreter's recursion limit (a 1,500-level tree raised ``RecursionError``)."""
     rel = _rel_fn(root)
+    stack: list[Iterator[tuple[Path, Path, list[Pattern], os.DirEntry[str]]]] = [
+        _entries(shown, resolved, root, patterns)
+    ]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+            continue
+        folder_shown, folder, folder_patterns, entry = item
+        path = folder / entry.name
+        if entry.is_dir(follow_symlinks=False):
+            if entry.name in ALWAYS_SKIPPED or is_ignored(rel(path), True, folder_patterns):
+                continue
+            stack.append(_entries(folder_shown / entry.name, path, root, folder_patterns))
+        elif _is_python_file(entry):
+            if path in seen or is_ignored(rel(path), False, folder_patterns):
+                continue
+            seen.add(path)
+            yield folder_shown / entry.name
+
+
+def _entries(
+    shown: Path, resolved: Path, root: Path, patterns: list[Pattern]
+) -> Iterator[tuple[Path, Path, list[Pattern], os.DirEntry[str]]]:
+    """One folder's entries by name, each with the folder and the patterns that apply in it."""
     patterns = patterns + _gitignore(resolved, root)
     try:
         entries = sorted(os.scandir(resolved), key=lambda e: e.name)
     except OSError:
         return
     for entry in entries:
-        path = resolved / entry.name
-        if entry.is_dir(follow_symlinks=False):
-            if entry.name in ALWAYS_SKIPPED or is_ignored(rel(path), True, patterns):
-                continue
-            yield from _walk(shown / entry.name, path, root, patterns, seen)
-        elif entry.name.endswith(".py") and entry.is_file():
-            if path in seen or is_ignored(rel(path), False, patterns):
-                continue
-            seen.add(path)
-            yield shown / entry.name
+        yield shown, resolved, patterns, entry
 
 
 # ------------------------------------------------------------------------------------ project layout
@@ -214,7 +280,7 @@ def find_project_root(start: Path) -> Path | None:
     above ``start`` (``None`` when there is none: callers then use ``start`` itself): where the
     project's requirements are read. Not cached: files appear between calls in one process (the
     flake8 plugin caches its answer per directory instead)."""
-    start = start.resolve()
+    start = real_path(start)
     directory = start.parent if start.is_file() else start
     for candidate in (directory, *directory.parents):
         if any((candidate / marker).exists() for marker in PROJECT_MARKERS):
@@ -230,7 +296,7 @@ def config_start(paths: Sequence[str | Path], cwd: Path | None = None) -> Path:
     deepest directory common to the paths (``trainwright lint ../other-project`` reads that project).
     """
     cwd = (cwd or Path.cwd()).resolve()
-    resolved = [Path(p).resolve() for p in paths] or [cwd]
+    resolved = [real_path(p) for p in paths] or [cwd]
     home = find_project_root(cwd)
     if home is not None and all(p == home or home in p.parents for p in resolved):
         return cwd
@@ -242,7 +308,7 @@ def exclusion_reason(path: Path, root: Path, exclude: Iterable[str] = ()) -> str
     """Why ``path`` is excluded (``[tool.trainwright] exclude "legacy/"``, ``.gitignore "build/"``), or
     ``None`` when neither an ``exclude`` pattern nor a ``.gitignore`` between the root and it covers it."""
     root = root.resolve()
-    resolved = path.resolve()
+    resolved = real_path(path)
     if resolved != root and root not in resolved.parents:
         return None
     rel = resolved.relative_to(root).as_posix() if resolved != root else ""
@@ -286,7 +352,7 @@ def discovery_warnings(
     for given in paths:
         path = Path(given)
         if path.is_file():
-            pattern = deciding_pattern(rel(path.resolve()), False, config_patterns) if force_exclude else None
+            pattern = deciding_pattern(rel(real_path(path)), False, config_patterns) if force_exclude else None
             if pattern is not None:
                 named_files.append(f'{given} ([tool.trainwright] exclude "{pattern.text}")')
         elif path.is_dir() and not _contributed(path, files):

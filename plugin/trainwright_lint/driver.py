@@ -27,7 +27,7 @@ from trainwright_lint.finding import Finding
 from trainwright_lint.fixes import FixError, Linter, fix_bytes, has_fixable
 from trainwright_lint.fixes.fileio import WriteError, read_bytes, read_snapshot, write_fixed
 from trainwright_lint.project.model import ProjectModel
-from trainwright_lint.runner import LintResult, timeout_problem
+from trainwright_lint.runner import LintResult, timeout_problem, withhold_fixes
 from trainwright_lint.suggest import SUGGESTED_CODES, module_name, suggest
 from trainwright_lint.supervisor import Beat
 
@@ -52,7 +52,7 @@ def relinter(path: str, config: LintConfig, workspace: Workspace) -> Linter:
         if noqa.file_is_skipped(lines, code) or not prefilter.worth_linting(code, words):
             return []
         tree = tree if tree is not None else parse_source(code, path)
-        return noqa.filter_noqa(lint_tree(tree, code, path, config, workspace=workspace), lines)
+        return withhold_fixes(noqa.filter_noqa(lint_tree(tree, code, path, config, workspace=workspace), lines), code)
 
     return lint
 
@@ -175,7 +175,7 @@ def fix_findings(
                 path,
                 relinter(path, config, workspace),
                 unsafe=unsafe,
-                first=known,
+                first=(result.linted[path], known) if result is not None and path in result.linted else None,
                 prior=(unit.source, unit.tree) if unit is not None else None,
             )
         except FixError as exc:

@@ -21,6 +21,8 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import re
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -34,7 +36,7 @@ from trainwright_lint.engine import enabled_rules, lint_unit, target_releases, t
 from trainwright_lint.finding import NOT_LINTED, Finding, not_linted
 from trainwright_lint.project.model import ProjectModel, split_key
 from trainwright_lint.project.summary import ModuleSummary, instance_stores, summarise
-from trainwright_lint.sourcefile import read_source, unreadable_reason
+from trainwright_lint.sourcefile import fix_blocker, read_source, text_digest, unreadable_reason
 from trainwright_lint.supervisor import Beat
 
 if TYPE_CHECKING:
@@ -73,6 +75,8 @@ class LintResult:
     model: ProjectModel | None = None
     workspace: Workspace | None = None  # in-process runs: the parsed files, for a fix pass to reuse
     named: dict[str, str] = field(default_factory=dict)  # real path -> the path given, where they differ
+    #: path -> ``text_digest`` of the text its findings were computed from (a fix trusts them only there)
+    linted: dict[str, bytes] = field(default_factory=dict)
     followup: Any = None  # what ``lint_files``'s ``then`` returned
 
 
@@ -138,9 +142,8 @@ def _parse(state: _State, path: str, keep: bool = True) -> tuple[ModuleSummary |
     try:
         tree = parse_source(source, path)
     except SyntaxError as exc:
-        return None, not_linted(
-            path, f"cannot parse ({exc.__class__.__name__}: {exc.msg})", exc.lineno, exc.offset
-        )
+        reason = f"cannot parse ({exc.__class__.__name__}: {exc.msg}){_newer_syntax(exc)}"
+        return None, not_linted(path, reason, exc.lineno, exc.offset)
     except _PARSE_ERRORS as exc:
         return None, not_linted(path, f"cannot parse ({exc.__class__.__name__}: {exc})")
     summary = summarise(tree, path, source, state.words, state.workspace.tracked)
@@ -149,20 +152,34 @@ def _parse(state: _State, path: str, keep: bool = True) -> tuple[ModuleSummary |
     return summary, None
 
 
-def _lint(state: _State, path: str) -> tuple[list[Finding], dict[str, float]]:
+_GENERIC_CLASS = re.compile(r"^\s*class\s+\w+\s*\[")
+
+
+def _newer_syntax(exc: SyntaxError) -> str:
+    """A hint when the line that failed is syntax of a newer Python than this one: a generic class
+    (``class T[X](Trainer):``, PEP 695) is Python 3.12+, and this interpreter's ``ast`` rejects it."""
+    if sys.version_info < (3, 12) and _GENERIC_CLASS.match(exc.text or ""):
+        return "; class type parameters (PEP 695) need Python 3.12 or later: run trainwright on it to lint this file"
+    return ""
+
+
+def _lint(state: _State, path: str) -> tuple[list[Finding], dict[str, float], bytes]:
+    """The file's findings, the rules' timings, and the digest of the text they were computed from."""
     unit = state.workspace.unit(path)
     if unit is None:
-        return [not_linted(path, "cannot read or parse file")], {}
+        return [not_linted(path, "cannot read or parse file")], {}, b""
     lines = unit.lines
+    digest = text_digest(unit.source)
     if noqa.file_is_skipped(lines, unit.source):
-        return [], {}
+        return [], {}, digest
     rules = enabled_rules(state.config, path)
     timings: dict[str, float] = {}
     try:
         findings = lint_unit(unit, state.workspace, target_releases(state.config), rules, timings)
     except RecursionError:
-        return [not_linted(path, "skipped: nested too deeply for the rules (RecursionError)")], timings
-    return noqa_applied(findings, unit.source, lines, path, state.config), timings
+        return [not_linted(path, "skipped: nested too deeply for the rules (RecursionError)")], timings, digest
+    kept = noqa_applied(findings, unit.source, lines, path, state.config)
+    return withhold_fixes(kept, unit.source), timings, digest
 
 
 def noqa_applied(
@@ -176,6 +193,15 @@ def noqa_applied(
         unused = noqa.unused_directives(findings, source, path, known_codes(), enabled)
         kept += noqa.filter_noqa(unused, lines)
     return kept
+
+
+def withhold_fixes(findings: list[Finding], source: str) -> list[Finding]:
+    """``findings`` without their fixes when the fixer could not apply them to ``source``
+    (``sourcefile.fix_blocker``): lint must never mark ``[*]`` a fix that ``fix`` then refuses."""
+    blocker = fix_blocker(source)
+    if blocker is None:
+        return findings
+    return [replace(f, fix=None, fix_note=blocker) if f.fix is not None else f for f in findings]
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -457,7 +483,7 @@ def _lint_files(
                 if report_tw000:
                     result.findings.append(not_linted(path, problem))
                 continue
-            findings, timings = value
+            findings, timings, result.linted[path] = value
             result.findings += [f for f in findings if f.code != NOT_LINTED or report_tw000]
             for code, seconds in timings.items():
                 result.rule_seconds[code] = result.rule_seconds.get(code, 0.0) + seconds

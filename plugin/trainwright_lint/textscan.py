@@ -17,9 +17,27 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-# What follows "class" in a class statement: its name (and, with bases, then "(").
+# What follows "class" in a class statement: its name (and, with bases, then "(", or type parameters
+# in brackets first: ``class T[X](Trainer):``, PEP 695, which the scan used to miss).
 _CLASS_NAME = re.compile(r"[ \t]+\w")
-_CLASS_REST = re.compile(r"[ \t]+\w+[ \t]*\(")
+_CLASS_REST = re.compile(r"[ \t]+\w+[ \t]*(\(|\[)")
+_AFTER_TYPE_PARAMETERS = re.compile(r"\s*\(")
+TYPE_PARAMETERS_MAX = 2000  # characters scanned for the closing bracket of a class's type parameters
+
+
+def _bases_follow(text: str, match: re.Match[str]) -> bool:
+    """Whether the class statement ``match`` found goes on with bases: "(" at once, or after its
+    bracketed type parameters (nested brackets counted, at most ``TYPE_PARAMETERS_MAX`` characters)."""
+    if match[1] == "(":
+        return True
+    depth, at, end = 0, match.end(1) - 1, min(len(text), match.end(1) + TYPE_PARAMETERS_MAX)
+    while at < end:
+        c = text[at]
+        depth += (c == "[") - (c == "]")
+        if depth == 0:
+            return _AFTER_TYPE_PARAMETERS.match(text, at + 1) is not None
+        at += 1
+    return False
 
 
 class LiteralScan:
@@ -56,6 +74,7 @@ def class_statements(text: str, with_bases: bool = False) -> Iterator[int]:
     at = text.find("class")
     while at != -1:
         line_start = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
-        if rest.match(text, at + 5) and not text[line_start:at].strip(" \t\f"):
+        found = rest.match(text, at + 5)
+        if found and not text[line_start:at].strip(" \t\f") and (not with_bases or _bases_follow(text, found)):
             yield at
         at = text.find("class", at + 5)

@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from trainwright_lint.configuration.settings import ConfigError, LintConfig, known_codes
+from trainwright_lint.configuration.settings import ConfigError, LintConfig, check_file_timeout, known_codes
 from trainwright_lint.configuration.target import TargetError, parse_version_text
 from trainwright_lint.discovery import find_project_root
 
@@ -140,12 +140,10 @@ def from_table(table: dict[str, Any], root: Path) -> LintConfig:
         raise ConfigError('[tool.trainwright] per-file-ignores must be a table: { "tests/*" = ["TW2"] }')
     version = _version(table, "transformers-version", "4.57.6")
     trl_version = _version(table, "trl-version", "1.16.0")
-    timeout = table.get("file-timeout", 20.0)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
-        raise ConfigError("[tool.trainwright] file-timeout must be a number of seconds (0: no limit)")
+    timeout = check_file_timeout(table.get("file-timeout", 20.0), "[tool.trainwright] file-timeout")
     return LintConfig(
         trl_version=trl_version,
-        file_timeout=float(timeout),
+        file_timeout=timeout,
         select=_codes(table.get("select", []), "select"),
         ignore=_codes(table.get("ignore", []), "ignore"),
         per_file_ignores=tuple((str(k), _codes(v, f'per-file-ignores "{k}"')) for k, v in pfi.items()),
@@ -166,6 +164,10 @@ def _read_table(pyproject: Path) -> dict[str, Any] | None:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{pyproject}: invalid TOML: {exc}") from exc
+    except (RecursionError, MemoryError) as exc:  # tomllib recurses once per level of nesting
+        raise ConfigError(
+            f"{pyproject}: cannot read: nested too deeply ({exc.__class__.__name__}); flatten the value"
+        ) from None
     tool = data.get("tool", {})
     table = tool.get("trainwright") if isinstance(tool, dict) else None
     if table is not None and not isinstance(table, dict):

@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from trainwright_lint.configuration.pyproject import configured_versions, load_config
-from trainwright_lint.configuration.settings import ConfigError, LintConfig
+from trainwright_lint.configuration.settings import ConfigError, LintConfig, check_file_timeout
 from trainwright_lint.configuration.target import Target, TargetError, resolve_project_target
 from trainwright_lint.discovery import config_start, find_project_root
 
@@ -111,6 +111,8 @@ def settings_for_paths(
     command-line ``overrides`` (``None`` values ignored), the ``more_*`` names added to the file's
     lists, and the resolved targets. Raises ``ConfigError``/``TargetError`` (both ``ValueError``:
     exit status 2)."""
+    if overrides.get("file_timeout") is not None:
+        check_file_timeout(overrides["file_timeout"], "--file-timeout")
     start = config_start(list(paths) or ["."])
     config = load_config(start)
     config = config.with_overrides(

@@ -6,6 +6,8 @@ beside this module, so that the engine, the runner and the rules depend on this 
 from __future__ import annotations
 
 import fnmatch
+import math
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,24 @@ from trainwright_lint.configuration.target import RELEASE_DEPENDENT, Target
 
 class ConfigError(ValueError):
     """A configuration value the linter cannot use; the message names the key and the fix."""
+
+
+#: the longest per-file limit accepted (about 11.6 days): the supervisor waits with ``select``, whose
+#: timeout overflows the platform's ``time_t`` near 1e10 s; 0 already means "no limit"
+MAX_FILE_TIMEOUT = 1e6
+
+
+def check_file_timeout(value: object, where: str) -> float:
+    """``value`` as a per-file limit in seconds, or a ``ConfigError`` naming ``where`` it came from.
+    NaN, infinities and values past :data:`MAX_FILE_TIMEOUT` are refused: ``1e10`` ended in a
+    traceback (``OverflowError`` in ``select``) and NaN slipped past a ``< 0`` test."""
+    number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if number is None or not math.isfinite(number) or not 0 <= number <= MAX_FILE_TIMEOUT:
+        raise ConfigError(
+            f"{where} must be a number of seconds from 0 (no limit) to {MAX_FILE_TIMEOUT:g}, "
+            f"not {value!r}"
+        )
+    return float(number)
 
 
 @dataclass(frozen=True)
@@ -60,7 +80,7 @@ class LintConfig:
 def _relative(path: str, root: Path) -> str:
     p = Path(path)
     try:
-        p = p.resolve().relative_to(root.resolve())
+        p = Path(os.path.realpath(p)).relative_to(root.resolve())  # a looping link: as it is, no error
     except ValueError:
         pass
     return p.as_posix()

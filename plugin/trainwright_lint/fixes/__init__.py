@@ -21,7 +21,9 @@ nothing, a file that does not parse is left untouched and reported, encoding and
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import import_module
 
@@ -32,6 +34,7 @@ from trainwright_lint.edits import Edit
 from trainwright_lint.finding import Finding
 from trainwright_lint.fixes import segment
 from trainwright_lint.rules import RULES, Rule
+from trainwright_lint.sourcefile import text_digest
 
 Fixer = Callable[[Sequence[Edit]], cst.CSTTransformer]
 
@@ -104,17 +107,37 @@ def parse(data: bytes, path: str) -> cst.Module:
     return module
 
 
+#: libcst's visitors take about six frames per level of nesting: 140 nested brackets (Python's
+#: parser allows 199) went past the default limit of 1,000, and ``fix`` refused a file that ``lint``
+#: had offered a fix for. Python 3.11 frames live on the heap, so the higher limit costs no C stack.
+FIX_RECURSION_LIMIT = 20_000
+
+
+@contextmanager
+def _deep_enough() -> Iterator[None]:
+    """The recursion limit raised to :data:`FIX_RECURSION_LIMIT` while libcst works, then restored."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(before, FIX_RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
+
+
 def fix_bytes(
     data: bytes,
     path: str,
     lint: Linter,
     *,
     unsafe: bool = False,
-    first: Sequence[Finding] | None = None,
+    first: tuple[bytes, Sequence[Finding]] | None = None,
     prior: tuple[str, ast.Module] | None = None,
 ) -> FixOutcome:
     """Fix ``data`` (a whole file) to a fixpoint. ``lint(code, tree)`` returns the findings of a source
-    text (with their edits); ``first`` are the findings already known for ``data`` (skips one lint);
+    text (with their edits); ``first`` is findings already known and the ``text_digest`` of the text
+    they were computed from: used (skipping one lint) only when ``data`` decodes to that very text.
+    Their edits are addressed by line and column, so on any other text (the file was saved while the
+    project was linted) they would rewrite whatever now stands there: that text is linted afresh.
     ``prior`` is a text the lint already parsed and its tree, used when ``data`` still holds that
     text (skips one parse). Raises ``FixError`` when the file or a fixed version of it does not parse.
 
@@ -128,8 +151,8 @@ def fix_bytes(
         tree: ast.Module | None = None  # the tree of ``text``, once parsed
         if prior is not None and prior[0] == text:
             tree = prior[1]
-        if first is not None:
-            findings = list(first)
+        if first is not None and first[0] == text_digest(text):
+            findings = list(first[1])
         else:
             tree = tree if tree is not None else segment.parse_tree(text, path)
             findings = lint(text, tree)
@@ -143,7 +166,8 @@ def fix_bytes(
             group = [f for f in todo if rule_of(f.fix) is rule]
             if tree is None:
                 tree = segment.parse_tree(text, path)
-            new = segment.rewrite(text, tree, [f.fix for f in group], apply_edits, source.newline)
+            with _deep_enough():
+                new = segment.rewrite(text, tree, [f.fix for f in group], apply_edits, source.newline)
             if new == text:
                 break
             tree = None  # dropped before the new text's tree is built

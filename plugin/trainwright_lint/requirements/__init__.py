@@ -28,12 +28,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from trainwright_lint.requirements.locks import LOCK_FILES, read_lock
 from trainwright_lint.requirements.model import Declared
 from trainwright_lint.requirements.pep508 import normalise
 from trainwright_lint.requirements.pyproject import read_pyproject
+from trainwright_lint.requirements.ranges import TooManyAlternatives, combine
 from trainwright_lint.requirements.reqfiles import candidate_files, read_requirements_file
 from trainwright_lint.requirements.setuptools import read_setup_cfg, read_setup_py
 
@@ -62,33 +64,41 @@ class Declaration:
 
 def find_declaration(root: Path, library: str, problems: list[str]) -> Declaration | None:
     """The declared requirement on ``library`` in the project at ``root`` (``None`` when none states a
-    version). Statements that cannot be parsed are skipped and described in ``problems``."""
+    version). Statements that cannot be parsed are skipped and described in ``problems``, and so is a
+    whole file nested too deeply for the parsers (a 5,000-level TOML array, a 100,000-term expression
+    in ``setup.py``: ``tomllib`` and ``ast`` recurse per level), which ended the run in a traceback."""
     library = normalise(library)
-    for read in _sources(root, library, problems):
-        declaration = _combine(read(), library, root)
+    for name, read in _sources(root, library, problems):
+        try:
+            declared = read()
+        except (RecursionError, MemoryError) as exc:
+            problems.append(f"{name}: cannot read: nested too deeply ({exc.__class__.__name__}); ignored")
+            continue
+        declaration = _combine(declared, library, root, problems)
         if declaration is not None:
             return declaration
     return None
 
 
-def _sources(root: Path, library: str, problems: list[str]) -> list[Callable[[], list[Declared]]]:
-    sources: list[Callable[[], list[Declared]]] = []
+Source = tuple[str, Callable[[], list[Declared]]]  # a file's name for messages, and its reader
+
+
+def _sources(root: Path, library: str, problems: list[str]) -> list[Source]:
+    sources: list[Source] = []
     for name in LOCK_FILES:
         if (root / name).is_file():
-            sources.append(lambda path=root / name: read_lock(path, library, problems))
+            sources.append((name, lambda path=root / name: read_lock(path, library, problems)))
     if (root / "pyproject.toml").is_file():
-        sources.append(lambda: _read_pyproject(root / "pyproject.toml", library, problems))
+        pyproject = root / "pyproject.toml"
+        sources.append(("pyproject.toml", lambda: _read_pyproject(pyproject, library, problems)))
     if (root / "setup.cfg").is_file():
-        sources.append(lambda: read_setup_cfg(root / "setup.cfg", library, root, problems))
+        sources.append(("setup.cfg", lambda: read_setup_cfg(root / "setup.cfg", library, root, problems)))
     if (root / "setup.py").is_file():
-        sources.append(lambda: read_setup_py(root / "setup.py", library, problems))
+        sources.append(("setup.py", lambda: read_setup_py(root / "setup.py", library, problems)))
     for path in candidate_files(root):
         constraint = path.name.startswith("constraints")
-        sources.append(
-            lambda path=path, constraint=constraint: read_requirements_file(
-                path, library, root, problems, constraint=constraint
-            )
-        )
+        reader = partial(read_requirements_file, path, library, root, problems, constraint=constraint)
+        sources.append((_relative(path, root), reader))
     return sources
 
 
@@ -104,25 +114,24 @@ def _read_pyproject(path: Path, library: str, problems: list[str]) -> list[Decla
     return read_pyproject(data, path, library, problems)
 
 
-def _intersect(a: str, b: str) -> str:
-    return ",".join(p for p in (a, b) if p)
-
-
-def _combine(declared: list[Declared], library: str, root: Path) -> Declaration | None:
+def _combine(declared: list[Declared], library: str, root: Path, problems: list[str]) -> Declaration | None:
     versioned = [d for d in declared if d.versioned]
     if not versioned:
         return None
     required = [d for d in versioned if d.required and not d.constraint]
     optional = [d for d in versioned if not d.required and not d.constraint]
     chosen = (required or optional) + [d for d in versioned if d.constraint]
-    alternatives: tuple[str, ...] = ("",)
+    files = dict.fromkeys(_relative(d.file, root) for d in chosen)
+    try:
+        alternatives = combine([d.alternatives for d in chosen])
+    except TooManyAlternatives as exc:
+        problems.append(f"{', '.join(files)}: {exc}; not used")
+        return None
     shown: list[str] = []
     for d in chosen:
-        alternatives = tuple(dict.fromkeys(_intersect(a, b) for a in alternatives for b in d.alternatives))
         text = d.display if len(d.alternatives) == 1 or len(chosen) == 1 else f"({d.display})"
         if text not in shown:
             shown.append(text)
-    files = dict.fromkeys(_relative(d.file, root) for d in chosen)
     return Declaration(
         library=library,
         display=",".join(shown),

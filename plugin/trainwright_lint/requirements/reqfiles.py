@@ -1,8 +1,11 @@
 """pip requirements and constraints files, following ``-r``/``-c`` includes.
 
-Includes are relative to the including file (as pip resolves them); a file already being read is not
-read again, so ``a.txt: -r b.txt`` / ``b.txt: -r a.txt`` terminates. Every requirement line on the
-library in the file and its includes is returned; those from ``-c`` files are marked as constraints.
+Includes are relative to the including file (as pip resolves them). Each file is read once per walk
+(once as requirements, once as constraints at most): ``a.txt: -r b.txt`` / ``b.txt: -r a.txt``
+terminates, and includes forming diamonds (each level naming the next twice) cost one read per file.
+Tracking only the files on the current include path read a 16-level diamond 65,536 times (34 s) and a
+26-level one for minutes. Every requirement line on the library in the file and its includes is
+returned once; those from ``-c`` files are marked as constraints.
 """
 
 from __future__ import annotations
@@ -44,18 +47,20 @@ def read_requirements_file(
     problems: list[str],
     *,
     constraint: bool = False,
-    reading: frozenset[Path] = frozenset(),
+    read: set[tuple[Path, bool]] | None = None,
 ) -> list[Declared]:
-    """Declarations of ``library`` in ``path`` and, recursively, in the files it includes."""
-    resolved = path.resolve()
-    if resolved in reading:
-        return []  # an include cycle: this file is already being read further up
+    """Declarations of ``library`` in ``path`` and, recursively, in the files it includes; ``read``
+    holds the (file, as a constraint) pairs this walk has already read, which give nothing again."""
+    read = set() if read is None else read
+    key = (path.resolve(), constraint)
+    if key in read:
+        return []  # a cycle, or a diamond: its declarations are in the result already
+    read.add(key)
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         problems.append(f"{_shown(path, root)}: cannot read: {exc.strerror or exc}")
         return []
-    reading = reading | {resolved}
     found: list[Declared] = []
     for number, line in logical_lines(text):
         include = _INCLUDE.match(line)
@@ -65,7 +70,7 @@ def read_requirements_file(
                 problems.append(f"{_shown(path, root)}:{number}: {line}: no such file {_shown(target, root)}")
                 continue
             found += read_requirements_file(
-                target, library, root, problems, constraint=constraint or bool(include[2]), reading=reading
+                target, library, root, problems, constraint=constraint or bool(include[2]), read=read
             )
             continue
         if line.startswith("-"):
