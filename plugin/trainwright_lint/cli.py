@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "lint": "trainwright_lint.commands.lint",
     "fix": "trainwright_lint.commands.fix",
     "upgrade": "trainwright_lint.commands.upgrade",
+    "server": "trainwright_lint.commands.server",
 }
 
 

@@ -1,0 +1,119 @@
+"""Code actions: per finding its fix (safe ones preferred quick fixes, unsafe ones titled so and never
+preferred) and a ``# noqa`` comment; per document "fix all", the text ``trainwright fix`` writes.
+
+Every edit comes from ``session`` (the CLI's fixer run on the document's text), turned into one
+whole-line replacement (``convert.replacing_edit``); nothing here knows a rule.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lsprotocol import types
+from pygls.workspace import TextDocument
+
+from trainwright_lint.finding import Finding
+from trainwright_lint.output.json_format import noqa_row
+from trainwright_lint.server.convert import diagnostic, fix_kind, replacing_edit, server_range
+from trainwright_lint.server.session import Session
+
+FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.trainwright"
+# A flake8 noqa comment that lists codes, to add a code to a comment already there.
+_NOQA_CODES = re.compile(r"#\s*noqa:\s?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*)", re.IGNORECASE)
+
+
+@dataclass
+class Request:
+    """One ``textDocument/codeAction`` request with what answering it needs."""
+
+    doc: TextDocument
+    path: str
+    findings: Sequence[Finding]  # the document's findings for its current text
+    wanted: types.Range  # the range the client asks about
+    only: Sequence[str] | None  # the kinds the client asks for (None: all)
+
+
+def wants(request: Request, kind: str) -> bool:
+    return request.only is None or any(kind == k or kind.startswith(f"{k}.") for k in request.only)
+
+
+def code_actions(session: Session, request: Request) -> list[types.CodeAction]:
+    """The actions for the findings in the requested range, then "fix all" when the document has a
+    safe fix (asked for by kind, as an editor's fix-on-save does, or offered next to a finding)."""
+    doc = request.doc
+    asked = doc.range_from_client_units(request.wanted)
+    here = [f for f in request.findings if server_range(f).overlaps(asked) and f.code != "TW000"]
+    actions: list[types.CodeAction] = []
+    if wants(request, types.CodeActionKind.QuickFix.value):
+        for f in here:
+            actions += fix_action(session, request, f)
+            actions.append(noqa_action(doc, f))
+    safe = [f for f in request.findings if fix_kind(f) == "safe"]
+    offered = request.only is not None or any(fix_kind(f) is not None for f in here)
+    if safe and offered and wants(request, FIX_ALL_KIND):
+        fixed = session.fix_all(request.path, doc.source, request.findings)
+        if fixed is not None:
+            actions.append(
+                types.CodeAction(
+                    title=f"trainwright: fix all safe findings ({len(safe)})",
+                    kind=FIX_ALL_KIND,
+                    diagnostics=[diagnostic(doc, f) for f in safe],
+                    edit=document_edit(doc, fixed),
+                )
+            )
+    return actions
+
+
+def fix_action(session: Session, request: Request, f: Finding) -> list[types.CodeAction]:
+    """``f``'s fix as a quick fix (none when it has no fix, or the fixer refuses the text)."""
+    kind = fix_kind(f)
+    if kind is None:
+        return []
+    fixed = session.fix_one(request.path, request.doc.source, f, request.findings)
+    if fixed is None:
+        return []
+    unsafe = " (unsafe: changes behaviour, review it)" if kind == "unsafe" else ""
+    return [
+        types.CodeAction(
+            title=f"Fix {f.code}: {f.fix.describe()}{unsafe}",
+            kind=types.CodeActionKind.QuickFix,
+            diagnostics=[diagnostic(request.doc, f)],
+            is_preferred=kind == "safe",
+            edit=document_edit(request.doc, fixed),
+        )
+    ]
+
+
+def noqa_action(doc: TextDocument, f: Finding) -> types.CodeAction:
+    """Add ``f``'s code to a ``# noqa:`` comment on the line that silences it (a new comment, or the
+    code appended to the one there)."""
+    row = noqa_row(f) - 1
+    line = doc.lines[row] if row < len(doc.lines) else ""
+    content = line.rstrip("\r\n")
+    found = _NOQA_CODES.search(content)
+    if found is not None:
+        at = found.end("codes")
+        start, new_text = at, f", {f.code}"
+    else:
+        start = len(content)
+        new_text = f"{'  ' if content.strip() else ''}# noqa: {f.code}"
+    units = doc.position_codec.client_num_units
+    where = types.Position(line=row, character=units(content[:start]))
+    return types.CodeAction(
+        title=f"Ignore {f.code} on this line (# noqa: {f.code})",
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[diagnostic(doc, f)],
+        edit=types.WorkspaceEdit(
+            changes={doc.uri: [types.TextEdit(range=types.Range(start=where, end=where), new_text=new_text)]}
+        ),
+    )
+
+
+def document_edit(doc: TextDocument, new: str) -> types.WorkspaceEdit:
+    """The workspace edit that turns the document's text into ``new`` (``changes``: every client
+    applies it, where ``documentChanges`` is a capability)."""
+    return types.WorkspaceEdit(
+        changes={doc.uri: [replacing_edit(doc.source, new, doc.position_codec.client_num_units)]}
+    )

@@ -1,0 +1,157 @@
+"""The pygls wiring: which LSP messages the server answers and what each one does.
+
+A document is linted when it is opened, changed or saved (``session``); only that document, since the
+project model already holds every other file. A save may change what other open documents inherit, so
+it re-lints them too; a settings file saved or any watched file deleted or changed outside the editor
+drops the cached settings or models, and every open document is linted again. A closed document's
+diagnostics are cleared. Findings are kept per document version, so code actions and hovers do not
+lint again.
+"""
+
+from __future__ import annotations
+
+import os
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+from pygls.workspace import ServerTextRange, TextDocument
+
+from trainwright_lint import __version__
+from trainwright_lint.finding import Finding
+from trainwright_lint.server.actions import FIX_ALL_KIND, Request, code_actions
+from trainwright_lint.server.convert import diagnostic, server_range
+from trainwright_lint.server.hover import hover_text
+from trainwright_lint.server.session import Session
+
+SETTINGS_FILES = frozenset({"pyproject.toml", "setup.cfg", "setup.py", "requirements.txt"})
+
+
+class TrainwrightServer(LanguageServer):
+    """A pygls server holding the session and the last findings of each open document."""
+
+    def __init__(self) -> None:
+        super().__init__("trainwright", __version__)
+        self.session = Session()
+        self.found: dict[str, tuple[int | None, str, list[Finding]]] = {}  # uri -> (version, text, findings)
+
+    def path_of(self, doc: TextDocument) -> str:
+        """The file a document stands for (an unsaved one: a name in the working folder)."""
+        return doc.path or os.path.join(os.getcwd(), os.path.basename(doc.uri) or "untitled.py")
+
+    def findings(self, doc: TextDocument) -> list[Finding]:
+        """The findings of the document's current text, linted now unless known for this version."""
+        known = self.found.get(doc.uri)
+        if known is not None and known[0] == doc.version and known[1] == doc.source:
+            return known[2]
+        found = self.session.lint(self.path_of(doc), doc.source)
+        self.found[doc.uri] = (doc.version, doc.source, found)
+        return found
+
+    def publish(self, uri: str) -> None:
+        doc = self.workspace.get_text_document(uri)
+        self.found.pop(uri, None)
+        diagnostics = [diagnostic(doc, f) for f in self.findings(doc)]
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=doc.version)
+        )
+
+    def publish_open(self, but: str | None = None) -> None:
+        for uri in list(self.workspace.text_documents):
+            if uri != but and is_python(self.workspace.get_text_document(uri)):
+                self.publish(uri)
+
+
+def is_python(doc: TextDocument) -> bool:
+    return doc.language_id == "python" or doc.uri.endswith((".py", ".pyi"))
+
+
+server = TrainwrightServer()
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: TrainwrightServer, params: types.DidOpenTextDocumentParams) -> None:
+    if is_python(ls.workspace.get_text_document(params.text_document.uri)):
+        ls.publish(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: TrainwrightServer, params: types.DidChangeTextDocumentParams) -> None:
+    if is_python(ls.workspace.get_text_document(params.text_document.uri)):
+        ls.publish(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: TrainwrightServer, params: types.DidSaveTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    if os.path.basename(to_fs_path(uri) or "") in SETTINGS_FILES:
+        ls.session.forget_settings()
+        ls.publish_open()
+        return
+    if is_python(ls.workspace.get_text_document(uri)):
+        ls.publish(uri)
+        ls.publish_open(but=uri)  # what the others inherit from this file may have changed
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: TrainwrightServer, params: types.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    ls.found.pop(uri, None)
+    path = to_fs_path(uri)
+    if path is not None:
+        ls.session.forget_file(path)  # the model goes back to the file on disk (or to no file)
+    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def watched_files(ls: TrainwrightServer, params: types.DidChangeWatchedFilesParams) -> None:
+    files_changed(ls, [(c.uri, c.type != types.FileChangeType.Created) for c in params.changes])
+
+
+@server.feature(types.WORKSPACE_DID_DELETE_FILES)
+def deleted_files(ls: TrainwrightServer, params: types.DeleteFilesParams) -> None:
+    files_changed(ls, [(f.uri, True) for f in params.files])
+
+
+def files_changed(ls: TrainwrightServer, changes: list[tuple[str, bool]]) -> None:
+    """Files changed, created or deleted outside the editor's buffers: drop what depended on them,
+    then lint the open documents again (a deleted file that is still open keeps its text)."""
+    paths = [p for p in (to_fs_path(uri) for uri, _ in changes) if p is not None]
+    if any(os.path.basename(p) in SETTINGS_FILES for p in paths):
+        ls.session.forget_settings()
+    for path in paths:
+        ls.session.forget_file(path)
+    ls.publish_open()
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND], resolve_provider=False
+    ),
+)
+def code_action(ls: TrainwrightServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    doc = ls.workspace.get_text_document(params.text_document.uri)
+    if not is_python(doc):
+        return []
+    only = [str(k.value if hasattr(k, "value") else k) for k in params.context.only or []] or None
+    request = Request(doc, ls.path_of(doc), ls.findings(doc), params.range, only)
+    return code_actions(ls.session, request)
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: TrainwrightServer, params: types.HoverParams) -> types.Hover | None:
+    doc = ls.workspace.get_text_document(params.text_document.uri)
+    if not is_python(doc):
+        return None
+    at = doc.position_from_client_units(params.position)
+    under = [f for f in ls.findings(doc) if server_range(f).overlaps(ServerTextRange(at, at))]
+    if not under:
+        return None
+    content = types.MarkupContent(kind=types.MarkupKind.Markdown, value=hover_text(under))
+    return types.Hover(contents=content, range=doc.range_to_client_units(server_range(under[0])))
+
+
+def serve() -> None:
+    """Run the server on stdin/stdout until the client asks it to exit."""
+    server.start_io()
