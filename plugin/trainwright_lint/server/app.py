@@ -33,19 +33,23 @@ class TrainwrightServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("trainwright", __version__)
         self.session = Session()
-        self.found: dict[str, tuple[int | None, str, list[Finding]]] = {}  # uri -> (version, text, findings)
+        # uri -> (version, text, findings), of the last incremental lint and of the last whole one
+        self.found: dict[str, tuple[int | None, str, list[Finding]]] = {}
+        self.whole: dict[str, tuple[int | None, str, list[Finding]]] = {}
 
     def path_of(self, doc: TextDocument) -> str:
         """The file a document stands for (an unsaved one: a name in the working folder)."""
         return doc.path or os.path.join(os.getcwd(), os.path.basename(doc.uri) or "untitled.py")
 
-    def findings(self, doc: TextDocument) -> list[Finding]:
-        """The findings of the document's current text, linted now unless known for this version."""
-        known = self.found.get(doc.uri)
+    def findings(self, doc: TextDocument, whole: bool = False) -> list[Finding]:
+        """The findings of the document's current text, linted now unless known for this version;
+        ``whole``: from a lint of every class, whose findings' fixes the fixer can apply."""
+        memo = self.whole if whole else self.found
+        known = memo.get(doc.uri)
         if known is not None and known[0] == doc.version and known[1] == doc.source:
             return known[2]
-        found = self.session.lint(self.path_of(doc), doc.source)
-        self.found[doc.uri] = (doc.version, doc.source, found)
+        found = self.session.lint(self.path_of(doc), doc.source, whole=whole)
+        memo[doc.uri] = (doc.version, doc.source, found)
         return found
 
     def publish(self, uri: str) -> None:
@@ -97,9 +101,8 @@ def did_save(ls: TrainwrightServer, params: types.DidSaveTextDocumentParams) -> 
 def did_close(ls: TrainwrightServer, params: types.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
     ls.found.pop(uri, None)
-    path = to_fs_path(uri)
-    if path is not None:
-        ls.session.forget_file(path)  # the model goes back to the file on disk (or to no file)
+    ls.whole.pop(uri, None)
+    ls.session.forget_files()  # the model goes back to the file on disk (or to no file)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
@@ -119,8 +122,8 @@ def files_changed(ls: TrainwrightServer, changes: list[tuple[str, bool]]) -> Non
     paths = [p for p in (to_fs_path(uri) for uri, _ in changes) if p is not None]
     if any(os.path.basename(p) in SETTINGS_FILES for p in paths):
         ls.session.forget_settings()
-    for path in paths:
-        ls.session.forget_file(path)
+    if paths:
+        ls.session.forget_files()
     ls.publish_open()
 
 
@@ -135,7 +138,7 @@ def code_action(ls: TrainwrightServer, params: types.CodeActionParams) -> list[t
     if not is_python(doc):
         return []
     only = [str(k.value if hasattr(k, "value") else k) for k in params.context.only or []] or None
-    request = Request(doc, ls.path_of(doc), ls.findings(doc), params.range, only)
+    request = Request(doc, ls.path_of(doc), ls.findings(doc, whole=True), params.range, only)
     return code_actions(ls.session, request)
 
 

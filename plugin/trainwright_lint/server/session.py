@@ -18,7 +18,7 @@ import sys
 import tokenize
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from trainwright_lint.analysis.workspace import Workspace
 from trainwright_lint.configuration import LintConfig, settings_for_paths
@@ -27,6 +27,7 @@ from trainwright_lint.engine import single_file_workspace
 from trainwright_lint.finding import Finding, not_linted
 from trainwright_lint.fixes import FixError, Linter, fix_bytes
 from trainwright_lint.fixes.segment import SegmentError, decode
+from trainwright_lint.server.incremental import Memo, lint_document
 
 _PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
 
@@ -37,6 +38,7 @@ class Project:
 
     config: LintConfig
     workspace: Workspace | None = None  # built on the first lint, kept until a file is deleted
+    memos: dict[str, Memo] = field(default_factory=dict)  # per document: what its next lint reuses
 
 
 def existing_folder(path: str) -> str:
@@ -71,25 +73,39 @@ class Session:
         self._by_folder.clear()
         self._by_root.clear()
 
-    def forget_file(self, path: str) -> None:
-        """A file was deleted or changed on disk outside the editor: the models that may hold it are
-        rebuilt on the next lint (the next lint of each open document puts its text back)."""
+    def forget_files(self) -> None:
+        """A file was deleted or changed on disk outside the editor, or a document closed: every
+        model is rebuilt on the next lint (which model holds a file is not tracked; the next lint of
+        each open document puts its text back)."""
         for project in self._by_root.values():
             project.workspace = None
+            project.memos.clear()
 
-    def _linter(self, path: str) -> tuple[Linter, LintConfig]:
+    def _workspace(self, path: str) -> tuple[Project, Workspace]:
         project = self.project(path)
         if project.workspace is None:
             project.workspace = single_file_workspace(os.path.abspath(path), project.config)
-        return relinter(path, project.config, project.workspace), project.config
+        return project, project.workspace
 
-    def lint(self, path: str, text: str) -> list[Finding]:
+    def _linter(self, path: str) -> Linter:
+        project, workspace = self._workspace(path)
+        return relinter(path, project.config, workspace)
+
+    def lint(self, path: str, text: str, whole: bool = False) -> list[Finding]:
         """The findings of ``text`` as the file at ``path``: a TW000 finding when the text does not
         parse, the settings are wrong, or the lint itself failed (printed to stderr), never an
-        exception: an editor must keep a working server whatever the user types."""
+        exception: an editor must keep a working server whatever the user types. Only the classes
+        the edit since the last lint can change are linted again (``incremental``); ``whole`` lints
+        every class, for the fixer (a finding's fix must hold this text's nodes)."""
         try:
-            lint, _ = self._linter(path)
-            return sorted(lint(text), key=Finding.sort_key)
+            if whole:
+                return sorted(self._linter(path)(text), key=Finding.sort_key)
+            project, workspace = self._workspace(path)
+            memo = project.memos.pop(path, None)
+            found, memo = lint_document(path, text, project.config, workspace, memo)
+            if memo is not None:
+                project.memos[path] = memo
+            return found
         except SyntaxError as exc:
             message = f"cannot parse ({exc.__class__.__name__}: {exc.msg})"
             return [not_linted(path, message, exc.lineno, exc.offset)]
@@ -102,14 +118,13 @@ class Session:
     def fix_all(self, path: str, text: str, findings: Sequence[Finding], unsafe: bool = False) -> str | None:
         """The text ``trainwright fix`` (``--unsafe-fixes`` with ``unsafe``) would write for ``text``,
         or ``None`` when nothing changes or it cannot be fixed. ``findings`` are ``lint(path, text)``."""
-        lint, _ = self._linter(path)
-        return self._fixed(path, text, lint, findings, unsafe)
+        return self._fixed(path, text, self._linter(path), findings, unsafe)
 
     def fix_one(self, path: str, text: str, finding: Finding, findings: Sequence[Finding]) -> str | None:
         """``text`` with ``finding``'s fix applied, and the fixes of the findings that fix itself
         creates in the same method (TW301 adds a parameter, then TW302 drops it from the ``super()``
         call on the releases that reject it), but no other finding's: a quick fix does what it says."""
-        lint, _ = self._linter(path)
+        lint = self._linter(path)
         before = {_key(f) for f in findings}
         own = _key(finding)
 
