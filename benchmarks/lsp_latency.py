@@ -3,9 +3,10 @@
 A 2,000-line trainer module is generated from the gallery's "before" files (Trainer subclasses and
 callbacks with every kind of finding), each copy with its classes renamed, and opened in a real LSP
 session (pygls's client over stdio, the server a subprocess running this checkout's code). Each round
-sends one incremental change, typing or deleting a comment on a line in the middle of the file,
-as an editor does while the user types, and times until the server publishes the diagnostics of that
-version. The first ``--warmup`` rounds are not counted. The open (the first lint, with the project
+sends one incremental change at the end of a line in the middle of the file, as an editor does
+while the user types (a comment typed and deleted; then a new line added and deleted), and times
+until the server publishes the diagnostics of that version; the server's CPU time per change is
+read from ``/proc`` (what other work on a shared machine does not inflate). The first ``--warmup`` rounds are not counted. The open (the first lint, with the project
 model built and the bases read) is reported on its own.
 
     python benchmarks/lsp_latency.py                    # 2,000 lines, 60 rounds
@@ -99,13 +100,15 @@ class Session:
         )
         return await self.until(1, began)
 
-    async def change(self, line: int, character: int, end: int, new_text: str) -> float:
+    async def change(self, start: tuple[int, int], end: tuple[int, int], new_text: str) -> float:
+        """Replace ``start``..``end`` ((line, character), 0-based) with ``new_text``; the time until
+        the diagnostics of the new version arrive."""
         self.version += 1
         began = time.perf_counter()
         change = types.TextDocumentContentChangePartial(
             range=types.Range(
-                start=types.Position(line=line, character=character),
-                end=types.Position(line=line, character=end),
+                start=types.Position(line=start[0], character=start[1]),
+                end=types.Position(line=end[0], character=end[1]),
             ),
             text=new_text,
         )
@@ -118,14 +121,54 @@ class Session:
         return await self.until(self.version, began)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of process ``pid`` so far (Linux ``/proc``; 0 elsewhere): the server's own
+    work per change, which other processes on a shared machine do not inflate as they do wall time."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def edit_line(text: str) -> tuple[int, int]:
-    """A line in the middle of the file inside a method body (indented code): where the user types."""
+    """The end of a line in the middle of the file inside a method body, after which both edits
+    still parse (a finding-free TW000 would time the parse error, not the lint)."""
     lines = text.split("\n")
-    middle = len(lines) // 2
-    for i in range(middle, len(lines)):
-        if lines[i].startswith("        ") and lines[i].strip():
-            return i, len(lines[i])
+    for i in range(len(lines) // 2, len(lines)):
+        if not (lines[i].startswith("        ") and lines[i].strip()):
+            continue
+        trial = list(lines)
+        try:
+            for _name, typed in EDITS:
+                trial[i] = lines[i] + typed
+                ast.parse("\n".join(trial))
+        except SyntaxError:
+            continue
+        return i, len(lines[i])
     raise ValueError("no method body line after the middle of the module")
+
+
+# The two kinds of edit timed, each made and undone in turn at the end of a line in the middle of the
+# module: (name, text typed). Typing on a line keeps every other class where it was, so only the
+# edited class's hierarchy is linted again; a new line moves every class below it, and those are.
+EDITS = (("typing on a line", "  # edited"), ("adding a line", "\n        edited = 1"))
+
+
+async def series(
+    session: Session, args: argparse.Namespace, pid: int, at: tuple[int, int], typed: str
+) -> dict[str, object]:
+    """``args.warmup`` untimed, then ``args.rounds`` timed changes: ``typed`` added at ``at``, removed."""
+    added_end = (at[0] + typed.count("\n"), len(typed.rsplit("\n", 1)[-1]) + (0 if "\n" in typed else at[1]))
+    times = []
+    cpu_began = 0.0
+    for i in range(args.warmup + args.rounds):
+        if i == args.warmup:
+            cpu_began = cpu_seconds(pid)
+        took = await (session.change(at, at, typed) if i % 2 == 0 else session.change(at, added_end, ""))
+        if i >= args.warmup:
+            times.append(took * 1000)
+    return {"times_ms": times, "cpu_ms": (cpu_seconds(pid) - cpu_began) / args.rounds * 1000}
 
 
 async def measure(args: argparse.Namespace, work: Path) -> dict[str, object]:
@@ -141,25 +184,13 @@ async def measure(args: argparse.Namespace, work: Path) -> dict[str, object]:
     await client.initialize_async(types.InitializeParams(capabilities=types.ClientCapabilities()))
     client.initialized(types.InitializedParams())
     opened = await session.open(text)
-    line, end = edit_line(text)
-    comment = "  # edited"
-    times = []
-    for i in range(args.warmup + args.rounds):
-        if i % 2 == 0:
-            took = await session.change(line, end, end, comment)  # type a comment at the end of the line
-        else:
-            took = await session.change(line, end, end + len(comment), "")  # and delete it
-        if i >= args.warmup:
-            times.append(took)
+    pid = client._server.pid if client._server is not None else 0  # the server process
+    at = edit_line(text)
+    results = {name: await series(session, args, pid, at, typed) for name, typed in EDITS}
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()
-    return {
-        "lines": text.count("\n") + 1,
-        "findings": session.counts[1],
-        "open_ms": opened * 1000,
-        "times_ms": [t * 1000 for t in times],
-    }
+    return {"lines": text.count("\n") + 1, "findings": session.counts[1], "open_ms": opened * 1000, **results}
 
 
 def main() -> None:
@@ -167,7 +198,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--lines", type=int, default=2000, help="size of the generated module (default 2000)")
-    parser.add_argument("--rounds", type=int, default=60, help="changes timed (default 60)")
+    parser.add_argument("--rounds", type=int, default=60, help="changes timed (default 60 of each kind)")
     parser.add_argument("--warmup", type=int, default=5, help="changes before timing (default 5)")
     parser.add_argument(
         "--cpus", default="", help="pin the server with taskset, e.g. 0,1 (default: not pinned)"
@@ -178,16 +209,19 @@ def main() -> None:
         work = Path(folder)
         (work / "pyproject.toml").write_text('[project]\nname = "latency"\nversion = "0"\n')
         result = asyncio.run(measure(args, work))
-    times = result["times_ms"]
-    assert isinstance(times, list)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(
         f"module: {result['lines']} lines, {result['findings']} findings; open (first lint): {result['open_ms']:.0f} ms"
     )
-    print(
-        f"didChange -> publishDiagnostics over {len(times)} changes: median {statistics.median(times):.1f} ms, "
-        f"p95 {percentile(times, 0.95):.1f} ms, min {min(times):.1f} ms, max {max(times):.1f} ms"
-    )
+    for name, _typed in EDITS:
+        row = result[name]
+        assert isinstance(row, dict)
+        times = row["times_ms"]
+        print(
+            f"{name}: didChange -> publishDiagnostics over {len(times)} changes: median "
+            f"{statistics.median(times):.1f} ms, p95 {percentile(times, 0.95):.1f} ms, min {min(times):.1f} ms, "
+            f"max {max(times):.1f} ms; server CPU per change {row['cpu_ms']:.1f} ms"
+        )
     after = os.getloadavg()
     print(f"machine: {cores} cores visible, load average {load[0]:.2f} before, {after[0]:.2f} after")
 

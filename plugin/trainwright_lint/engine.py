@@ -99,13 +99,14 @@ def lint_unit(
     *,
     per_release: bool = False,
     classes: Container[str] | None = None,
+    per_class: dict[str, list[Finding]] | None = None,
 ) -> list[Finding]:
     """The findings of one file (not noqa-filtered: front ends decide), sorted. ``timings``, when
     given, accumulates CPU seconds per rule code (a shared fact counts for the rule that needed it
     first). ``per_release`` judges every candidate at every release point instead of once per run
     of equal facts: the slow reference that the runs must agree with (tests). ``classes``, when
-    given, limits the class rules to those class keys (the language server re-lints only the
-    classes an edit can change)."""
+    given, limits the class rules to those class keys, and ``per_class`` receives each linted
+    class's findings (the language server re-lints only the classes an edit can change)."""
     if not rules:
         return []
     model = workspace.model
@@ -124,9 +125,12 @@ def lint_unit(
             continue  # a CallbackHandler dispatches events: its returns are the control object by design
         applicable = [r for r in rules if role in r.roles]
         if applicable:
-            findings += _lint_class(
+            found = _lint_class(
                 key, role, unit, cls, node, workspace, releases, applicable, timings, per_release
             )
+            if per_class is not None:
+                per_class[key] = found
+            findings += found
     findings.sort(key=Finding.sort_key)
     return findings
 

@@ -16,7 +16,14 @@ from pygls.workspace import TextDocument
 
 from trainwright_lint.finding import Finding
 from trainwright_lint.output.json_format import noqa_row
-from trainwright_lint.server.convert import diagnostic, fix_kind, replacing_edit, server_range
+from trainwright_lint.server.convert import (
+    diagnostic,
+    fix_kind,
+    lsp_lines,
+    replacing_edit,
+    server_range,
+    unit_counter,
+)
 from trainwright_lint.server.session import Session
 
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.trainwright"
@@ -55,11 +62,12 @@ def code_actions(session: Session, request: Request) -> list[types.CodeAction]:
     if safe and offered and wants(request, FIX_ALL_KIND):
         fixed = session.fix_all(request.path, doc.source, request.findings)
         if fixed is not None:
+            lines = lsp_lines(doc.source)
             actions.append(
                 types.CodeAction(
                     title=f"trainwright: fix all safe findings ({len(safe)})",
                     kind=FIX_ALL_KIND,
-                    diagnostics=[diagnostic(doc, f) for f in safe],
+                    diagnostics=[diagnostic(doc, f, lines) for f in safe],
                     edit=document_edit(doc, fixed),
                 )
             )
@@ -99,7 +107,7 @@ def noqa_action(doc: TextDocument, f: Finding) -> types.CodeAction:
     else:
         start = len(content)
         new_text = f"{'  ' if content.strip() else ''}# noqa: {f.code}"
-    units = doc.position_codec.client_num_units
+    units = unit_counter(doc)
     where = types.Position(line=row, character=units(content[:start]))
     return types.CodeAction(
         title=f"Ignore {f.code} on this line (# noqa: {f.code})",
@@ -114,6 +122,4 @@ def noqa_action(doc: TextDocument, f: Finding) -> types.CodeAction:
 def document_edit(doc: TextDocument, new: str) -> types.WorkspaceEdit:
     """The workspace edit that turns the document's text into ``new`` (``changes``: every client
     applies it, where ``documentChanges`` is a capability)."""
-    return types.WorkspaceEdit(
-        changes={doc.uri: [replacing_edit(doc.source, new, doc.position_codec.client_num_units)]}
-    )
+    return types.WorkspaceEdit(changes={doc.uri: [replacing_edit(doc.source, new, unit_counter(doc))]})

@@ -20,7 +20,7 @@ from pygls.workspace import ServerTextRange, TextDocument
 from trainwright_lint import __version__
 from trainwright_lint.finding import Finding
 from trainwright_lint.server.actions import FIX_ALL_KIND, Request, code_actions
-from trainwright_lint.server.convert import diagnostic, server_range
+from trainwright_lint.server.convert import diagnostic, lsp_lines, server_range
 from trainwright_lint.server.hover import hover_text
 from trainwright_lint.server.session import Session
 
@@ -55,7 +55,8 @@ class TrainwrightServer(LanguageServer):
     def publish(self, uri: str) -> None:
         doc = self.workspace.get_text_document(uri)
         self.found.pop(uri, None)
-        diagnostics = [diagnostic(doc, f) for f in self.findings(doc)]
+        lines = lsp_lines(doc.source)
+        diagnostics = [diagnostic(doc, f, lines) for f in self.findings(doc)]
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=doc.version)
         )

@@ -10,7 +10,7 @@ does (which also breaks at form feeds and separators).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from lsprotocol import types
 from pygls.workspace import ServerTextPosition, ServerTextRange, TextDocument
@@ -41,9 +41,36 @@ def server_range(f: Finding) -> ServerTextRange:
     )
 
 
-def finding_range(doc: TextDocument, f: Finding) -> types.Range:
-    """The finding's span in the client's units."""
-    return doc.range_to_client_units(server_range(f))
+def unit_counter(doc: TextDocument) -> Callable[[str], int]:
+    """How many of the client's position units a string takes (the encoding negotiated at start-up:
+    UTF-16 unless the client offers another). pygls counts character by character; an ASCII line,
+    nearly every line of Python, is its length."""
+    encoding = doc.position_codec.encoding
+    if encoding == types.PositionEncodingKind.Utf32:
+        return len
+    codec, width = ("utf-8", 1) if encoding == types.PositionEncodingKind.Utf8 else ("utf-16-le", 2)
+    return lambda s: len(s) if s.isascii() else len(s.encode(codec, "surrogatepass")) // width
+
+
+def client_position(
+    lines: Sequence[str], units: Callable[[str], int], line: int, character: int
+) -> types.Position:
+    """A 0-based (line, character in code points) position in the client's units."""
+    if line >= len(lines):
+        return types.Position(line=len(lines), character=0)
+    return types.Position(line=line, character=units(lines[line][:character]))
+
+
+def finding_range(doc: TextDocument, f: Finding, lines: Sequence[str] | None = None) -> types.Range:
+    """The finding's span in the client's units. ``lines``: the document's ``lsp_lines``, when the
+    caller converts many findings (``TextDocument.lines`` splits the whole text on every call)."""
+    lines = lsp_lines(doc.source) if lines is None else lines
+    units = unit_counter(doc)
+    span = server_range(f)
+    return types.Range(
+        start=client_position(lines, units, span.start.line, span.start.character),
+        end=client_position(lines, units, span.end.line, span.end.character),
+    )
 
 
 def fix_kind(f: Finding) -> str | None:
@@ -53,12 +80,12 @@ def fix_kind(f: Finding) -> str | None:
     return "unsafe" if f.fix.unsafe else "safe"
 
 
-def diagnostic(doc: TextDocument, f: Finding) -> types.Diagnostic:
+def diagnostic(doc: TextDocument, f: Finding, lines: Sequence[str] | None = None) -> types.Diagnostic:
     """The LSP diagnostic of ``f``: code with its rule page, severity as the CLI's JSON states it, the
     reason a fix is withheld when it is, and in ``data`` which fix a code action offers."""
     note = f"\n{f.fix_note}" if f.fix is None and f.fix_note else ""
     return types.Diagnostic(
-        range=finding_range(doc, f),
+        range=finding_range(doc, f, lines),
         message=f.message + note,
         severity=_SEVERITY.get(severity(f.code), types.DiagnosticSeverity.Warning),
         code=f.code,

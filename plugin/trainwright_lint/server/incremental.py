@@ -5,10 +5,10 @@ its subclasses and, for a mixin, the classes that use it) and the module's names
 see the whole module. So a class's findings are a function of its own text, the text of the classes
 of its hierarchy, and what the module says outside its classes. Each lint keeps, per class, that
 fingerprint with the findings; the next lint of the same document re-runs the class rules only on
-the classes whose fingerprint changed, and the module rules always. Positions are part of the
-fingerprint (messages name lines): an edit that adds or removes lines changes what lies outside the
-classes after it, and every class is linted again. The tests compare the result with a whole lint
-after every edit of a sequence.
+the classes whose fingerprint changed, and the module rules always. A class's place is part of its fingerprint
+(messages name lines): an edit that adds or removes lines re-lints the classes below it, and those
+whose hierarchy holds the edited class. The tests compare the result with a whole lint after every
+edit of a sequence.
 """
 
 from __future__ import annotations
@@ -38,17 +38,18 @@ class Memo:
 
 
 def module_fingerprint(unit: FileUnit) -> Fingerprint:
-    """Everything of the module outside its top-level classes, with line numbers, and what the
-    summary says about every class (name, place, bases, decorators) and the module's names."""
+    """Everything of the module outside its top-level classes, and what the summary says about every
+    class (name, bases, decorators) and the module's names; not where they are (each class's
+    fingerprint holds its own place and its hierarchy's)."""
     spans = [
         (min([n.lineno, *(d.lineno for d in n.decorator_list)]), n.end_lineno or n.lineno)
         for n in unit.tree.body
         if isinstance(n, ast.ClassDef)
     ]
     inside = {line for first, last in spans for line in range(first, last + 1)}
-    outside = tuple((n, text) for n, text in enumerate(unit.lines, 1) if n not in inside)
+    outside = tuple(text for n, text in enumerate(unit.lines, 1) if n not in inside)
     summary = unit.summary
-    classes = tuple((q, c.line, c.end_line, c.bases, c.decorators) for q, c in summary.classes.items())
+    classes = tuple((q, c.bases, c.decorators) for q, c in summary.classes.items())
     return (outside, classes, summary.instance_stores, summary.mentions, summary.all_names, summary.stars)
 
 
@@ -93,14 +94,19 @@ def lint_document(
     class_rules = [r for r in rules if r.scope == "class"]
     now = Memo(module_fingerprint(unit))
     kept = memo.classes if memo is not None and memo.module == now.module else {}
+    stale: set[str] = set()
     for key in workspace.model.target_classes(unit.path):
         fingerprint = class_fingerprint(workspace, key)
         old = kept.get(key)
-        if old is not None and old[0] == fingerprint:
-            own = old[1]
-        else:
-            own = lint_unit(unit, workspace, releases, class_rules, classes={key}) if class_rules else []
-        now.classes[key] = (fingerprint, own)
+        now.classes[key] = (fingerprint, old[1] if old is not None and old[0] == fingerprint else [])
+        if old is None or old[0] != fingerprint:
+            stale.add(key)
+    if stale and class_rules:
+        fresh: dict[str, list[Finding]] = {}
+        lint_unit(unit, workspace, releases, class_rules, classes=stale, per_class=fresh)
+        for key, own in fresh.items():
+            now.classes[key] = (now.classes[key][0], own)
+    for _fingerprint, own in now.classes.values():
         found += own
     found = sorted((replace(f, path=path) for f in found), key=Finding.sort_key)
     return noqa.filter_noqa(found, lines), now
