@@ -8,14 +8,13 @@ import asyncio
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("pytest_lsp")  # the `server` extra and the dev tools; the lint needs neither
 
-from checkout import GALLERY, ROOT, server_env
+from checkout import GALLERY, ROOT, run_python
 from lsp_support import apply_edit, editor_session
 from lsprotocol import types
 
@@ -32,15 +31,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "trainwright_lint", *args],
-        check=False,
-        cwd=root,
-        env=server_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_python(["-m", "trainwright_lint", *args], cwd=root)
 
 
 def fixed_by_cli(root: Path, name: str, *options: str) -> str:

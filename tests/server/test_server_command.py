@@ -4,23 +4,14 @@ that ``trainwright lint`` (the pre-commit hook) never imports the server or pygl
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-from checkout import GALLERY, server_env
+from checkout import GALLERY, run_python
 
 
 def test_without_pygls_the_command_names_the_extra() -> None:
     code = "import sys; sys.modules['pygls'] = None; from trainwright_lint.cli import main; sys.exit(main(['server']))"
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        check=False,
-        env=server_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_python(["-c", code], timeout=120)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         (
@@ -37,13 +28,5 @@ def test_lint_never_imports_the_language_server(tmp_path: Path) -> None:
         "import sys; from trainwright_lint.cli import main; main(['lint', 'tokenizer_before.py']); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pygls', 'lsprotocol') or 'server' in m))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        check=False,
-        cwd=tmp_path,
-        env=server_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_python(["-c", code], cwd=tmp_path, timeout=120)
     assert done.stdout.strip().splitlines()[-1] == "[]"
