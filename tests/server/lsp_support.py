@@ -75,8 +75,11 @@ class Editor:
 
 
 @asynccontextmanager
-async def editor_session(cwd: Path) -> AsyncIterator[Editor]:
-    """``trainwright server`` started in ``cwd``, initialised, and shut down cleanly at the end."""
+async def editor_session(
+    cwd: Path, capabilities: types.ClientCapabilities | None = None
+) -> AsyncIterator[Editor]:
+    """``trainwright server`` started in ``cwd``, initialised (as a client with ``capabilities``, by
+    default none), and shut down cleanly at the end."""
     client = LanguageClient(converter_factory=default_converter)
     editor = Editor(client)
 
@@ -87,7 +90,7 @@ async def editor_session(cwd: Path) -> AsyncIterator[Editor]:
     await client.start_io(sys.executable, "-m", "trainwright_lint", "server", cwd=str(cwd), env=server_env())
     await client.initialize_session(
         types.InitializeParams(
-            capabilities=types.ClientCapabilities(),
+            capabilities=capabilities or types.ClientCapabilities(),
             root_uri=cwd.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=cwd.as_uri(), name=cwd.name)],
         )

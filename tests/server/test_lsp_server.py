@@ -125,6 +125,37 @@ def test_an_unsafe_fix_is_offered_as_unsafe_and_only_on_request(project: Path) -
     run(scenario())
 
 
+def test_a_tw2xx_finding_offers_its_callback_as_a_move_to_a_new_file(project: Path) -> None:
+    name = "memory_before.py"
+    path = project / name
+    printed = cli(project, "fix", "--suggest", name).stdout
+    creates = types.ClientCapabilities(
+        workspace=types.WorkspaceClientCapabilities(
+            workspace_edit=types.WorkspaceEditClientCapabilities(
+                document_changes=True, resource_operations=[types.ResourceOperationKind.Create]
+            )
+        )
+    )
+
+    async def scenario() -> None:
+        async with editor_session(project, creates) as editor:
+            diag = coded(await editor.open(path), "TW201")
+            moves = [a for a in await editor.actions(path, diag) if a.kind == "refactor.move.trainwright"]
+            assert len(moves) == 1 and "callback move" in moves[0].title and not moves[0].is_preferred
+            create, content = moves[0].edit.document_changes
+            target = (project / "memory_before_callbacks.py").as_uri()
+            assert isinstance(create, types.CreateFile) and create.uri == target
+            assert not create.options.overwrite
+            new_text = content.edits[0].new_text
+            assert content.text_document.uri == target and "class GcTrainerTrainingStepCallback" in new_text
+            assert new_text.strip() in printed  # what `trainwright fix --suggest` prints, nothing else
+        async with editor_session(project) as editor:  # a client that cannot create files: no move
+            diag = coded(await editor.open(path), "TW201")
+            assert not [a for a in await editor.actions(path, diag) if a.kind == "refactor.move.trainwright"]
+
+    run(scenario())
+
+
 def test_hover_on_a_finding_shows_its_rule_page(project: Path) -> None:
     path = project / "tokenizer_before.py"
     page = (ROOT / "docs" / "rules" / "TW303.md").read_text(encoding="utf-8")

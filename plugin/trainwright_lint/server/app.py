@@ -19,7 +19,7 @@ from pygls.workspace import ServerTextRange, TextDocument
 
 from trainwright_lint import __version__
 from trainwright_lint.finding import Finding
-from trainwright_lint.server.actions import FIX_ALL_KIND, Request, code_actions
+from trainwright_lint.server.actions import FIX_ALL_KIND, MOVE_KIND, Request, code_actions
 from trainwright_lint.server.convert import diagnostic, lsp_lines, server_range
 from trainwright_lint.server.hover import hover_text
 from trainwright_lint.server.session import Session
@@ -131,7 +131,7 @@ def files_changed(ls: TrainwrightServer, changes: list[tuple[str, bool]]) -> Non
 @server.feature(
     types.TEXT_DOCUMENT_CODE_ACTION,
     types.CodeActionOptions(
-        code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND], resolve_provider=False
+        code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND, MOVE_KIND], resolve_provider=False
     ),
 )
 def code_action(ls: TrainwrightServer, params: types.CodeActionParams) -> list[types.CodeAction]:
@@ -139,7 +139,9 @@ def code_action(ls: TrainwrightServer, params: types.CodeActionParams) -> list[t
     if not is_python(doc):
         return []
     only = [str(k.value if hasattr(k, "value") else k) for k in params.context.only or []] or None
-    request = Request(doc, ls.path_of(doc), ls.findings(doc, whole=True), params.range, only)
+    request = Request(
+        doc, ls.path_of(doc), ls.findings(doc, whole=True), params.range, only, creates_files(ls)
+    )
     return code_actions(ls.session, request)
 
 
@@ -154,6 +156,16 @@ def hover(ls: TrainwrightServer, params: types.HoverParams) -> types.Hover | Non
         return None
     content = types.MarkupContent(kind=types.MarkupKind.Markdown, value=hover_text(under))
     return types.Hover(contents=content, range=doc.range_to_client_units(server_range(under[0])))
+
+
+def creates_files(ls: TrainwrightServer) -> bool:
+    """Whether the client applies a workspace edit that creates a file (``documentChanges`` with the
+    ``create`` resource operation)."""
+    workspace = ls.client_capabilities.workspace
+    edit = workspace.workspace_edit if workspace is not None else None
+    if edit is None or not edit.document_changes:
+        return False
+    return types.ResourceOperationKind.Create in (edit.resource_operations or [])
 
 
 def serve() -> None:
