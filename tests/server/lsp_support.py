@@ -25,6 +25,7 @@ class Editor:
     def __init__(self, client: LanguageClient) -> None:
         self.client = client
         self.published: list[types.PublishDiagnosticsParams] = []
+        self.registrations: list[types.Registration] = []  # what the server asked to be told about
         self.versions: dict[str, int] = {}
 
     async def wait_for(self, uri: str, version: int | None, after: int = 0) -> list[types.Diagnostic]:
@@ -86,6 +87,10 @@ async def editor_session(
     @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     def on_publish(params: types.PublishDiagnosticsParams) -> None:
         editor.published.append(params)
+
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def on_register(params: types.RegistrationParams) -> None:
+        editor.registrations += params.registrations
 
     await client.start_io(sys.executable, "-m", "trainwright_lint", "server", cwd=str(cwd), env=server_env())
     await client.initialize_session(

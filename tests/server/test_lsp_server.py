@@ -218,11 +218,19 @@ def test_survives_a_file_that_does_not_parse_and_one_deleted_while_open(project:
             assert diagnostics[0].severity == types.DiagnosticSeverity.Error
             assert diag_codes(await editor.replace(path, text)) == ["TW303"]
             # Deleted on disk while open: the editor still holds the text, and it is still linted.
+            # Another file deleted at the same time makes the server rebuild its model and lint the
+            # open documents again.
             path.unlink()
+            (project / "memory_before.py").unlink()
             mark = len(editor.published)
             editor.client.workspace_did_change_watched_files(
                 types.DidChangeWatchedFilesParams(
-                    changes=[types.FileEvent(uri=path.as_uri(), type=types.FileChangeType.Deleted)]
+                    changes=[
+                        types.FileEvent(uri=path.as_uri(), type=types.FileChangeType.Deleted),
+                        types.FileEvent(
+                            uri=(project / "memory_before.py").as_uri(), type=types.FileChangeType.Deleted
+                        ),
+                    ]
                 )
             )
             assert diag_codes(await editor.wait_for(path.as_uri(), None, mark)) == ["TW303"]
@@ -237,6 +245,26 @@ def test_survives_a_file_that_does_not_parse_and_one_deleted_while_open(project:
             assert await editor.wait_for(path.as_uri(), None, mark) == []
             # The server is still there for the next file.
             assert diag_codes(await editor.open(project / "legacy_loss_before.py")) == ["TW301"]
+
+    run(scenario())
+
+
+def test_asks_to_be_told_of_files_changed_outside_the_editor(project: Path) -> None:
+    watching = types.ClientCapabilities(
+        workspace=types.WorkspaceClientCapabilities(
+            did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)
+        )
+    )
+
+    async def scenario() -> None:
+        async with editor_session(project, watching) as editor:
+            await editor.open(project / "tokenizer_before.py")  # the registration came before this
+            (registration,) = editor.registrations
+            assert registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+            options = registration.register_options
+            watchers = options["watchers"] if isinstance(options, dict) else options.watchers
+            patterns = {w["globPattern"] if isinstance(w, dict) else w.glob_pattern for w in watchers}
+            assert {"**/*.py", "**/pyproject.toml"} <= patterns
 
     run(scenario())
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import os
+import sys
 
 from trainwright_lint.commands.options import report_error
 
@@ -45,4 +47,6 @@ def run(args: argparse.Namespace) -> int:
         return 2
     gc.enable()  # the console script turns it off for one-shot runs; a server lives for hours
     app.serve()
+    if sys.stdout.closed:  # pygls closes it at exit; the console script flushes it after every command
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until the process exits
     return 0

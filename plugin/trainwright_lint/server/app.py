@@ -74,6 +74,26 @@ def is_python(doc: TextDocument) -> bool:
 server = TrainwrightServer()
 
 
+@server.feature(types.INITIALIZED)
+def initialized(ls: TrainwrightServer, params: types.InitializedParams) -> None:
+    """Ask the client to report files changed outside the editor (a base class edited by ``git
+    checkout``, a file deleted, the settings), where it lets a server register for them."""
+    workspace = ls.client_capabilities.workspace
+    watched = workspace.did_change_watched_files if workspace is not None else None
+    if watched is None or not watched.dynamic_registration:
+        return
+    patterns = ["**/*.py", *(f"**/{name}" for name in sorted(SETTINGS_FILES - {"setup.py"}))]
+    options = types.DidChangeWatchedFilesRegistrationOptions(
+        watchers=[types.FileSystemWatcher(glob_pattern=p) for p in patterns]
+    )
+    registration = types.Registration(
+        id="trainwright-watched-files",
+        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=options,
+    )
+    ls.client_register_capability(types.RegistrationParams(registrations=[registration]))
+
+
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: TrainwrightServer, params: types.DidOpenTextDocumentParams) -> None:
     if is_python(ls.workspace.get_text_document(params.text_document.uri)):
@@ -119,8 +139,12 @@ def deleted_files(ls: TrainwrightServer, params: types.DeleteFilesParams) -> Non
 
 def files_changed(ls: TrainwrightServer, changes: list[tuple[str, bool]]) -> None:
     """Files changed, created or deleted outside the editor's buffers: drop what depended on them,
-    then lint the open documents again (a deleted file that is still open keeps its text)."""
-    paths = [p for p in (to_fs_path(uri) for uri, _ in changes) if p is not None]
+    then lint the open documents again. An open document's own events are left out: the editor's
+    text is what is linted (a file deleted while open keeps being linted from it)."""
+    open_now = set(ls.workspace.text_documents)
+    paths = [p for p in (to_fs_path(uri) for uri, _ in changes if uri not in open_now) if p is not None]
+    if not paths:
+        return
     if any(os.path.basename(p) in SETTINGS_FILES for p in paths):
         ls.session.forget_settings()
     if paths:

@@ -148,6 +148,9 @@ class Session:
             return decode(outcome.fixed).text if outcome.changed else None
         except (FixError, SegmentError, UnicodeError, SyntaxError):
             return None
+        except Exception:  # noqa: BLE001 - a fixer failure costs the action, never the server
+            traceback.print_exc(file=sys.stderr)
+            return None
 
 
 def as_bytes(text: str) -> bytes:
