@@ -249,6 +249,27 @@ def test_survives_a_file_that_does_not_parse_and_one_deleted_while_open(project:
     run(scenario())
 
 
+def test_the_project_settings_apply_and_a_settings_change_is_seen(project: Path) -> None:
+    path = project / "tokenizer_before.py"
+    settings = project / "pyproject.toml"
+    plain = settings.read_text(encoding="utf-8")
+    settings.write_text(plain + '\n[tool.trainwright]\nignore = ["TW303"]\n', encoding="utf-8")
+
+    async def scenario() -> None:
+        async with editor_session(project) as editor:
+            assert await editor.open(path) == []  # ignored, as `trainwright lint` ignores it
+            settings.write_text(plain, encoding="utf-8")
+            mark = len(editor.published)
+            editor.client.workspace_did_change_watched_files(
+                types.DidChangeWatchedFilesParams(
+                    changes=[types.FileEvent(uri=settings.as_uri(), type=types.FileChangeType.Changed)]
+                )
+            )
+            assert diag_codes(await editor.wait_for(path.as_uri(), None, mark)) == ["TW303"]
+
+    run(scenario())
+
+
 def test_asks_to_be_told_of_files_changed_outside_the_editor(project: Path) -> None:
     watching = types.ClientCapabilities(
         workspace=types.WorkspaceClientCapabilities(
