@@ -53,8 +53,11 @@ class TrainwrightServer(LanguageServer):
         return found
 
     def publish(self, uri: str) -> None:
+        """Lint the document again and send its diagnostics (what was kept for it may be stale:
+        the settings or another file may have changed, not only its text)."""
         doc = self.workspace.get_text_document(uri)
         self.found.pop(uri, None)
+        self.whole.pop(uri, None)
         lines = lsp_lines(doc.source)
         diagnostics = [diagnostic(doc, f, lines) for f in self.findings(doc)]
         self.text_document_publish_diagnostics(
@@ -129,26 +132,25 @@ def did_close(ls: TrainwrightServer, params: types.DidCloseTextDocumentParams) -
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def watched_files(ls: TrainwrightServer, params: types.DidChangeWatchedFilesParams) -> None:
-    files_changed(ls, [(c.uri, c.type != types.FileChangeType.Created) for c in params.changes])
+    files_changed(ls, [c.uri for c in params.changes])
 
 
 @server.feature(types.WORKSPACE_DID_DELETE_FILES)
 def deleted_files(ls: TrainwrightServer, params: types.DeleteFilesParams) -> None:
-    files_changed(ls, [(f.uri, True) for f in params.files])
+    files_changed(ls, [f.uri for f in params.files])
 
 
-def files_changed(ls: TrainwrightServer, changes: list[tuple[str, bool]]) -> None:
+def files_changed(ls: TrainwrightServer, uris: list[str]) -> None:
     """Files changed, created or deleted outside the editor's buffers: drop what depended on them,
     then lint the open documents again. An open document's own events are left out: the editor's
     text is what is linted (a file deleted while open keeps being linted from it)."""
     open_now = set(ls.workspace.text_documents)
-    paths = [p for p in (to_fs_path(uri) for uri, _ in changes if uri not in open_now) if p is not None]
+    paths = [p for p in (to_fs_path(uri) for uri in uris if uri not in open_now) if p is not None]
     if not paths:
         return
     if any(os.path.basename(p) in SETTINGS_FILES for p in paths):
         ls.session.forget_settings()
-    if paths:
-        ls.session.forget_files()
+    ls.session.forget_files()
     ls.publish_open()
 
 
