@@ -270,6 +270,19 @@ def test_the_project_settings_apply_and_a_settings_change_is_seen(project: Path)
     run(scenario())
 
 
+def test_bad_settings_are_one_diagnostic_not_a_crash(project: Path) -> None:
+    path = project / "tokenizer_before.py"
+    settings = project / "pyproject.toml"
+    settings.write_text(settings.read_text(encoding="utf-8") + '\n[tool.trainwright]\nselect = ["XX9"]\n')
+
+    async def scenario() -> None:
+        async with editor_session(project) as editor:
+            (only,) = await editor.open(path)
+            assert only.code == "TW000" and "settings" in only.message and "XX9" in only.message
+
+    run(scenario())
+
+
 def test_asks_to_be_told_of_files_changed_outside_the_editor(project: Path) -> None:
     watching = types.ClientCapabilities(
         workspace=types.WorkspaceClientCapabilities(

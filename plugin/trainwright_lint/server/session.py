@@ -100,9 +100,12 @@ class Session:
         the edit since the last lint can change are linted again (``incremental``); ``whole`` lints
         every class, for the fixer (a finding's fix must hold this text's nodes)."""
         try:
-            if whole:
-                return sorted(self._linter(path)(text), key=Finding.sort_key)
             project, workspace = self._workspace(path)
+        except (ValueError, OSError) as exc:  # a ConfigError or TargetError: the CLI exits 2 on it
+            return [not_linted(path, f"not linted: the project's settings: {exc}")]
+        try:
+            if whole:
+                return sorted(relinter(path, project.config, workspace)(text), key=Finding.sort_key)
             memo = project.memos.pop(path, None)
             found, memo = lint_document(path, text, project.config, workspace, memo)
             if memo is not None:
