@@ -47,6 +47,12 @@ class Request:
     can_create: bool = False  # the client applies edits that create a file
 
 
+def findings_in(doc: TextDocument, findings: Sequence[Finding], wanted: types.Range) -> list[Finding]:
+    """The findings whose span meets the client's range."""
+    asked = doc.range_from_client_units(wanted)
+    return [f for f in findings if server_range(f).overlaps(asked)]
+
+
 def wants(request: Request, kind: str) -> bool:
     return request.only is None or any(kind == k or kind.startswith(f"{k}.") for k in request.only)
 
@@ -55,8 +61,7 @@ def code_actions(session: Session, request: Request) -> list[types.CodeAction]:
     """The actions for the findings in the requested range, then "fix all" when the document has a
     safe fix (asked for by kind, as an editor's fix-on-save does, or offered next to a finding)."""
     doc = request.doc
-    asked = doc.range_from_client_units(request.wanted)
-    here = [f for f in request.findings if server_range(f).overlaps(asked) and f.code != "TW000"]
+    here = [f for f in findings_in(doc, request.findings, request.wanted) if f.code != "TW000"]
     actions: list[types.CodeAction] = []
     if wants(request, types.CodeActionKind.QuickFix.value):
         for f in here:

@@ -19,8 +19,8 @@ from pygls.workspace import ServerTextRange, TextDocument
 
 from trainwright_lint import __version__
 from trainwright_lint.finding import Finding
-from trainwright_lint.server.actions import FIX_ALL_KIND, MOVE_KIND, Request, code_actions
-from trainwright_lint.server.convert import diagnostic, lsp_lines, server_range
+from trainwright_lint.server.actions import FIX_ALL_KIND, MOVE_KIND, Request, code_actions, findings_in
+from trainwright_lint.server.convert import diagnostic, fix_kind, lsp_lines, server_range
 from trainwright_lint.server.hover import hover_text
 from trainwright_lint.server.session import Session
 
@@ -165,9 +165,11 @@ def code_action(ls: TrainwrightServer, params: types.CodeActionParams) -> list[t
     if not is_python(doc):
         return []
     only = [str(k.value if hasattr(k, "value") else k) for k in params.context.only or []] or None
-    request = Request(
-        doc, ls.path_of(doc), ls.findings(doc, whole=True), params.range, only, creates_files(ls)
-    )
+    request = Request(doc, ls.path_of(doc), ls.findings(doc), params.range, only, creates_files(ls))
+    if only is not None or any(fix_kind(f) for f in findings_in(doc, request.findings, params.range)):
+        # A fix is computed: from a whole lint, whose findings hold this text's nodes. Editors ask
+        # for code actions whenever the cursor moves; most requests need no fix and no whole lint.
+        request.findings = ls.findings(doc, whole=True)
     return code_actions(ls.session, request)
 
 
