@@ -270,6 +270,34 @@ def test_the_project_settings_apply_and_a_settings_change_is_seen(project: Path)
     run(scenario())
 
 
+def test_saving_a_base_class_re_lints_the_open_subclass_in_another_file(project: Path) -> None:
+    base = project / "legacy_loss_before.py"
+    child = project / "child.py"
+    child.write_text(
+        "from legacy_loss_before import WeightedLossTrainer\n\n\n"
+        "class ChildTrainer(WeightedLossTrainer):\n"
+        "    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):\n"
+        "        return super().compute_loss(model, inputs, return_outputs, num_items_in_batch=num_items_in_batch)\n",
+        encoding="utf-8",
+    )
+    fixed = base.read_text(encoding="utf-8").replace(
+        "return_outputs=False):", "return_outputs=False, num_items_in_batch=None):"
+    )
+
+    async def scenario() -> None:
+        async with editor_session(project) as editor:
+            assert "TW302" in diag_codes(await editor.open(child))  # the base rejects the keyword
+            assert diag_codes(await editor.open(base)) == ["TW301"]
+            assert diag_codes(await editor.replace(base, fixed)) == []  # not saved yet
+            mark = len(editor.published)
+            editor.client.text_document_did_save(
+                types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=base.as_uri()))
+            )
+            assert "TW302" not in diag_codes(await editor.wait_for(child.as_uri(), None, mark))
+
+    run(scenario())
+
+
 def test_bad_settings_are_one_diagnostic_not_a_crash(project: Path) -> None:
     path = project / "tokenizer_before.py"
     settings = project / "pyproject.toml"
