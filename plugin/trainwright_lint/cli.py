@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "fix": "trainwright_lint.commands.fix",
     "upgrade": "trainwright_lint.commands.upgrade",
     "catalog": "trainwright_lint.commands.catalog",
+    "server": "trainwright_lint.commands.server",
 }
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from trainwright.catalog import Catalog, load_catalog
@@ -98,11 +98,15 @@ def lint_unit(
     timings: dict[str, float] | None = None,
     *,
     per_release: bool = False,
+    classes: Container[str] | None = None,
+    per_class: dict[str, list[Finding]] | None = None,
 ) -> list[Finding]:
     """The findings of one file (not noqa-filtered: front ends decide), sorted. ``timings``, when
     given, accumulates CPU seconds per rule code (a shared fact counts for the rule that needed it
     first). ``per_release`` judges every candidate at every release point instead of once per run
-    of equal facts: the slow reference that the runs must agree with (tests)."""
+    of equal facts: the slow reference that the runs must agree with (tests). ``classes``, when
+    given, limits the class rules to those class keys, and ``per_class`` receives each linted
+    class's findings (the language server re-lints only the classes an edit can change)."""
     if not rules:
         return []
     model = workspace.model
@@ -112,6 +116,8 @@ def lint_unit(
         findings += _lint_module(unit, workspace, releases, module_rules, timings)
     rules = [r for r in rules if r.scope == "class"]
     for key in model.target_classes(unit.path):
+        if classes is not None and key not in classes:
+            continue
         role = model.role(key)
         cls = unit.summary.classes[split_key(key)[1]]  # type: ignore[index]
         node = unit.class_node(cls)
@@ -119,9 +125,12 @@ def lint_unit(
             continue  # a CallbackHandler dispatches events: its returns are the control object by design
         applicable = [r for r in rules if role in r.roles]
         if applicable:
-            findings += _lint_class(
+            found = _lint_class(
                 key, role, unit, cls, node, workspace, releases, applicable, timings, per_release
             )
+            if per_class is not None:
+                per_class[key] = found
+            findings += found
     findings.sort(key=Finding.sort_key)
     return findings
 
