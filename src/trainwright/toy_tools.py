@@ -89,7 +89,9 @@ def build_tool_model(
 
 @torch.no_grad()
 def nudge_transitions(
-    model: Qwen2ForCausalLM, tokenizer: PreTrainedTokenizerFast, transitions: Mapping[str, Mapping[str, float]]
+    model: Qwen2ForCausalLM,
+    tokenizer: PreTrainedTokenizerFast,
+    transitions: Mapping[str, Mapping[str, float]],
 ) -> None:
     """Give each previous token of ``transitions`` its own embedding axis (large, so it dominates the
     residual stream) and write the wanted logits into the LM head along that axis.
@@ -99,7 +101,9 @@ def nudge_transitions(
     """
     hidden = model.config.hidden_size
     if len(transitions) >= hidden:
-        raise ValueError(f"{len(transitions)} nudged tokens need hidden_size > {len(transitions)}, got {hidden}")
+        raise ValueError(
+            f"{len(transitions)} nudged tokens need hidden_size > {len(transitions)}, got {hidden}"
+        )
     embed, head = model.get_input_embeddings().weight, model.get_output_embeddings().weight
     scale = hidden**0.5
     for axis, (previous, nexts) in enumerate(transitions.items()):

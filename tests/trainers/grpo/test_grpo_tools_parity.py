@@ -18,18 +18,19 @@ import pytest
 pytest.importorskip("jmespath")  # TRL's tool path imports it on some transformers releases
 trl = pytest.importorskip("trl")
 
-import torch  # noqa: E402
-from datasets import Dataset  # noqa: E402
+import torch
+from datasets import Dataset
 
-from tests.trainers.grpo.tool_world import (  # noqa: E402
+from trainwright import GRPOConfig, GRPOTrainer
+from trainwright.trainers.grpo_tool_chat import CHATML_TOOL_RESPONSE_TEMPLATE
+
+from .tool_world import (
     PROMPT,
     calculator,
     environment_class,
     nudged_model,
     tool_tokenizer,
 )
-from trainwright import GRPOConfig, GRPOTrainer  # noqa: E402
-from trainwright.trainers.grpo_tool_chat import CHATML_TOOL_RESPONSE_TEMPLATE  # noqa: E402
 
 STEPS = 3
 
@@ -56,7 +57,9 @@ def _run(library: str, tmp_path) -> dict[str, list]:
         record["completion_ids"].append(completion_ids)
         return [float(len(ids)) / 10 for ids in completion_ids]
 
-    config_class, trainer_class = (trl.GRPOConfig, trl.GRPOTrainer) if library == "trl" else (GRPOConfig, GRPOTrainer)
+    config_class, trainer_class = (
+        (trl.GRPOConfig, trl.GRPOTrainer) if library == "trl" else (GRPOConfig, GRPOTrainer)
+    )
 
     class Recording(trainer_class):
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
@@ -130,9 +133,18 @@ def test_loss_masks_agree_and_hide_tool_results(runs):
 
 def test_rewards_losses_and_tool_metrics_agree(runs):
     theirs, ours = runs
-    keys = ["loss", "reward", "reward_std", "tools/call_frequency", "tools/failure_frequency",
-            "completions/mean_length", "completions/max_length", "completions/clipped_ratio",
-            "rewards/CalculatorEnv/mean", "rewards/reward/mean"]
+    keys = [
+        "loss",
+        "reward",
+        "reward_std",
+        "tools/call_frequency",
+        "tools/failure_frequency",
+        "completions/mean_length",
+        "completions/max_length",
+        "completions/clipped_ratio",
+        "rewards/CalculatorEnv/mean",
+        "rewards/reward/mean",
+    ]
     assert len(ours["logs"]) == len(theirs["logs"]) == STEPS
     for step, (a, b) in enumerate(zip(theirs["logs"], ours["logs"]), start=1):
         for key in keys:
