@@ -78,12 +78,13 @@ def build_tool_model(
     transitions: Mapping[str, Mapping[str, float]],
     hidden_size: int = 64,
     seed: int = 0,
+    axis_norm: float = 4.0,
 ) -> Qwen2ForCausalLM:
     """A tiny Qwen2 whose next-token logits after each token of ``transitions`` are nudged by the given
     amounts (``{previous token: {next token: logit}}``, tokens as text); see :func:`nudge_transitions`."""
     model = build_tiny_causal_lm(tokenizer, hidden_size=hidden_size, num_heads=4, seed=seed)
     model.config.max_position_embeddings = 4096  # tool schemas make long prompts with a byte-level vocabulary
-    nudge_transitions(model, tokenizer, transitions)
+    nudge_transitions(model, tokenizer, transitions, axis_norm)
     return model
 
 
@@ -94,7 +95,8 @@ def nudge_transitions(
     transitions: Mapping[str, Mapping[str, float]],
 ) -> None:
     """Give each previous token of ``transitions`` its own embedding axis (large, so it dominates the
-    residual stream) and write the wanted logits into the LM head along that axis.
+    residual stream; a smaller ``axis_norm`` leaves more room for what attention brings from the context)
+    and write the wanted logits into the LM head along that axis.
 
     After the final RMSNorm the hidden state of such a token is about ``√H`` along its axis, so an LM
     head entry ``logit / √H`` yields that logit; the random layers only perturb it slightly.
@@ -109,7 +111,7 @@ def nudge_transitions(
     for axis, (previous, nexts) in enumerate(transitions.items()):
         prev_id = _single_id(tokenizer, previous)
         embed[prev_id] = 0.0
-        embed[prev_id, axis] = 4.0
+        embed[prev_id, axis] = axis_norm
         head[:, axis] = 0.0
         for token, logit in nexts.items():
             head[_single_id(tokenizer, token), axis] = logit / scale

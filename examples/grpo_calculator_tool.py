@@ -1,0 +1,153 @@
+#!/usr/bin/env python
+"""GRPO with tool calling on CPU in about a minute: a tiny model learns to call a calculator tool with the
+right expression for each question.
+
+    python examples/grpo_calculator_tool.py [--steps 40] [--out grpo_calculator_output]
+
+What happens:
+
+1. A tiny Qwen2 and a ChatML tokenizer whose chat template renders tools, tool calls and tool results
+   (``trainwright.toy_tools``) are built from a config. A random model never writes a tool call, so the
+   model is *nudged*: each possible call is one token, and after the assistant header the model starts
+   out choosing about evenly between the four calls and ending its turn. It does not know which call
+   fits which question: that is what it learns.
+2. ``environment_factory=CalculatorEnv``: every rollout gets its own (pooled) environment, reset with
+   the dataset row. Its public method ``calculator`` is the tool the model sees (schema from the
+   signature and docstring); its ``get_reward`` is the reward (1 when the calculator was called with the
+   question's expression, and only then).
+3. When the model emits a call, the trainer runs the tool, appends the result to the completion and
+   lets the model continue (``max_tool_calling_iterations=1``). The result's tokens are in the
+   completion but out of the loss (the tool mask).
+
+The reward curve is printed and saved to ``<out>/reward_curve.png``; ``tools/call_frequency`` is logged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import torch  # noqa: E402
+from _progress import add_progress_bar  # noqa: E402
+from datasets import Dataset  # noqa: E402
+from transformers import PrinterCallback  # noqa: E402
+
+from trainwright import GRPOConfig, GRPOTrainer  # noqa: E402
+from trainwright.toy_tools import build_tool_model, build_tool_tokenizer, tool_call_text  # noqa: E402
+
+EXPRESSIONS = ["3 + 4", "6 * 7", "9 - 5", "8 + 8"]
+QUESTIONS = {"3 + 4": "What is three plus four?", "6 * 7": "Multiply six by seven.",
+             "9 - 5": "Take five from nine.", "8 + 8": "Double eight."}  # fmt: skip
+
+
+def evaluate(expression: str) -> int:
+    """``a op b`` for two integers and one of + - * (no ``eval``: the model writes the expression)."""
+    left, op, right = expression.split()
+    a, b = int(left), int(right)
+    return {"+": a + b, "-": a - b, "*": a * b}[op]
+
+
+class CalculatorEnv:
+    """One rollout's environment: remembers the question's expression and the calculator calls made."""
+
+    def reset(self, expression: str, **row) -> None:
+        self.expression = expression
+        self.calls: list[str] = []
+
+    def calculator(self, expression: str) -> int:
+        """Evaluate an arithmetic expression of two integers.
+
+        Args:
+            expression: The expression, for example "3 + 4".
+        """
+        self.calls.append(expression)
+        return evaluate(expression)
+
+    def get_reward(self) -> float:
+        # exactly one call, the right one: calling every expression at once must not pay
+        return 1.0 if self.calls == [self.expression] else 0.0
+
+
+def build_model(tokenizer):
+    """The nudged model: after the assistant header every call token and EOS get logit 6, a call ends the
+    turn (logit 8); everything else about the model is random."""
+    calls = [tool_call_text("calculator", {"expression": e}) for e in EXPRESSIONS]
+    start = {call: 6.0 for call in calls} | {"<|im_end|>": 6.0}
+    transitions = {"assistant\n": start} | {call: {"<|im_end|>": 8.0} for call in calls}
+    return build_tool_model(tokenizer, transitions, hidden_size=64, seed=0, axis_norm=0.5)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--out", type=Path, default=Path("grpo_calculator_output"))
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+
+    tokenizer = build_tool_tokenizer([tool_call_text("calculator", {"expression": e}) for e in EXPRESSIONS])
+    model = build_model(tokenizer)
+    rows = [e for _ in range(16) for e in EXPRESSIONS]
+    dataset = Dataset.from_dict(
+        {"prompt": [[{"role": "user", "content": QUESTIONS[e]}] for e in rows], "expression": rows}
+    )
+    config = GRPOConfig(
+        output_dir=str(args.out),
+        per_device_train_batch_size=16,  # completions per micro-step: 2 questions x G
+        num_generations=8,
+        max_completion_length=48,
+        max_tool_calling_iterations=1,
+        learning_rate=1e-2,
+        lr_scheduler_type="constant",
+        max_steps=args.steps,
+        logging_steps=4,
+        save_strategy="no",
+        report_to=[],
+        use_cpu=True,
+        seed=0,
+        disable_tqdm=True,
+    )
+    trainer = GRPOTrainer(
+        model,
+        reward_funcs=None,  # the environment's get_reward scores each rollout
+        args=config,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        environment_factory=CalculatorEnv,
+    )
+    trainer.remove_callback(PrinterCallback)
+    add_progress_bar(trainer)
+    trainer.train()
+
+    curve = [(log["step"], log["reward"], log["tools/call_frequency"]) for log in trainer.state.log_history if "reward" in log]
+    print("\nstep  reward  calls/rollout")
+    for step, reward, calls in curve:
+        print(f"{step:4d}  {reward:.3f}   {calls:.2f}  {'#' * round(reward * 40)}")
+    save_curve(curve, args.out / "reward_curve.png")
+
+
+def save_curve(curve: list[tuple[int, float, float]], png: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.plot([s for s, _, _ in curve], [r for _, r, _ in curve], marker="o", label="reward (right call)")
+    ax.plot([s for s, _, _ in curve], [c for _, _, c in curve], marker=".", label="tool calls per rollout")
+    ax.set_xlabel("optimiser step")
+    ax.set_ylim(0, 1.05)
+    ax.set_title("GRPO with a calculator tool on a tiny model")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png, dpi=120)
+    print(f"\nreward curve saved to {png}")
+
+
+if __name__ == "__main__":
+    main()
