@@ -93,6 +93,7 @@ def nudge_transitions(
     model: Qwen2ForCausalLM,
     tokenizer: PreTrainedTokenizerFast,
     transitions: Mapping[str, Mapping[str, float]],
+    axis_norm: float = 4.0,
 ) -> None:
     """Give each previous token of ``transitions`` its own embedding axis (large, so it dominates the
     residual stream; a smaller ``axis_norm`` leaves more room for what attention brings from the context)

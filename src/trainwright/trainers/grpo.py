@@ -153,8 +153,10 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         reward_funcs = with_environment_rewards(reward_funcs, self.agent)
         if owned_data:
             train_dataset = environment_owned_dataset(args, multi=isinstance(environment_factory, dict))
-        if self.agent is None or self.agent.environments is None or "prompt" in getattr(
-            train_dataset, "column_names", ["prompt"]
+        if (
+            self.agent is None
+            or self.agent.environments is None
+            or "prompt" in getattr(train_dataset, "column_names", ["prompt"])
         ):
             check_prompt_dataset(train_dataset, "train_dataset")
         check_prompt_dataset(eval_dataset, "eval_dataset")
@@ -225,6 +227,23 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
     def reward_funcs(self) -> list[Any]:
         """The reward functions and (loaded) reward models, in order."""
         return self.scorer.funcs
+
+    @property
+    def _logs(self) -> dict[str, Any]:
+        """The last training round's completions in the shape of TRL's private ``_logs`` (``prompt``,
+        ``completion``, ``rewards`` per function, ``advantages``, ``extra`` per ``log_extra`` column), for
+        scripts that read it; :attr:`last_completions` holds the same rows as completions-table rows."""
+        rows = self.__dict__.get("last_completions") or []
+        standard = {"prompt", "completion", "rewards", "advantage"}
+        return {
+            "prompt": [row["prompt"] for row in rows],
+            "completion": [row["completion"] for row in rows],
+            "rewards": {name: [row["rewards"][name] for row in rows] for name in self.reward_func_names},
+            "advantages": [row["advantage"] for row in rows],
+            "extra": {
+                key: [row[key] for row in rows] for key in (rows[0] if rows else {}) if key not in standard
+            },
+        }
 
     @property
     def tools(self) -> list[Callable[..., Any]]:

@@ -74,8 +74,9 @@ class GenerationRounds:
         )
         if self.needs_old_logps() or self.uses_reference:
             self.add_reference_and_old_logps(micro_batches)
+        self.last_completions = completion_rows(sample, self.scorer.names, advantages)
         if self.completions_logger is not None:
-            self.completions_logger.add_rows(completion_rows(sample, self.scorer.names, advantages))
+            self.completions_logger.add_rows(self.last_completions)
         return micro_batches
 
     def evaluation_batch(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
