@@ -58,7 +58,9 @@ def build(impl: str, size: str, settings: dict[str, Any]) -> Any:
     shape = SIZES[size]
     model = build_tool_model(tokenizer, transitions, hidden_size=max(64, shape["hidden_size"]), seed=0)
     rows = [e for _ in range(128) for e in EXPRESSIONS]
-    dataset = Dataset.from_dict({"prompt": [[{"role": "user", "content": f"Compute {e}."}] for e in rows], "expression": rows})
+    dataset = Dataset.from_dict(
+        {"prompt": [[{"role": "user", "content": f"Compute {e}."}] for e in rows], "expression": rows}
+    )
     settings = {**settings, "max_tool_calling_iterations": 2}
     common = {"model": model, "reward_funcs": None, "train_dataset": dataset, "processing_class": tokenizer}
     if impl == "ours":
@@ -93,7 +95,9 @@ def run(
     trainer.train()
     durations = [b - a for a, b in zip(timer.times, timer.times[1:])][WARMUP_STEPS:]
     cpu = [b - a for a, b in zip(timer.cpu, timer.cpu[1:])][WARMUP_STEPS:]
-    calls = [log["tools/call_frequency"] for log in trainer.state.log_history if "tools/call_frequency" in log]
+    calls = [
+        log["tools/call_frequency"] for log in trainer.state.log_history if "tools/call_frequency" in log
+    ]
     return {
         "sec_per_step": statistics.median(durations),
         "cpu_sec_per_step": statistics.median(cpu),

@@ -1,6 +1,6 @@
 #!/usr/bin/env python
-"""GRPO with tool calling on CPU in about a minute: a tiny model learns to call a calculator tool with the
-right expression for each question.
+"""GRPO with tool calling on CPU in about a minute: a tiny model learns to call a calculator tool, once, with
+the expression that answers the question.
 
     python examples/grpo_calculator_tool.py [--steps 40] [--out grpo_calculator_output]
 
@@ -9,13 +9,15 @@ What happens:
 1. A tiny Qwen2 and a ChatML tokenizer whose chat template renders tools, tool calls and tool results
    (``trainwright.toy_tools``) are built from a config. A random model never writes a tool call, so the
    model is *nudged*: each possible call is one token, and after the assistant header the model starts
-   out choosing about evenly between the four calls and ending its turn. It does not know which call
-   fits which question: that is what it learns.
+   out choosing about evenly between four calls (``3 + 4``, ``6 * 7``, ...) and ending its turn without
+   one. It does not know which call answers "what is six times seven?": that is what it learns.
 2. ``environment_factory=CalculatorEnv``: every rollout gets its own (pooled) environment, reset with
    the dataset row. Its public method ``calculator`` is the tool the model sees (schema from the
-   signature and docstring); its ``get_reward`` is the reward (1 when the calculator was called with the
-   question's expression, and only then).
-3. When the model emits a call, the trainer runs the tool, appends the result to the completion and
+   signature and docstring); its ``get_reward`` is the reward: 1 for exactly one call with the question's
+   expression, 0.25 for using the tool otherwise, 0 for not using it.
+3. Only the LM head trains (the randomly initialised body, which carries the nudge, stays frozen), with
+   a high learning rate, so that a minute of CPU is enough.
+4. When the model emits a call, the trainer runs the tool, appends the result to the completion and
    lets the model continue (``max_tool_calling_iterations=1``). The result's tokens are in the
    completion but out of the loss (the tool mask).
 
@@ -31,17 +33,17 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import torch  # noqa: E402
-from _progress import add_progress_bar  # noqa: E402
-from datasets import Dataset  # noqa: E402
-from transformers import PrinterCallback  # noqa: E402
+import torch
+from _progress import add_progress_bar
+from datasets import Dataset
+from transformers import PrinterCallback
 
-from trainwright import GRPOConfig, GRPOTrainer  # noqa: E402
-from trainwright.toy_tools import build_tool_model, build_tool_tokenizer, tool_call_text  # noqa: E402
+from trainwright import GRPOConfig, GRPOTrainer
+from trainwright.toy_tools import build_tool_model, build_tool_tokenizer, tool_call_text
 
-EXPRESSIONS = ["3 + 4", "6 * 7", "9 - 5", "8 + 8"]
-QUESTIONS = {"3 + 4": "What is three plus four?", "6 * 7": "Multiply six by seven.",
-             "9 - 5": "Take five from nine.", "8 + 8": "Double eight."}  # fmt: skip
+EXPRESSIONS = ["3 + 4", "6 * 7", "9 - 5", "8 + 8"]  # the calls the model can make, one token each
+QUESTIONS = ["What is six times seven?", "Multiply 6 by 7.", "Compute 6 * 7.", "How much is 6 x 7?"]
+ANSWER = "6 * 7"  # every question asks this; the model must learn which of its calls computes it
 
 
 def evaluate(expression: str) -> int:
@@ -68,39 +70,48 @@ class CalculatorEnv:
         return evaluate(expression)
 
     def get_reward(self) -> float:
-        # exactly one call, the right one: calling every expression at once must not pay
-        return 1.0 if self.calls == [self.expression] else 0.0
+        """1 for exactly one call with the question's expression, 0.25 for using the tool otherwise (calling
+        every expression at once must not pay), 0 for answering without it."""
+        if self.calls == [self.expression]:
+            return 1.0
+        return 0.25 if self.calls else 0.0
 
 
 def build_model(tokenizer):
     """The nudged model: after the assistant header every call token and EOS get logit 6, a call ends the
-    turn (logit 8); everything else about the model is random."""
+    turn (logit 16); everything else about the model is random."""
     calls = [tool_call_text("calculator", {"expression": e}) for e in EXPRESSIONS]
     start = {call: 6.0 for call in calls} | {"<|im_end|>": 6.0}
-    transitions = {"assistant\n": start} | {call: {"<|im_end|>": 8.0} for call in calls}
-    return build_tool_model(tokenizer, transitions, hidden_size=64, seed=0, axis_norm=0.5)
+    transitions = {"assistant\n": start} | {call: {"<|im_end|>": 16.0} for call in calls}
+    return build_tool_model(tokenizer, transitions, hidden_size=64, seed=0)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=40)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--steps", type=int, default=24)
     parser.add_argument("--out", type=Path, default=Path("grpo_calculator_output"))
     args = parser.parse_args()
     torch.set_num_threads(1)
 
     tokenizer = build_tool_tokenizer([tool_call_text("calculator", {"expression": e}) for e in EXPRESSIONS])
     model = build_model(tokenizer)
-    rows = [e for _ in range(16) for e in EXPRESSIONS]
+    model.model.requires_grad_(False)  # train the LM head only: the nudge lives in the body, keep it intact
+    questions = [q for _ in range(16) for q in QUESTIONS]
     dataset = Dataset.from_dict(
-        {"prompt": [[{"role": "user", "content": QUESTIONS[e]}] for e in rows], "expression": rows}
+        {
+            "prompt": [[{"role": "user", "content": q}] for q in questions],
+            "expression": [ANSWER] * len(questions),
+        }
     )
     config = GRPOConfig(
         output_dir=str(args.out),
         per_device_train_batch_size=16,  # completions per micro-step: 2 questions x G
         num_generations=8,
-        max_completion_length=48,
+        max_completion_length=16,  # room for one call, its result and a short continuation
         max_tool_calling_iterations=1,
-        learning_rate=1e-2,
+        learning_rate=3e-2,
         lr_scheduler_type="constant",
         max_steps=args.steps,
         logging_steps=4,
@@ -122,7 +133,11 @@ def main() -> None:
     add_progress_bar(trainer)
     trainer.train()
 
-    curve = [(log["step"], log["reward"], log["tools/call_frequency"]) for log in trainer.state.log_history if "reward" in log]
+    curve = [
+        (log["step"], log["reward"], log["tools/call_frequency"])
+        for log in trainer.state.log_history
+        if "reward" in log
+    ]
     print("\nstep  reward  calls/rollout")
     for step, reward, calls in curve:
         print(f"{step:4d}  {reward:.3f}   {calls:.2f}  {'#' * round(reward * 40)}")
