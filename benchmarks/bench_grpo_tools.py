@@ -5,7 +5,7 @@
 
 Equal settings on both sides: the nudged tool-calling toy model of ``trainwright.toy_tools`` (after the
 assistant header it calls one of four calculator expressions or ends its turn, about evenly, so rounds
-mix one-turn and multi-turn rollouts), a calculator environment whose ``get_reward`` scores the rollout,
+mix one-turn and multi-turn rollouts), the calculator environment of ``examples/grpo_calculator_tool.py``,
 ``max_tool_calling_iterations=2``, ``max_completion_length=48``, and otherwise ``bench_grpo``'s settings
 (per-device batch 8, G=4, GA 2 = steps_per_generation, dapo, beta 0, fp32, AdamW). The tokenizer gets
 trainwright's ChatML response template on both sides (TRL only knows the templates it ships).
@@ -15,32 +15,14 @@ trainwright's ChatML response template on both sides (TRL only knows the templat
 from __future__ import annotations
 
 import statistics
+import sys
+from pathlib import Path
 from typing import Any
 
-from bench_grpo import SIZES, WARMUP_STEPS, _common, _StepTimer
+from bench_grpo import SIZES, WARMUP_STEPS, _common, timed_train
 
-EXPRESSIONS = ["3 + 4", "6 * 7", "9 - 5", "8 + 8"]
-
-
-class CalculatorEnv:
-    """Remembers the row's expression and the calls; reward 1 for exactly the right call."""
-
-    def reset(self, expression: str, **row: Any) -> None:
-        self.expression = expression
-        self.calls: list[str] = []
-
-    def calculator(self, expression: str) -> int:
-        """Evaluate an arithmetic expression of two integers.
-
-        Args:
-            expression: The expression, for example "3 + 4".
-        """
-        self.calls.append(expression)
-        left, op, right = expression.split()
-        return {"+": int(left) + int(right), "-": int(left) - int(right), "*": int(left) * int(right)}[op]
-
-    def get_reward(self) -> float:
-        return 1.0 if self.calls == [self.expression] else 0.0
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+from grpo_calculator_tool import EXPRESSIONS, CalculatorEnv  # the example's environment
 
 
 def build(impl: str, size: str, settings: dict[str, Any]) -> Any:
@@ -88,18 +70,8 @@ def run(
     if steps <= WARMUP_STEPS:
         raise ValueError(f"steps must exceed the {WARMUP_STEPS} warm-up steps, got {steps}")
     trainer = build(impl, size, _common(steps, workdir, max_len=48))
-    timer = _StepTimer()
-    trainer.add_callback(timer)
-    if instrument is not None:
-        instrument(trainer)
-    trainer.train()
-    durations = [b - a for a, b in zip(timer.times, timer.times[1:])][WARMUP_STEPS:]
-    cpu = [b - a for a, b in zip(timer.cpu, timer.cpu[1:])][WARMUP_STEPS:]
+    timing = timed_train(trainer, instrument)
     calls = [
         log["tools/call_frequency"] for log in trainer.state.log_history if "tools/call_frequency" in log
     ]
-    return {
-        "sec_per_step": statistics.median(durations),
-        "cpu_sec_per_step": statistics.median(cpu),
-        "tool_calls_per_rollout": statistics.mean(calls),
-    }
+    return {**timing, "tool_calls_per_rollout": statistics.mean(calls)}
