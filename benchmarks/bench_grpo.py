@@ -141,6 +141,12 @@ def run(
     if steps <= WARMUP_STEPS:
         raise ValueError(f"steps must exceed the {WARMUP_STEPS} warm-up steps, got {steps}")
     trainer, counter = build(impl, size, _common(steps, workdir))
+    return {**timed_train(trainer, instrument), "generate_calls": counter[0]}
+
+
+def timed_train(trainer: Any, instrument: Any = None) -> dict[str, float]:
+    """Train ``trainer`` (instrumented first when asked) and return the median wall and training-thread CPU
+    seconds per optimiser step after the warm-up steps."""
     timer = _StepTimer()
     trainer.add_callback(timer)
     if instrument is not None:
@@ -148,11 +154,7 @@ def run(
     trainer.train()
     durations = [b - a for a, b in zip(timer.times, timer.times[1:])][WARMUP_STEPS:]
     cpu = [b - a for a, b in zip(timer.cpu, timer.cpu[1:])][WARMUP_STEPS:]
-    return {
-        "sec_per_step": statistics.median(durations),
-        "cpu_sec_per_step": statistics.median(cpu),
-        "generate_calls": counter[0],
-    }
+    return {"sec_per_step": statistics.median(durations), "cpu_sec_per_step": statistics.median(cpu)}
 
 
 def count_generations(steps: int = 4, ga: int = 8) -> list[dict[str, Any]]:

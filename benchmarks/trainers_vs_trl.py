@@ -3,6 +3,7 @@
 
     python benchmarks/trainers_vs_trl.py dpo  [--sizes tiny,small] [--repeats 3] [--steps 20]
     python benchmarks/trainers_vs_trl.py grpo [--sizes tiny,small] [--repeats 3] [--steps 8]
+    python benchmarks/trainers_vs_trl.py grpo_tools [--sizes tiny,small] [--repeats 3] [--steps 8]  # tool calling
     python benchmarks/trainers_vs_trl.py {dpo,grpo} --profile [--profile-clock cpu] [--sizes small]
 
 ``--profile`` instruments both trainers with the same timing hooks (``benchmarks/_profile.py``, whose
@@ -46,7 +47,7 @@ def measure(algo: str, impl: str, size: str, steps: int, extra: list[str]) -> di
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("algo", choices=["dpo", "grpo"])
+    parser.add_argument("algo", choices=["dpo", "grpo", "grpo_tools"])
     parser.add_argument("--sizes", default="tiny,small", help="comma-separated model sizes (tiny, small)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per implementation and size")
     parser.add_argument("--steps", type=int, default=None, help="optimiser steps per run")

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -46,6 +46,11 @@ from torch.utils.data import DataLoader
 from trainwright.trainers.config_checks import finite_knob
 from trainwright.trainers.construction import load_pretrained
 from trainwright.trainers.generation import GenerationBackend, backend_from_config
+from trainwright.trainers.grpo_agent import (
+    agent_rollouts,
+    environment_reward_weights,
+    with_environment_rewards,
+)
 from trainwright.trainers.grpo_buffer import RoundBuffer, SaveRoundBufferCallback
 from trainwright.trainers.grpo_config import GRPOConfig, check_batching, loss_setting_notes
 from trainwright.trainers.grpo_entropy import (
@@ -53,11 +58,13 @@ from trainwright.trainers.grpo_entropy import (
     EntropyController,
     high_entropy_mask,
 )
+from trainwright.trainers.grpo_environments import EnvironmentFactory, environment_owned_dataset
 from trainwright.trainers.grpo_loss import LossOutput, LossSettings, grpo_loss, off_policy_mask
 from trainwright.trainers.grpo_metrics import StepTimeCallback
 from trainwright.trainers.grpo_model import cast_lm_head_to_fp32
 from trainwright.trainers.grpo_rewards import RewardFunc, RewardScorer
-from trainwright.trainers.grpo_round import check_prompt_dataset
+from trainwright.trainers.grpo_rollout import RolloutFunc
+from trainwright.trainers.grpo_round import check_prompt_dataset, loss_mask
 from trainwright.trainers.grpo_rounds import GenerationRounds
 from trainwright.trainers.grpo_sampler import (
     GroupedRoundSampler,
@@ -128,21 +135,30 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         peft_config: Any = None,
         ref_model: nn.Module | str | None = None,
         generation_backend: GenerationBackend | None = None,
+        tools: Sequence[Callable[..., Any]] | None = None,
+        rollout_func: RolloutFunc | None = None,
+        environment_factory: EnvironmentFactory | dict[str, EnvironmentFactory] | None = None,
     ) -> None:
-        if reward_funcs is None or (isinstance(reward_funcs, (list, tuple)) and not reward_funcs):
-            raise ValueError(
-                "No reward source provided: pass reward_funcs (reward functions, reward models or model ids)"
-            )
+        owned_data = train_dataset is None and environment_factory is not None
         parts = self.prepare(
             args=args,
             model=model,
-            train_dataset=train_dataset,
+            train_dataset=True if owned_data else train_dataset,
             processing_class=processing_class,
             ref_model=ref_model,
             peft_config=peft_config,
         )
         args, model, tokenizer = parts.args, parts.model, parts.processing_class
-        check_prompt_dataset(train_dataset, "train_dataset")
+        self.agent = agent_rollouts(tokenizer, args, tools, environment_factory, rollout_func)
+        reward_funcs = with_environment_rewards(reward_funcs, self.agent)
+        if owned_data:
+            train_dataset = environment_owned_dataset(args, multi=isinstance(environment_factory, dict))
+        if (
+            self.agent is None
+            or self.agent.environments is None
+            or "prompt" in getattr(train_dataset, "column_names", ["prompt"])
+        ):
+            check_prompt_dataset(train_dataset, "train_dataset")
         check_prompt_dataset(eval_dataset, "eval_dataset")
         configure_for_streaming(args, train_dataset, eval_dataset)
         if args.dynamic_sampling and is_streamed(train_dataset):
@@ -154,7 +170,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
             logger.warning(note)
         self.scorer = RewardScorer(
             reward_funcs,
-            args.reward_weights,
+            environment_reward_weights(args.reward_weights, self.agent),
             reward_processing_classes,
             load=lambda model_id, auto_class: load_pretrained(model_id, auto_class, args, num_labels=1),
             chat_template_kwargs=args.chat_template_kwargs,
@@ -211,6 +227,33 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
     def reward_funcs(self) -> list[Any]:
         """The reward functions and (loaded) reward models, in order."""
         return self.scorer.funcs
+
+    @property
+    def _logs(self) -> dict[str, Any]:
+        """The last training round's completions in the shape of TRL's private ``_logs`` (``prompt``,
+        ``completion``, ``rewards`` per function, ``advantages``, ``extra`` per ``log_extra`` column), for
+        scripts that read it; :attr:`last_completions` holds the same rows as completions-table rows."""
+        rows = self.__dict__.get("last_completions") or []
+        standard = {"prompt", "completion", "rewards", "advantage"}
+        return {
+            "prompt": [row["prompt"] for row in rows],
+            "completion": [row["completion"] for row in rows],
+            "rewards": {name: [row["rewards"][name] for row in rows] for name in self.reward_func_names},
+            "advantages": [row["advantage"] for row in rows],
+            "extra": {
+                key: [row[key] for row in rows] for key in (rows[0] if rows else {}) if key not in standard
+            },
+        }
+
+    @property
+    def tools(self) -> list[Callable[..., Any]]:
+        """Every tool a rollout may call: ``tools=`` and the environments' methods (TRL's attribute)."""
+        return list(self.agent.tools) if self.agent is not None else []
+
+    @property
+    def rollout_func(self) -> Any:
+        """The user's rollout function (``rollout_func=``), or ``None``."""
+        return self.agent.rollout_func if self.agent is not None else None
 
     @property
     def reward_func_names(self) -> list[str]:
@@ -341,7 +384,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         scores = self.completion_scores(
             model, inputs, entropy=True, entropy_grad=bonus, aux_loss=self.aux_loss_enabled
         )
-        mask = inputs["completion_mask"]
+        mask = loss_mask(inputs)  # tool-result tokens (multi-turn rounds) are not the policy's: no loss
         token_mask = None
         if args.top_entropy_quantile < 1.0:
             token_mask = self.get_high_entropy_mask(scores.entropies, mask, 1.0 - args.top_entropy_quantile)

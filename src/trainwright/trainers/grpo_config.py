@@ -115,6 +115,12 @@ class GRPOConfig(TRLCompatibleConfig, TrainingArguments):
         default=None, metadata={"help": "Extra GenerationConfig fields; they override the fields above."}
     )
     chat_template_kwargs: dict[str, Any] | None = None
+    max_tool_calling_iterations: int | None = field(
+        default=None,
+        metadata={
+            "help": "Most tool-call turns per rollout with tools= / environment_factory= (None: no cap)."
+        },
+    )
 
     # --- rewards and advantages -----------------------------------------------------------------
     reward_weights: list[float] | None = None
@@ -216,6 +222,10 @@ class GRPOConfig(TRLCompatibleConfig, TrainingArguments):
         check_choice("scale_rewards", self.scale_rewards, SCALE_REWARDS)
         check_choice("importance_sampling_level", self.importance_sampling_level, IMPORTANCE_SAMPLING_LEVELS)
         check_choice("multi_objective_aggregation", self.multi_objective_aggregation, AGGREGATIONS)
+        if self.max_tool_calling_iterations is not None and self.max_tool_calling_iterations < 0:
+            raise ValueError(
+                f"max_tool_calling_iterations must be >= 0 (or None for no cap), got {self.max_tool_calling_iterations}"
+            )
         if self.auto_find_batch_size:
             raise ValueError(
                 "auto_find_batch_size is not supported by GRPO: a generation round must hold whole groups of "

@@ -97,6 +97,8 @@ class RoundSample:
     completions: list[Any]  # decoded text, or [{"role": "assistant", "content": text}] for conversations
     rewards_per_func: torch.Tensor  # (N, K) float32, NaN where a function returned None
     reward_log: RewardLog  # log_extra columns and log_metric values of the reward functions
+    tool_mask: list[list[int]] | None = None  # 1 on sampled tokens, 0 on tool results (multi-turn rounds)
+    tool_stats: Any = None  # ToolStats of the round's tool calls (when tools are used)
 
     def __len__(self) -> int:
         return len(self.completion_ids)
@@ -110,7 +112,8 @@ class RoundSample:
         g = group_size
         for j, group in enumerate(groups):
             mine, theirs = slice(group * g, (group + 1) * g), slice(j * g, (j + 1) * g)
-            for name in ("rows", "prompts", "prompt_ids", "completion_ids", "completions"):
+            names = ("rows", "prompts", "prompt_ids", "completion_ids", "completions", "tool_mask")
+            for name in names if self.tool_mask is not None else names[:-1]:
                 getattr(self, name)[mine] = getattr(other, name)[theirs]
             self.rewards_per_func[mine] = other.rewards_per_func[theirs]
             for column in set(self.reward_log.extra) | set(other.reward_log.extra):
@@ -127,12 +130,14 @@ def pad_round(
     pad_token_id: int,
     eos_token_ids: Collection[int],
     mask_truncated_completions: bool = False,
+    tool_mask: list[list[int]] | None = None,
 ) -> dict[str, torch.Tensor]:
     """Left-pad prompts, right-pad completions; mask completions (and truncated ones if asked).
 
     A completion is *truncated* when it does not end with an EOS token (it hit ``max_completion_length``);
     with ``mask_truncated_completions`` (DAPO's overlong filtering) its mask is all zeros, so it adds no
-    gradient.
+    gradient. With a ``tool_mask`` (multi-turn rounds: 0 on tool-result tokens) the batch also holds it as a
+    tensor (1 on the padding, as TRL) and ``model_lengths``, the sampled tokens per completion.
     """
     n = len(prompt_ids)
     p_width = max(len(p) for p in prompt_ids)
@@ -152,7 +157,7 @@ def pad_round(
         truncated[i] = not c or c[-1] not in eos_token_ids
     if mask_truncated_completions:
         completion_mask = completion_mask * (~truncated).long().unsqueeze(1)
-    return {
+    batch = {
         "prompt_ids": prompt,
         "prompt_mask": prompt_mask,
         "completion_ids": completion,
@@ -160,6 +165,19 @@ def pad_round(
         "truncated": truncated,
         "completion_lengths": torch.tensor([len(c) for c in completion_ids]),
     }
+    if tool_mask is not None:
+        batch["tool_mask"] = torch.ones((n, c_width), dtype=torch.long)
+        for i, row in enumerate(tool_mask):
+            if row:
+                batch["tool_mask"][i, : len(row)] = torch.tensor(row, dtype=torch.long)
+        batch["model_lengths"] = torch.tensor([sum(row) for row in tool_mask])
+    return batch
+
+
+def loss_mask(batch: dict[str, Any]) -> torch.Tensor:
+    """The tokens the loss counts: the completion mask, times the tool mask in a multi-turn round."""
+    mask = batch["completion_mask"]
+    return mask if "tool_mask" not in batch else mask * batch["tool_mask"]
 
 
 def pad_to_multiple(tensor: torch.Tensor, multiple: int | None, value: int, left: bool) -> torch.Tensor:
@@ -180,6 +198,8 @@ def pad_micro_batch(part: dict[str, Any], pad_token_id: int, multiple: int | Non
     part["prompt_mask"] = pad_to_multiple(part["prompt_mask"], multiple, 0, left=True)
     part["completion_ids"] = pad_to_multiple(part["completion_ids"], multiple, pad_token_id, left=False)
     part["completion_mask"] = pad_to_multiple(part["completion_mask"], multiple, 0, left=False)
+    if "tool_mask" in part:
+        part["tool_mask"] = pad_to_multiple(part["tool_mask"], multiple, 1, left=False)
 
 
 def split_round(
@@ -202,7 +222,11 @@ def split_round(
     micro_batches = []
     for s in range(steps):
         rows = slice(s * micro_batch_size, (s + 1) * micro_batch_size)
-        part = {k: v[rows] for k, v in batch.items() if k not in ("truncated", "completion_lengths")}
+        part = {
+            k: v[rows]
+            for k, v in batch.items()
+            if k not in ("truncated", "completion_lengths", "model_lengths")
+        }
         keep_p = part["prompt_mask"].any(0).nonzero()
         first = int(keep_p.min()) if keep_p.numel() else part["prompt_mask"].size(1) - 1
         part["prompt_ids"] = part["prompt_ids"][:, first:]
@@ -210,6 +234,8 @@ def split_round(
         c_len = int(batch["completion_lengths"][rows].max().clamp(min=1))
         part["completion_ids"] = part["completion_ids"][:, :c_len]
         part["completion_mask"] = part["completion_mask"][:, :c_len]
+        if "tool_mask" in part:
+            part["tool_mask"] = part["tool_mask"][:, :c_len]
         pad_micro_batch(part, pad_token_id, pad_to_multiple_of)
         part["tokens_per_micro_step"] = tokens_per_micro_step
         # rows with the same (trimmed) prompt: the forward runs each distinct prompt once

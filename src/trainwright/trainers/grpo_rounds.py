@@ -13,7 +13,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import torch
@@ -22,11 +23,13 @@ from accelerate.utils import gather_object
 from trainwright.trainers.generation import TransformersGenerateBackend
 from trainwright.trainers.grpo_advantages import AdvantageResult, combine_rewards, round_advantages
 from trainwright.trainers.grpo_metrics import completion_metrics, reward_metrics
+from trainwright.trainers.grpo_rollout import ToolLoop, tool_metrics
 from trainwright.trainers.grpo_round import (
     RoundSample,
     check_rows,
     completion_rows,
     is_conversational,
+    loss_mask,
     pad_micro_batch,
     pad_round,
     split_round,
@@ -58,9 +61,7 @@ class GenerationRounds:
         self.no_signal_rounds.observe(adv.rewards, adv.zero_std, batch.key, log=accelerator.is_main_process)
         padded = self.pad_sample(sample)
         padded["advantages"] = advantages
-        active_tokens = (
-            accelerator.gather(padded["completion_mask"].sum().reshape(1).to(device)).sum().float()
-        )
+        active_tokens = accelerator.gather(loss_mask(padded).sum().reshape(1).to(device)).sum().float()
         tokens_per_micro_step = active_tokens / (accelerator.num_processes * args.steps_per_generation)
         self.log_round_metrics("train", all_rewards, adv, padded, sample)
         micro_batches = split_round(
@@ -73,8 +74,9 @@ class GenerationRounds:
         )
         if self.needs_old_logps() or self.uses_reference:
             self.add_reference_and_old_logps(micro_batches)
+        self.last_completions = completion_rows(sample, self.scorer.names, advantages)
         if self.completions_logger is not None:
-            self.completions_logger.add_rows(completion_rows(sample, self.scorer.names, advantages))
+            self.completions_logger.add_rows(self.last_completions)
         return micro_batches
 
     def evaluation_batch(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -89,9 +91,10 @@ class GenerationRounds:
         batch["prompt_rows"], batch["prompt_inverse"] = distinct_rows(
             batch["prompt_ids"], batch["prompt_mask"]
         )
+        batch.pop("model_lengths", None)
         batch = {k: v.to(args.device) for k, v in batch.items()}
         batch["advantages"] = advantages.to(args.device)
-        active = accelerator.gather(batch["completion_mask"].sum().reshape(1)).sum().float()
+        active = accelerator.gather(loss_mask(batch).sum().reshape(1)).sum().float()
         batch["tokens_per_micro_step"] = active / accelerator.num_processes
         return batch
 
@@ -99,22 +102,49 @@ class GenerationRounds:
         self, rows: list[dict[str, Any]], seed_key: tuple[int, ...] | None = None
     ) -> RoundSample:
         """Generate one completion per row (rows already hold G copies of each prompt) and score it."""
-        check_rows(rows, "a dataset row of this round")
-        prompts = [row["prompt"] for row in rows]
-        prompt_ids = self.tokenize_prompts(prompts, rows)
+        if self.agent is None or self.agent.environments is None:
+            check_rows(rows, "a dataset row of this round")
         unwrapped = self.accelerator.unwrap_model(self.model)
+        rollout = None
         with self.generation_rng(seed_key), self._generation_grad_mode():
-            completion_ids = self.generation_backend.generate(unwrapped, prompt_ids)
-        texts = self.processing_class.batch_decode(completion_ids, skip_special_tokens=True)
-        completions: list[Any] = [
-            [{"role": "assistant", "content": text}] if is_conversational(prompt) else text
-            for prompt, text in zip(prompts, texts)
-        ]
+            if self.agent is None:
+                prompts = [row["prompt"] for row in rows]
+                prompt_ids = self.tokenize_prompts(prompts, rows)
+                completion_ids = self.generation_backend.generate(unwrapped, prompt_ids)
+            else:
+                generate = partial(self.generation_backend.generate, unwrapped)
+                prompts, rollout, extra = self.agent.sample(self, rows, generate, self.tool_loop(generate))
+                prompt_ids, completion_ids = rollout.prompt_ids, rollout.completion_ids
+        if rollout is None:
+            texts = self.processing_class.batch_decode(completion_ids, skip_special_tokens=True)
+            completions: list[Any] = [
+                [{"role": "assistant", "content": text}] if is_conversational(prompt) else text
+                for prompt, text in zip(prompts, texts)
+            ]
+        else:
+            completions = rollout.completions
         columns = {key: [row[key] for row in rows] for key in rows[0] if key != "prompt"}
+        if rollout is not None:
+            columns.update(extra)
         rewards, reward_log = self.scorer.score(
             prompts, completions, completion_ids, columns, trainer_state=self.state
         )
-        return RoundSample(rows, prompts, prompt_ids, completion_ids, completions, rewards, reward_log)
+        sample = RoundSample(rows, prompts, prompt_ids, completion_ids, completions, rewards, reward_log)
+        if rollout is not None:
+            sample.tool_mask, sample.tool_stats = rollout.tool_mask, rollout.tool_stats
+        return sample
+
+    def tool_loop(self, generate: Callable[[list[list[int]]], list[list[int]]]) -> ToolLoop:
+        """The tool-calling loop of a round, generating through ``generate`` (the backend, bound to the policy)."""
+        config = getattr(self.model.config, "text_config", None) or self.model.config
+        return ToolLoop(
+            self.processing_class,
+            generate,
+            self.args.max_tool_calling_iterations,
+            self.args.max_completion_length,
+            getattr(config, "max_position_embeddings", None) or 2**62,
+            dict(self.args.chat_template_kwargs or {}),
+        )
 
     def _generation_grad_mode(self) -> contextlib.AbstractContextManager[Any]:
         """``torch.inference_mode`` around the built-in backend (its ``generate`` is about 7 % faster on CPU
@@ -226,6 +256,7 @@ class GenerationRounds:
             pad_token_id=self.pad_token_id,
             eos_token_ids=self.eos_token_ids,
             mask_truncated_completions=self.args.mask_truncated_completions,
+            tool_mask=sample.tool_mask,
         )
 
     def check_reward_signal(
@@ -302,7 +333,7 @@ class GenerationRounds:
         training round also adds its prompt and completion tokens to ``state.num_input_tokens_seen``
         (``num_tokens``), as TRL."""
         gather, device = self.accelerator.gather, self.args.device
-        lengths = gather(batch["completion_lengths"].to(device)).cpu()
+        lengths = gather(batch.get("model_lengths", batch["completion_lengths"]).to(device)).cpu()
         truncated = gather(batch["truncated"].to(device)).cpu()
         if mode == "train":
             prompt_tokens = gather(batch["prompt_mask"].sum().reshape(1).to(device)).sum()
@@ -312,6 +343,8 @@ class GenerationRounds:
             **completion_metrics(lengths, truncated),
             **reward_metrics(all_rewards, self.scorer.names, self.scorer.weights, adv),
         }
+        if sample.tool_stats is not None:
+            metrics.update(tool_metrics(sample.tool_stats, len(sample), self.accelerator.gather, device))
         for name, value in metrics.items():
             self._add_metric(mode, name, value)
         self.log_reward_metrics(mode, sample.reward_log)

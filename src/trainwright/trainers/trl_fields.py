@@ -116,7 +116,9 @@ GRPO_FIELDS: dict[str, TRLField] = {
     "use_transformers_continuous_batching": _CB,
     "transformers_continuous_batching_config": _CB,
     "use_transformers_paged": _CB,
-    "max_tool_calling_iterations": _no("no tool calling (TRL's `tools=` is experimental)"),
+    "max_tool_calling_iterations": _ok(
+        "caps the tool-call turns of `tools=` / `environment_factory=` rollouts"
+    ),
     # vLLM
     "use_vllm": _VLLM,
     "vllm_mode": _VLLM,
