@@ -46,7 +46,7 @@ from torch.utils.data import DataLoader
 from trainwright.trainers.config_checks import finite_knob
 from trainwright.trainers.construction import load_pretrained
 from trainwright.trainers.generation import GenerationBackend, backend_from_config
-from trainwright.trainers.grpo_buffer import RoundBuffer, SaveRoundBufferCallback
+from trainwright.trainers.grpo_buffer import BufferSchema, RoundBuffer, SaveRoundBufferCallback
 from trainwright.trainers.grpo_config import GRPOConfig, check_batching, loss_setting_notes
 from trainwright.trainers.grpo_entropy import (
     EntropyControlCallback,
@@ -197,7 +197,10 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         )
         self.add_callback(
             SaveRoundBufferCallback(
-                lambda: self.round_buffer, partial(setattr, self, "round_buffer"), self.args.process_index
+                lambda: self.round_buffer,
+                partial(setattr, self, "round_buffer"),
+                self.args.process_index,
+                self.buffer_schema,
             )
         )
         self.add_callback(StepTimeCallback(self.metrics))
@@ -205,6 +208,17 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
             reduce_sum = lambda stats: self.accelerator.reduce(stats, reduction="sum")
             self.add_callback(EntropyControlCallback(self.entropy_controller, self.metrics, reduce_sum))
         self.completions_logger = self.finish()
+
+    def buffer_schema(self) -> BufferSchema:
+        """What this run's round buffer holds: a saved buffer must fit it to be resumed from."""
+        logps = ("old_per_token_logps",) if self.needs_old_logps() else ()
+        logps += ("ref_per_token_logps",) if self.uses_reference else ()
+        return BufferSchema(
+            micro_batches=self.args.steps_per_generation,
+            rows=self.args.per_device_train_batch_size,
+            vocab_size=self.model.get_input_embeddings().num_embeddings,
+            logps=logps,
+        )
 
     # ------------------------------------------------------------------ TRL's public attributes
     @property
