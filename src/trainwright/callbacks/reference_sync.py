@@ -104,7 +104,7 @@ class ReferenceSyncCallback(CheckpointedCallback):
                 if unfit is not None:
                     problem = f"has an unusable ({unfit})"
             except UNREADABLE as error:
-                foreign = refused_global(error)
+                foreign = refused_global(error, path)
                 problem = (
                     f"has a foreign ({foreign}: not loaded, it could run code)"
                     if foreign

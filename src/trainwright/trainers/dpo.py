@@ -262,7 +262,7 @@ class DPOTrainer(TrainerSkeleton):
         try:
             cached = load_tensor_file(path)  # tensors only: a cache file planted in the folder runs no code
         except UNREADABLE as error:
-            reason = why_unusable(error, path.stat().st_size)
+            reason = why_unusable(error, path.stat().st_size, path)
             raise RuntimeError(f"reference cache {path} {reason}; delete it to recompute") from None
         problem = _cache_problem(cached, len(dataset))
         if problem is not None:

@@ -82,7 +82,7 @@ class RoundBuffer:
         except UNREADABLE as error:  # regenerating the round is always correct
             size = os.path.getsize(path) if os.path.exists(path) else 0
             warnings.warn(
-                f"{path} {why_unusable(error, size)}. Resuming without it: the generation round will be "
+                f"{path} {why_unusable(error, size, path)}. Resuming without it: the generation round will be "
                 "regenerated (new completions), so the run will not match an uninterrupted one exactly",
                 stacklevel=2,
             )
