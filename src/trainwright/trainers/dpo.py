@@ -155,6 +155,7 @@ class DPOTrainer(TrainerSkeleton):
         callbacks: list[TrainerCallback] | None = None,
         optimizers: tuple[Any, Any] = (None, None),
         *,
+        quantization_config: Any = None,
         peft_config: Any | None = None,
     ) -> None:
         if getattr(args, "remove_unused_columns", False):
@@ -169,6 +170,7 @@ class DPOTrainer(TrainerSkeleton):
             processing_class=processing_class,
             ref_model=ref_model,
             peft_config=peft_config,
+            quantization_config=quantization_config,
         )
         args, model, tokenizer = parts.args, parts.model, parts.processing_class
         check_stream_settings(args, train_dataset, eval_dataset)

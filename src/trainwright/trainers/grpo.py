@@ -125,6 +125,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         callbacks: list[Any] | None = None,
         optimizers: tuple[Any, Any] = (None, None),
         *,
+        quantization_config: Any = None,
         peft_config: Any = None,
         ref_model: nn.Module | str | None = None,
         generation_backend: GenerationBackend | None = None,
@@ -140,6 +141,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
             processing_class=processing_class,
             ref_model=ref_model,
             peft_config=peft_config,
+            quantization_config=quantization_config,
         )
         args, model, tokenizer = parts.args, parts.model, parts.processing_class
         check_prompt_dataset(train_dataset, "train_dataset")

@@ -89,6 +89,7 @@ class TrainerSkeleton(Trainer):
         processing_class: Any,
         ref_model: str | nn.Module | None,
         peft_config: Any,
+        quantization_config: Any = None,
     ) -> TrainerParts:
         """Step 1 of ``__init__`` (before ``Trainer.__init__``): checks, parts and the shared facts."""
         cls = type(self)
@@ -104,6 +105,7 @@ class TrainerSkeleton(Trainer):
             ref_model=ref_model,
             needs_reference=cls.keeps_reference_module,
             peft_config=peft_config,
+            quantization_config=quantization_config,
         )
         self.uses_reference = cls.uses_reference_for(parts.args)
         self.pad_token_id = padding_token_id(parts.processing_class, parts.model, cls.__name__)
