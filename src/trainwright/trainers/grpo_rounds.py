@@ -29,6 +29,7 @@ from trainwright.trainers.grpo_round import (
     is_conversational,
     pad_micro_batch,
     pad_round,
+    shuffle_rows,
     split_round,
 )
 from trainwright.trainers.grpo_sampler import RoundBatch
@@ -63,6 +64,9 @@ class GenerationRounds:
         )
         tokens_per_micro_step = active_tokens / (accelerator.num_processes * args.steps_per_generation)
         self.log_round_metrics("train", all_rewards, adv, padded, sample)
+        if args.shuffle_round_rows:  # as TRL; an int-only tuple hashes alike in every process and run
+            row_seed = hash((args.seed, accelerator.process_index, *batch.key, -1)) % (2**63)
+            padded = shuffle_rows(padded, row_seed)
         micro_batches = split_round(
             padded,
             args.per_device_train_batch_size,
