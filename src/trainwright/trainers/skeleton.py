@@ -42,6 +42,7 @@ from trainwright.trainers.construction import (
 )
 from trainwright.trainers.grpo_model import router_aux_loss_coef
 from trainwright.trainers.metrics import MetricsWindow
+from trainwright.trainers.trl_hooks import warn_unused_trl_overrides
 
 
 class TrainerSkeleton(Trainer):
@@ -93,6 +94,8 @@ class TrainerSkeleton(Trainer):
     ) -> TrainerParts:
         """Step 1 of ``__init__`` (before ``Trainer.__init__``): checks, parts and the shared facts."""
         cls = type(self)
+        base = next(k for k in cls.__mro__ if k.__module__.startswith("trainwright.trainers."))
+        warn_unused_trl_overrides(cls, base, f"{cls.trl_name}Trainer")
         if train_dataset is None:
             raise ValueError(f"`train_dataset` is required: {cls.train_dataset_needs}")
         parts = prepare_parts(
