@@ -75,6 +75,8 @@ class GenerationRounds:
             pad_token_id=self.pad_token_id,
             pad_to_multiple_of=args.resolved_pad_to_multiple_of(),
         )
+        for part in micro_batches:  # TRL's loss input: the round's loss tokens over all processes
+            part["num_items_in_batch"] = active_tokens.long().cpu()
         if self.needs_old_logps() or self.uses_reference:
             self.add_reference_and_old_logps(micro_batches)
         if self.completions_logger is not None:
@@ -97,6 +99,7 @@ class GenerationRounds:
         batch["advantages"] = advantages.to(args.device)
         active = accelerator.gather(batch["completion_mask"].sum().reshape(1)).sum().float()
         batch["tokens_per_micro_step"] = active / accelerator.num_processes
+        batch["num_items_in_batch"] = active.long()
         return batch
 
     def sample_completions(
