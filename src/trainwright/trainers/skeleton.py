@@ -118,6 +118,16 @@ class TrainerSkeleton(Trainer):
         return parts
 
     @property
+    def beta(self) -> float:
+        """TRL's ``trainer.beta``: the config's ``beta``, which the loss reads at every step, so setting it
+        (by hand or with ``ParameterScheduleCallback(trainer, "beta", ...)``) changes the next step's loss."""
+        return self.args.beta
+
+    @beta.setter
+    def beta(self, value: float) -> None:
+        self.args.beta = value
+
+    @property
     def aux_loss_enabled(self) -> bool:
         """Whether the loss adds the MoE load-balancing loss (``router_aux_loss_coef != 0``), TRL's name."""
         return self.router_aux_loss_coef != 0.0
