@@ -12,7 +12,7 @@ import math
 
 import pytest
 import torch
-from rel_trainers import StopAt, dpo_trainer
+from rel_trainers import StopAt, dpo_trainer, precomputed_dpo_trainer
 
 from trainwright.callbacks import CheckpointGuardCallback
 from trainwright.callbacks.reference_sync import ReferenceSyncCallback
@@ -81,24 +81,9 @@ def test_tr_dpo_resume_from_an_all_nan_reference_trains_finite_weights(tmp_path)
 )
 def test_dpo_reference_cache_of_plain_tensors_is_checked(tmp_path, cached, why):
     pytest.importorskip("datasets")
-    from datasets import Dataset
-
-    from trainwright import DPOConfig, DPOTrainer
-
-    tokenizer = build_tokenizer()
-    rows = [{"prompt": f"Question {i}?", "chosen": " yes", "rejected": " no"} for i in range(4)]
-
-    def build() -> DPOTrainer:
-        args = DPOConfig(
-            output_dir=str(tmp_path / "out"), precompute_ref_log_probs=True, per_device_train_batch_size=2,
-            max_steps=1, report_to="none", save_strategy="no", use_cpu=True, disable_tqdm=True,
-        )  # fmt: skip
-        model = build_tiny_causal_lm(tokenizer, hidden_size=16, num_layers=1, num_heads=2, seed=0)
-        return DPOTrainer(model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer)
-
-    build()
+    precomputed_dpo_trainer(tmp_path / "out")
     (cache,) = (tmp_path / "out" / "ref_logps_cache").glob("*.pt")
     torch.save(cached, cache)
     with pytest.raises(RuntimeError, match="delete it to recompute") as error:
-        build()
+        precomputed_dpo_trainer(tmp_path / "out")
     assert why in str(error.value)

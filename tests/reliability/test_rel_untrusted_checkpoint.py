@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from rel_trainers import StopAt, grpo_trainer
+from rel_trainers import StopAt, grpo_trainer, precomputed_dpo_trainer
 
 from trainwright.callbacks import CheckpointGuardCallback
 from trainwright.callbacks.reference_sync import ReferenceSyncCallback
@@ -115,27 +115,12 @@ def test_tr_dpo_reference_with_a_reduce_payload_is_refused(tmp_path):
 def test_dpo_reference_cache_with_a_reduce_payload_is_refused(tmp_path):
     """The DPO reference log-prob cache lives in the output folder too: a planted one runs nothing."""
     pytest.importorskip("datasets")
-    from datasets import Dataset
-
-    from trainwright import DPOConfig, DPOTrainer
-
-    tokenizer = build_tokenizer()
-    rows = [{"prompt": f"Question {i}?", "chosen": " yes", "rejected": " no"} for i in range(4)]
-
-    def build() -> DPOTrainer:
-        args = DPOConfig(
-            output_dir=str(tmp_path / "out"), precompute_ref_log_probs=True, per_device_train_batch_size=2,
-            max_steps=1, report_to="none", save_strategy="no", use_cpu=True, disable_tqdm=True,
-        )  # fmt: skip
-        model = build_tiny_causal_lm(tokenizer, hidden_size=16, num_layers=1, num_heads=2, seed=0)
-        return DPOTrainer(model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer)
-
-    build()
+    precomputed_dpo_trainer(tmp_path / "out")
     (cache,) = (tmp_path / "out" / "ref_logps_cache").glob("*.pt")
     marker = tmp_path / "pwned"
     plant(cache, {"chosen": Payload(marker), "rejected": torch.zeros(4)}, marker)
     with pytest.raises(RuntimeError, match="holds objects other than tensors.*delete it to recompute"):
-        build()
+        precomputed_dpo_trainer(tmp_path / "out")
     assert not marker.exists()
 
 
