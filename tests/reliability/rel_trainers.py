@@ -93,3 +93,21 @@ def dpo_trainer(output_dir: Any, callbacks: list[Any] | None = None, **overrides
         processing_class=tokenizer,
         callbacks=callbacks,
     )
+
+
+def precomputed_dpo_trainer(output_dir: Any) -> Any:
+    """A one-step DPOTrainer over 4 pairs with ``precompute_ref_log_probs``: building it writes (or reads) the
+    reference log-prob cache in ``<output_dir>/ref_logps_cache``."""
+    from datasets import Dataset
+
+    from trainwright import DPOConfig, DPOTrainer
+    from trainwright.toy import build_tiny_causal_lm, build_tokenizer
+
+    tokenizer = build_tokenizer()
+    rows = [{"prompt": f"Question {i}?", "chosen": " yes", "rejected": " no"} for i in range(4)]
+    args = DPOConfig(
+        output_dir=str(output_dir), precompute_ref_log_probs=True, per_device_train_batch_size=2,
+        max_steps=1, report_to="none", save_strategy="no", use_cpu=True, disable_tqdm=True,
+    )  # fmt: skip
+    model = build_tiny_causal_lm(tokenizer, hidden_size=16, num_layers=1, num_heads=2, seed=0)
+    return DPOTrainer(model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from rel_trainers import StopAt, grpo_trainer
+from rel_trainers import StopAt, grpo_trainer, precomputed_dpo_trainer
 
 from trainwright.callbacks import CheckpointGuardCallback
 from trainwright.callbacks.reference_sync import ReferenceSyncCallback
@@ -115,27 +115,12 @@ def test_tr_dpo_reference_with_a_reduce_payload_is_refused(tmp_path):
 def test_dpo_reference_cache_with_a_reduce_payload_is_refused(tmp_path):
     """The DPO reference log-prob cache lives in the output folder too: a planted one runs nothing."""
     pytest.importorskip("datasets")
-    from datasets import Dataset
-
-    from trainwright import DPOConfig, DPOTrainer
-
-    tokenizer = build_tokenizer()
-    rows = [{"prompt": f"Question {i}?", "chosen": " yes", "rejected": " no"} for i in range(4)]
-
-    def build() -> DPOTrainer:
-        args = DPOConfig(
-            output_dir=str(tmp_path / "out"), precompute_ref_log_probs=True, per_device_train_batch_size=2,
-            max_steps=1, report_to="none", save_strategy="no", use_cpu=True, disable_tqdm=True,
-        )  # fmt: skip
-        model = build_tiny_causal_lm(tokenizer, hidden_size=16, num_layers=1, num_heads=2, seed=0)
-        return DPOTrainer(model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer)
-
-    build()
+    precomputed_dpo_trainer(tmp_path / "out")
     (cache,) = (tmp_path / "out" / "ref_logps_cache").glob("*.pt")
     marker = tmp_path / "pwned"
     plant(cache, {"chosen": Payload(marker), "rejected": torch.zeros(4)}, marker)
     with pytest.raises(RuntimeError, match="holds objects other than tensors.*delete it to recompute"):
-        build()
+        precomputed_dpo_trainer(tmp_path / "out")
     assert not marker.exists()
 
 
@@ -149,5 +134,37 @@ def test_nothing_under_src_unpickles_outside_the_tensor_loader():
                 owner = node.func.value.id if isinstance(node.func.value, ast.Name) else ""
                 called = f"{owner}.{node.func.attr}"
                 if called in ("torch.load", "pickle.load", "pickle.loads", "dill.load", "dill.loads"):
-                    offenders.append(f"{path.relative_to(SRC)}:{node.lineno}: {called}")
-    assert offenders == ["storage/tensor_files.py:52: torch.load"], offenders
+                    offenders.append(f"{path.relative_to(SRC)}: {called}")
+    assert offenders == ["storage/tensor_files.py: torch.load"], offenders  # the one in load_tensor_file
+
+
+@pytest.mark.parametrize("protocol", [2, 4, 5])
+def test_plain_pickle_payload_is_called_foreign_not_torn(tmp_path, protocol):
+    """Issue 38 item 13: a plain ``pickle.dump`` payload (not torch's zip) is refused on an opcode before
+    torch names its global; the message called it "probably torn by a crash" and repeated torch's advice
+    to retry with ``weights_only=False``. The payload is shown live first (the control)."""
+    import pickle
+
+    marker = tmp_path / "pwned"
+    path = tmp_path / BUFFER_FILE.format(rank=0)
+    with open(path, "wb") as handle:
+        pickle.dump({"key": (0, 1), "micro_batches": [{"x": Payload(marker)}]}, handle, protocol=protocol)
+    with open(path, "rb") as handle:
+        pickle.load(handle)
+    assert marker.exists(), "the control failed: the payload does not run when unpickled"
+    marker.unlink()
+    with pytest.warns(UserWarning, match="regenerated") as record:
+        assert RoundBuffer.load(str(tmp_path), rank=0) is None
+    (message,) = [str(w.message) for w in record if "regenerated" in str(w.message)]
+    assert "holds objects other than tensors and plain data" in message and "system" in message
+    assert "torn" not in message and "weights_only=False" not in message
+    assert not marker.exists()
+
+
+def test_torn_buffer_message_omits_torch_advice(tmp_path):
+    path = tmp_path / BUFFER_FILE.format(rank=0)
+    torch.save({"key": (0, 1), "micro_batches": [{"x": torch.zeros(3000)}]}, path)
+    path.write_bytes(path.read_bytes()[:4000])
+    with pytest.warns(UserWarning, match="probably torn by a crash") as record:
+        assert RoundBuffer.load(str(tmp_path), rank=0) is None
+    assert "weights_only" not in str(record[0].message)

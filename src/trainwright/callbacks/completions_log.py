@@ -12,7 +12,8 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from trainwright.storage.atomic import append_bytes
+from trainwright.callbacks._write_failures import WriteFailures
+from trainwright.storage.atomic import append_bytes, drop_torn_tail
 
 
 class CompletionsLogCallback(TrainerCallback):
@@ -24,6 +25,14 @@ class CompletionsLogCallback(TrainerCallback):
     with ``log_extra``); this callback decides where they go. Only the main process writes; the trainer
     gathers nothing for it, so each process's rows are its own share (the main process's are logged).
     ``num_to_print`` rows of each flush are also printed as plain text.
+
+    I/O never stops training (a completions table is a debugging aid, the run is the work): rows that
+    cannot be written (full disk, file-size limit, unwritable folder: any ``OSError``) are lost from the
+    file with one warning naming the step, the file and the error; later failures of the same streak are
+    counted, and one more warning says how many rows are missing when writing works again or training
+    ends (:class:`~trainwright.callbacks._write_failures.WriteFailures`, shared with
+    :class:`~trainwright.callbacks.JSONLMetricsCallback`). They are still printed and sent to W&B. A
+    failed append is cut back, so the file holds whole lines only.
     """
 
     def __init__(
@@ -34,6 +43,12 @@ class CompletionsLogCallback(TrainerCallback):
         self.num_to_print = num_to_print
         self.pending: list[dict[str, Any]] = []
         self.rows_written = 0
+        self._failures = WriteFailures("CompletionsLogCallback", "completion row")
+
+    @property
+    def rows_lost(self) -> int:
+        """Rows that could not be written to the file over the whole run."""
+        return self._failures.total
 
     def add_rows(self, rows: list[dict[str, Any]]) -> None:
         """Queue rows (JSON-serialisable dicts) until the next log event."""
@@ -50,14 +65,37 @@ class CompletionsLogCallback(TrainerCallback):
             rows = rows[: self.max_rows_per_log]
         if not state.is_world_process_zero:
             return control
-        path = self._resolve_path(args)
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        lines = (json.dumps({"step": state.global_step, **row}, default=str) + "\n" for row in rows)
-        append_bytes(path, "".join(lines).encode("utf-8"))  # whole lines, or none if the write fails
-        self.rows_written += len(rows)
+        self._write(self._resolve_path(args), state.global_step, rows)
         if self.num_to_print:
             print(format_rows(rows[: self.num_to_print], state.global_step, len(rows)))
         self._to_wandb(args, state, rows)
+        return control
+
+    def _write(self, path: str, step: int, rows: list[dict[str, Any]]) -> None:
+        """Append ``rows`` to ``path`` as whole lines; an I/O error is a warning, never the end of the run."""
+        lines = (json.dumps({"step": step, **row}, default=str) + "\n" for row in rows)
+        data = "".join(lines).encode("utf-8")
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            if self._failures.in_streak:
+                drop_torn_tail(path)  # a failed append whose cut-back failed too
+            append_bytes(path, data)  # whole lines, or none if the write fails
+        except OSError as error:
+            self._failures.failed(
+                step,
+                len(rows),
+                f"could not write the {len(rows)} completion rows of step {step} to {path} "
+                f"({type(error).__name__}: {error}); they are lost from the file (still printed and sent "
+                "to W&B where configured). Training continues; the next rows will be tried again and "
+                "further failures are counted, not repeated.",
+            )
+            return
+        self.rows_written += len(rows)
+        self._failures.succeeded(step, path)
+
+    def on_train_end(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            self._failures.finish(self._resolve_path(args))
         return control
 
     @staticmethod

@@ -15,6 +15,7 @@ from typing import Any
 
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
+from trainwright.callbacks._write_failures import WriteFailures
 from trainwright.storage.atomic import append_bytes, atomic_write_bytes, drop_torn_tail
 
 
@@ -68,8 +69,12 @@ class JSONLMetricsCallback(TrainerCallback):
         self.path = Path(path) if path is not None else None
         self.truncate_on_resume = truncate_on_resume
         self._resolved: Path | None = None
-        self._lost_steps: list[int] = []  # steps of the lines lost in the current failure streak
-        self.lines_lost = 0  # over the whole run, for the caller to check
+        self._failures = WriteFailures("JSONLMetricsCallback", "log line")
+
+    @property
+    def lines_lost(self) -> int:
+        """Log lines that could not be written over the whole run, for the caller to check."""
+        return self._failures.total
 
     def resolved_path(self, args: TrainingArguments) -> Path:
         return self.path if self.path is not None else Path(args.output_dir) / "metrics.jsonl"
@@ -160,39 +165,25 @@ class JSONLMetricsCallback(TrainerCallback):
         data = (json.dumps(record, allow_nan=False) + "\n").encode("utf-8")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            if self._lost_steps:
+            if self._failures.in_streak:
                 drop_torn_tail(path)  # a failed append whose cut-back failed too
             append_bytes(path, data)
         except OSError as error:
-            self.lines_lost += 1
-            self._lost_steps.append(state.global_step)
-            if len(self._lost_steps) == 1:
-                warnings.warn(
-                    f"JSONLMetricsCallback: could not write the log line of step {state.global_step} to {path} "
-                    f"({type(error).__name__}: {error}); the line is lost from the file (it is still in "
-                    "trainer.state.log_history). Training continues; the next lines will be tried again and "
-                    "further failures are counted, not repeated.",
-                    stacklevel=2,
-                )
-            return
-        if self._lost_steps:
-            warnings.warn(
-                f"JSONLMetricsCallback: writing to {path} works again at step {state.global_step}; "
-                f"{_describe_lost(self._lost_steps)} are missing from the file",
-                stacklevel=2,
+            self._failures.failed(
+                state.global_step,
+                1,
+                f"could not write the log line of step {state.global_step} to {path} "
+                f"({type(error).__name__}: {error}); the line is lost from the file (it is still in "
+                "trainer.state.log_history). Training continues; the next lines will be tried again and "
+                "further failures are counted, not repeated.",
             )
-            self._lost_steps = []
+            return
+        self._failures.succeeded(state.global_step, path)
 
     def on_train_end(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
-        if self._lost_steps:
-            warnings.warn(
-                f"JSONLMetricsCallback: {_describe_lost(self._lost_steps)} could not be written to "
-                f"{self._resolved or self.resolved_path(args)}: the writes kept failing until the end of training",
-                stacklevel=2,
-            )
-            self._lost_steps = []
+        self._failures.finish(self._resolved or self.resolved_path(args))
 
 
 def _record(line: bytes) -> dict[str, Any] | None:
@@ -202,11 +193,6 @@ def _record(line: bytes) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
-
-
-def _describe_lost(steps: list[int]) -> str:
-    span = f"step {steps[0]}" if steps[0] == steps[-1] else f"steps {steps[0]}-{steps[-1]}"
-    return f"{len(steps)} log line{'s' if len(steps) != 1 else ''} ({span})"
 
 
 def _step(record: dict[str, Any]) -> float:

@@ -90,6 +90,9 @@ class ReferenceSyncCallback(CheckpointedCallback):
         save_tensor_file(payload, os.path.join(folder, self.CHECKPOINT_FILE))
 
     def load_checkpoint(self, folder: str) -> bool:
+        """Restore the blended reference saved in ``folder``; ``False`` (with a warning) when there is none
+        or it cannot be used: unreadable, foreign (a pickle naming code), of another model's parameter
+        names or shapes, or non-finite (a NaN reference would train the policy to NaN)."""
         path = os.path.join(folder, self.CHECKPOINT_FILE)
         problem = None if os.path.exists(path) else "holds no"
         payload: dict[str, Any] = {}
@@ -97,8 +100,11 @@ class ReferenceSyncCallback(CheckpointedCallback):
             try:
                 payload = load_tensor_file(path)  # never unpickles anything but tensors and plain data
                 num_syncs = int(payload["num_syncs"])
+                unfit = self.state_problem(payload["state_dict"])
+                if unfit is not None:
+                    problem = f"has an unusable ({unfit})"
             except UNREADABLE as error:
-                foreign = refused_global(error)
+                foreign = refused_global(error, path)
                 problem = (
                     f"has a foreign ({foreign}: not loaded, it could run code)"
                     if foreign
@@ -115,6 +121,22 @@ class ReferenceSyncCallback(CheckpointedCallback):
         load_full_state_dict(self.ref_model, payload["state_dict"])
         self.num_syncs = num_syncs
         return True
+
+    def state_problem(self, state_dict: Any) -> str | None:
+        """Why ``state_dict`` cannot be this reference's weights (names, shapes, finite values), or ``None``."""
+        if not isinstance(state_dict, dict):
+            return f"a {type(state_dict).__name__}, not a state dict"
+        expected = {name: tensor.shape for name, tensor in self.ref_model.state_dict().items()}
+        if state_dict.keys() != expected.keys():
+            differ = sorted(map(str, state_dict.keys() ^ expected.keys()))[:3]
+            return f"parameter names differ from the reference model's, e.g. {differ}"
+        for name, tensor in state_dict.items():
+            if not isinstance(tensor, torch.Tensor) or tensor.shape != expected[name]:
+                shape = tuple(tensor.shape) if isinstance(tensor, torch.Tensor) else type(tensor).__name__
+                return f"{name} is {shape}, the reference model's is {tuple(expected[name])}"
+            if tensor.is_floating_point() and not torch.isfinite(tensor).all():
+                return f"{name} holds NaN or infinite values"
+        return None
 
 
 __all__ = ["ReferenceSyncCallback"]

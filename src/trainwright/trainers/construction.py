@@ -2,7 +2,8 @@
 
 Before ``Trainer.__init__`` (:func:`prepare_parts`): check the config type, load the policy when it is
 given as a model id / local folder (``model_init_kwargs``, ``trust_remote_code``, float32 by default as
-TRL), wrap it in a PEFT adapter (``peft_config``), load the tokenizer from the model's folder when none
+TRL; ``quantization_config`` as TRL, see :func:`quantization_kwargs`), seeded first as TRL so that a PEFT
+adapter (``peft_config``) is initialised the same in every run with one seed, wrap it in that adapter, load the tokenizer from the model's folder when none
 is given, set up the reference policy, and turn dropout off (``disable_dropout``).
 After it (:func:`attach_owned_callbacks`): move the reference to the device (sharded like the policy under
 FSDP2, see :mod:`trainwright.trainers.distributed`) and attach the callbacks the configuration asks for
@@ -23,7 +24,7 @@ from typing import Any
 
 import torch
 from torch import nn
-from transformers import Trainer, TrainingArguments
+from transformers import Trainer, TrainingArguments, set_seed
 
 from trainwright.callbacks.checkpoint_guard import (
     CheckpointGuardCallback,
@@ -79,13 +80,50 @@ def load_pretrained(model_id: str, auto_class: Any, args: TrainingArguments, **e
         ) from error
 
 
-def load_model(model: str | nn.Module, args: TrainingArguments) -> nn.Module:
+def quantization_kwargs(quantization_config: Any, args: TrainingArguments) -> dict[str, Any]:
+    """``from_pretrained`` kwargs for the trainers' ``quantization_config`` argument (TRL's), or a named error.
+
+    Accepted as in TRL (handed to ``from_pretrained`` of the policy and of a reference loaded from an id);
+    refused by name where it cannot work: given twice (also in ``model_init_kwargs``, as TRL refuses), or a
+    ``BitsAndBytesConfig`` where bitsandbytes cannot run (not installed, or no CUDA GPU), which would
+    otherwise fail deep inside ``from_pretrained``.
+    """
+    if quantization_config is None:
+        return {}
+    if "quantization_config" in (getattr(args, "model_init_kwargs", None) or {}):
+        raise ValueError(
+            "quantization_config is given both as a trainer argument and in args.model_init_kwargs; give it once"
+        )
+    name = type(quantization_config).__name__
+    if name == "BitsAndBytesConfig":
+        import importlib.util
+
+        missing = importlib.util.find_spec("bitsandbytes") is None
+        if missing or not torch.cuda.is_available():
+            why = "the bitsandbytes package is not installed" if missing else "no CUDA GPU is available"
+            raise ValueError(
+                f"quantization_config={name}(...) cannot be used here: {why}, and bitsandbytes' 4-/8-bit "
+                "layers need both. Drop quantization_config to train in full precision, or run on a CUDA "
+                "machine with bitsandbytes installed"
+            )
+    return {"quantization_config": quantization_config}
+
+
+def load_model(model: str | nn.Module, args: TrainingArguments, quantization_config: Any = None) -> nn.Module:
     """The causal LM: loaded when ``model`` is an id / folder, else used as given (TRL warns and ignores
-    ``model_init_kwargs`` then; so do we)."""
+    ``model_init_kwargs`` then; so do we). ``quantization_config`` needs a model to load: with a model
+    instance it is refused (as TRL's DPO does; TRL's GRPO ignores it with a warning)."""
     if isinstance(model, str):
         from transformers import AutoModelForCausalLM
 
-        return load_pretrained(model, AutoModelForCausalLM, args)
+        return load_pretrained(
+            model, AutoModelForCausalLM, args, **quantization_kwargs(quantization_config, args)
+        )
+    if quantization_config is not None:
+        raise ValueError(
+            "quantization_config only applies when the model is loaded from an id or folder (a str); this model "
+            "is already instantiated: quantize it when you load it, or pass its id"
+        )
     if getattr(args, "model_init_kwargs", None):
         logger.warning(
             "model_init_kwargs is ignored: the model is already instantiated (it only applies to models given "
@@ -196,6 +234,7 @@ def prepare_parts(
     ref_model: str | nn.Module | None,
     needs_reference: Callable[[Any], bool],
     peft_config: Any = None,
+    quantization_config: Any = None,
 ) -> TrainerParts:
     """Everything the trainers do before ``Trainer.__init__`` (see the module docstring).
 
@@ -217,7 +256,8 @@ def prepare_parts(
     refuse_deepspeed_on_cpu(args)
     enable_fsdp_on_cpu(args)  # before Trainer.__init__ builds its Accelerator, which reuses this state
     source = model
-    model = load_model(model, args)
+    set_seed(args.seed)  # as TRL, before the model: a peft_config adapter's random init is then reproducible
+    model = load_model(model, args, quantization_config)
     if peft_config is not None:
         if is_peft_model(model):
             raise ValueError("model is already a PeftModel; do not pass peft_config as well")
@@ -228,7 +268,9 @@ def prepare_parts(
     if isinstance(ref_model, str):
         from transformers import AutoModelForCausalLM
 
-        ref_model = load_pretrained(ref_model, AutoModelForCausalLM, args)
+        ref_model = load_pretrained(
+            ref_model, AutoModelForCausalLM, args, **quantization_kwargs(quantization_config, args)
+        )
     if getattr(args, "sync_ref_model", False) and is_peft_model(model) and ref_model is None:
         raise ValueError(
             "sync_ref_model (TR-DPO) needs a separate reference model, but a PEFT policy uses its own "

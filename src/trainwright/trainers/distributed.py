@@ -36,6 +36,9 @@ What the trainers add, and why:
   DDP or one process alike; the Trainer saves the policy and optimizer with accelerate's FSDP helpers.
 
 Combinations that cannot work raise a ``ValueError`` naming the setting and the fix (:func:`check_distributed_support`).
+Private torch FSDP2 / accelerate state is used only where no public API exists, and only in
+:mod:`trainwright.trainers.fsdp_private` (reading a unit's ``reshard_after_forward``; FSDP state on CPU
+processes), whose test fails by name when a release changes it.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from typing import Any
 from torch import nn
 
 from trainwright.storage.module_state import fsdp_modules
+from trainwright.trainers.fsdp_private import force_fsdp_state, reshards_after_forward
 
 REFERENCE_ENV = "TRAINWRIGHT_FSDP_REFERENCE"
 REFERENCE_CHOICES = ("shard", "replicate")
@@ -154,14 +158,7 @@ def enable_fsdp_on_cpu(args: Any) -> bool:
     accelerator = Accelerator(cpu=True, mixed_precision=args.mixed_precision, fsdp_plugin=plugin)
     if accelerator.state.distributed_type == DistributedType.FSDP:  # already set up by an earlier trainer
         return False
-    # The state accelerate builds on GPUs (accelerate/state.py, the branch that sets DistributedType.FSDP);
-    # AcceleratorState copies PartialState's distributed_type each time an Accelerator is created, so both
-    # are set.
-    if accelerator.state.mixed_precision != "no":
-        plugin.set_mixed_precision(accelerator.state.mixed_precision)
-    accelerator.state.fsdp_plugin = plugin
-    accelerator.state.distributed_type = DistributedType.FSDP
-    state.distributed_type = DistributedType.FSDP
+    force_fsdp_state(accelerator, state, plugin, DistributedType.FSDP)  # the state accelerate builds on GPUs
     return True
 
 
@@ -246,16 +243,6 @@ def prepare_reference(trainer: Any, ref_model: nn.Module | None) -> nn.Module | 
     return sharded
 
 
-def _reshards_after_forward(unit: nn.Module, is_root: bool) -> bool:
-    # FSDP2 has a setter for this and no getter. The value is whether the unit's parameter groups have a
-    # post-forward mesh (None: stay gathered after forward). A root left on "auto" (accelerate does that)
-    # resolves to False at its first forward, which may not have happened yet: report what it will be.
-    state = unit._get_fsdp_state()
-    if is_root and state._auto_reshard_after_forward:
-        return False
-    return any(group.post_forward_mesh_info is not None for group in state._fsdp_param_groups)
-
-
 @contextlib.contextmanager
 def gathered_for_generation(model: nn.Module) -> Iterator[bool]:
     """Keep an FSDP2-sharded ``model`` gathered for the duration of a ``generate`` call (see the module
@@ -271,7 +258,7 @@ def gathered_for_generation(model: nn.Module) -> Iterator[bool]:
     if not units or generation_mode() == "sharded":
         yield False
         return
-    settings = [_reshards_after_forward(unit, is_root=unit is model) for unit in units]
+    settings = [reshards_after_forward(unit, is_root=unit is model) for unit in units]
     for unit in units:
         unit.set_reshard_after_forward(False, recurse=False)
     try:

@@ -93,6 +93,25 @@ def _hash_token_columns(dataset: Dataset) -> str:
     return digest.hexdigest()
 
 
+def _cache_problem(cached: Any, rows: int) -> str | None:
+    """Why a loaded reference log-prob cache cannot serve a dataset of ``rows`` rows, or ``None``.
+
+    The file may be foreign or damaged while holding plain tensors only: it must be a dict whose
+    ``chosen`` and ``rejected`` are 1-D float tensors of one finite log-prob per row (a NaN reference
+    would train the policy to NaN)."""
+    if not isinstance(cached, dict):
+        return f"holds a {type(cached).__name__}, not a dict"
+    for name in ("chosen", "rejected"):  # what _add_reference_logps saves
+        value = cached.get(name)
+        if not isinstance(value, torch.Tensor) or not value.is_floating_point() or value.dim() != 1:
+            return f"has no 1-D float tensor '{name}'"
+        if len(value) != rows:
+            return f"has {len(value)} rows, dataset has {rows}"
+        if not torch.isfinite(value).all():
+            return f"holds NaN or infinite '{name}' log-probs"
+    return None
+
+
 class DPOTrainer(TrainerSkeleton):
     """Train a causal LM on ``prompt`` / ``chosen`` / ``rejected`` pairs (DPO and 16 related losses).
 
@@ -136,6 +155,7 @@ class DPOTrainer(TrainerSkeleton):
         callbacks: list[TrainerCallback] | None = None,
         optimizers: tuple[Any, Any] = (None, None),
         *,
+        quantization_config: Any = None,
         peft_config: Any | None = None,
     ) -> None:
         if getattr(args, "remove_unused_columns", False):
@@ -150,6 +170,7 @@ class DPOTrainer(TrainerSkeleton):
             processing_class=processing_class,
             ref_model=ref_model,
             peft_config=peft_config,
+            quantization_config=quantization_config,
         )
         args, model, tokenizer = parts.args, parts.model, parts.processing_class
         check_stream_settings(args, train_dataset, eval_dataset)
@@ -243,12 +264,11 @@ class DPOTrainer(TrainerSkeleton):
         try:
             cached = load_tensor_file(path)  # tensors only: a cache file planted in the folder runs no code
         except UNREADABLE as error:
-            reason = why_unusable(error, path.stat().st_size)
+            reason = why_unusable(error, path.stat().st_size, path)
             raise RuntimeError(f"reference cache {path} {reason}; delete it to recompute") from None
-        if len(cached["chosen"]) != len(dataset):
-            raise RuntimeError(
-                f"reference cache {path} has {len(cached['chosen'])} rows, dataset has {len(dataset)}"
-            )
+        problem = _cache_problem(cached, len(dataset))
+        if problem is not None:
+            raise RuntimeError(f"reference cache {path} {problem}; delete it to recompute")
         dataset = dataset.add_column(REF_COLUMNS[0], cached["chosen"].tolist())
         return dataset.add_column(REF_COLUMNS[1], cached["rejected"].tolist())
 
@@ -524,7 +544,8 @@ class DPOTrainer(TrainerSkeleton):
         """``dataset`` (or each split of a dict) with its reference log-prob columns."""
         if isinstance(dataset, dict):
             return {
-                key: self._add_reference_logps(split, f"{name}-{key}", ref_model) for key, split in dataset.items()
+                key: self._add_reference_logps(split, f"{name}-{key}", ref_model)
+                for key, split in dataset.items()
             }
         return self._add_reference_logps(dataset, name, ref_model)
 

@@ -181,11 +181,27 @@ def check_row(example: dict[str, Any], index: int, conversational: bool, name: s
                 f"{name} dataset row {index}: column {column!r} holds {type(value).__name__} ({value!r:.60}); "
                 f"{expected}"
             )
+    _check_tools(example.get("tools"), f"{name} dataset row {index}")
     if not conversational and example.get("prompt") == "":
         raise ValueError(
             f"{name} dataset row {index}: column 'prompt' is an empty string; DPO scores each completion "
             f"given its prompt, so give every row a non-empty prompt"
         )
+
+
+def _check_tools(tools: Any, where: str) -> None:
+    """A ``tools`` cell given as text must be JSON (it is decoded for the chat template): name the row,
+    the line and column, and show the text there, instead of a bare ``JSONDecodeError``."""
+    if not isinstance(tools, str):
+        return
+    try:
+        json.loads(tools)
+    except json.JSONDecodeError as error:
+        around = tools[max(0, error.pos - 20) : error.pos + 20]
+        raise ValueError(
+            f"{where}: column 'tools' is not valid JSON ({error.msg}: line {error.lineno} column {error.colno}, "
+            f"near {around!r}); give a JSON list of tool schemas, or the list itself"
+        ) from None
 
 
 def _checked_tokenize(

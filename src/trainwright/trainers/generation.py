@@ -92,24 +92,21 @@ class TransformersGenerateBackend:
             if ids:
                 input_ids[row, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
                 attention_mask[row, width - len(ids) :] = 1
-        was_training = model.training
-        model.eval()
-        try:
-            # An FSDP2-sharded policy is gathered once and decodes on local full weights (no collective per
-            # token, so processes may stop at different lengths); see trainwright.trainers.distributed.
-            with torch.no_grad(), gathered_for_generation(model) as gathered:
-                input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
-                extra: dict[str, Any] = {"synced_gpus": False} if gathered else {}
-                if not gathered:  # a gathered (FSDP) model: one call, as simple as possible
-                    extra.update(self.prefilled_cache(model, input_ids, attention_mask))
-                output = model.generate(
-                    input_ids=input_ids,
-                    attention_mask=attention_mask,
-                    generation_config=self.generation_config,
-                    **extra,
-                )
-        finally:
-            model.train(was_training)
+        # The model samples in the mode it is in, as TRL's does: train mode (dropout on) in a training round,
+        # eval mode during evaluation. An FSDP2-sharded policy is gathered once and decodes on local full
+        # weights (no collective per token, so processes may stop at different lengths); see
+        # trainwright.trainers.distributed.
+        with torch.no_grad(), gathered_for_generation(model) as gathered:
+            input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
+            extra: dict[str, Any] = {"synced_gpus": False} if gathered else {}
+            if not gathered:  # a gathered (FSDP) model: one call, as simple as possible
+                extra.update(self.prefilled_cache(model, input_ids, attention_mask))
+            output = model.generate(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                generation_config=self.generation_config,
+                **extra,
+            )
         self.calls += 1
         completions = []
         for row in output[:, width:].tolist():

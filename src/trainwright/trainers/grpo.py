@@ -51,7 +51,7 @@ from trainwright.trainers.grpo_agent import (
     environment_reward_weights,
     with_environment_rewards,
 )
-from trainwright.trainers.grpo_buffer import RoundBuffer, SaveRoundBufferCallback
+from trainwright.trainers.grpo_buffer import BufferSchema, RoundBuffer, SaveRoundBufferCallback
 from trainwright.trainers.grpo_config import GRPOConfig, check_batching, loss_setting_notes
 from trainwright.trainers.grpo_entropy import (
     EntropyControlCallback,
@@ -132,6 +132,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         callbacks: list[Any] | None = None,
         optimizers: tuple[Any, Any] = (None, None),
         *,
+        quantization_config: Any = None,
         peft_config: Any = None,
         ref_model: nn.Module | str | None = None,
         generation_backend: GenerationBackend | None = None,
@@ -147,6 +148,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
             processing_class=processing_class,
             ref_model=ref_model,
             peft_config=peft_config,
+            quantization_config=quantization_config,
         )
         args, model, tokenizer = parts.args, parts.model, parts.processing_class
         self.agent = agent_rollouts(tokenizer, args, tools, environment_factory, rollout_func)
@@ -213,7 +215,10 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         )
         self.add_callback(
             SaveRoundBufferCallback(
-                lambda: self.round_buffer, partial(setattr, self, "round_buffer"), self.args.process_index
+                lambda: self.round_buffer,
+                partial(setattr, self, "round_buffer"),
+                self.args.process_index,
+                self.buffer_schema,
             )
         )
         self.add_callback(StepTimeCallback(self.metrics))
@@ -221,6 +226,17 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
             reduce_sum = lambda stats: self.accelerator.reduce(stats, reduction="sum")
             self.add_callback(EntropyControlCallback(self.entropy_controller, self.metrics, reduce_sum))
         self.completions_logger = self.finish()
+
+    def buffer_schema(self) -> BufferSchema:
+        """What this run's round buffer holds: a saved buffer must fit it to be resumed from."""
+        logps = ("old_per_token_logps",) if self.needs_old_logps() else ()
+        logps += ("ref_per_token_logps",) if self.uses_reference else ()
+        return BufferSchema(
+            micro_batches=self.args.steps_per_generation,
+            rows=self.args.per_device_train_batch_size,
+            vocab_size=self.model.get_input_embeddings().num_embeddings,
+            logps=logps,
+        )
 
     # ------------------------------------------------------------------ TRL's public attributes
     @property

@@ -37,6 +37,15 @@ class AdvantageResult:
     rewards: torch.Tensor  # (N,) weighted sum per completion (NaN where every function returned None)
     group_std: torch.Tensor  # (N,) the std the advantages were scaled by (group or batch), broadcast
     zero_std: torch.Tensor  # (N,) bool: that std is zero (the group carries no learning signal)
+    #: (N,) the std TRL tests for ``frac_reward_zero_std``: the group's (``scale_rewards`` "group"/"none")
+    #: or the round's ("batch", and ``normalize_then_sum``); NaN (not zero) under 2 scored completions
+    logged_std: torch.Tensor | None = None
+
+    @property
+    def frac_zero_std(self) -> float:
+        """``frac_reward_zero_std`` as TRL computes it: the share of rows whose ``logged_std`` is zero."""
+        std = self.group_std if self.logged_std is None else self.logged_std
+        return torch.isclose(std, torch.zeros_like(std)).float().mean().item()
 
 
 def combine_rewards(rewards_per_func: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
@@ -93,11 +102,16 @@ def compute_advantages(
     else:
         raise ValueError(f"scale_rewards={scale_rewards!r}; choose 'group', 'batch' or 'none'")
     advantages = centred if scale is None else centred / (scale + ADVANTAGE_EPS)
+    if scale_rewards == "batch":
+        logged = scale if rewards.numel() > 1 else torch.zeros_like(rewards)
+    else:  # TRL: a group of one (an evaluation with num_generations_eval=1) counts as zero std
+        logged = group_std if num_generations > 1 else torch.zeros_like(rewards)
     return AdvantageResult(
         advantages=torch.nan_to_num(advantages, nan=0.0),
         rewards=rewards,
         group_std=group_std,
         zero_std=_is_zero(group_std),
+        logged_std=logged,
     )
 
 

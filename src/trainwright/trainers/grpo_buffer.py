@@ -19,6 +19,13 @@ Trust: a checkpoint may come from someone else, and its completion marker (sizes
 about its content. The buffer is read with tensors and plain data only
 (:mod:`trainwright.storage.tensor_files`); a file that names anything else is refused without running
 it (a warning; the round is regenerated), and its structure is checked before it is used.
+
+Fit: a buffer is used only if it fits the resumed run (:class:`BufferSchema`): as many micro-batches as
+``steps_per_generation``, ``per_device_train_batch_size`` rows each, the tensors the loss reads with
+matching shapes, token ids inside the vocabulary, prompt indices inside the micro-batch, finite
+advantages and log-probs. A buffer that does not fit (a resume with another ``steps_per_generation`` or
+batch size, a foreign or damaged file of plain tensors) is a warning saying why, and the round is
+regenerated, never a crash in the middle of a step nor training on rows of another configuration.
 """
 
 from __future__ import annotations
@@ -75,7 +82,7 @@ class RoundBuffer:
         except UNREADABLE as error:  # regenerating the round is always correct
             size = os.path.getsize(path) if os.path.exists(path) else 0
             warnings.warn(
-                f"{path} {why_unusable(error, size)}. Resuming without it: the generation round will be "
+                f"{path} {why_unusable(error, size, path)}. Resuming without it: the generation round will be "
                 "regenerated (new completions), so the run will not match an uninterrupted one exactly",
                 stacklevel=2,
             )
@@ -103,6 +110,74 @@ def _checked_state(state: Any) -> tuple[tuple[int, int] | None, list[dict[str, A
     return (tuple(key) if key is not None else None), micro_batches  # type: ignore[return-value]
 
 
+#: what every micro-batch holds (:func:`~trainwright.trainers.grpo_round.split_round`)
+_IDS = ("prompt_ids", "prompt_mask", "completion_ids", "completion_mask")
+_PER_ROW = ("advantages", "prompt_inverse")
+
+
+@dataclass(frozen=True)
+class BufferSchema:
+    """What a round's micro-batches look like in this run; a saved buffer must fit it to be used."""
+
+    micro_batches: int  # steps_per_generation
+    rows: int  # per_device_train_batch_size
+    vocab_size: int
+    logps: tuple[str, ...] = ()  # old_per_token_logps / ref_per_token_logps, when the loss reads them
+
+    def problem(self, micro_batches: list[dict[str, Any]]) -> str | None:
+        """Why ``micro_batches`` cannot feed this run, or ``None`` when they fit."""
+        if len(micro_batches) != self.micro_batches:
+            return (
+                f"it holds {len(micro_batches)} micro-batches and this run's steps_per_generation is "
+                f"{self.micro_batches}"
+            )
+        for index, part in enumerate(micro_batches):
+            problem = self._part_problem(part)
+            if problem is not None:
+                return f"micro-batch {index} {problem}"
+        return None
+
+    def _part_problem(self, part: dict[str, torch.Tensor]) -> str | None:
+        needed = (*_IDS, *_PER_ROW, "prompt_rows", "tokens_per_micro_step", *self.logps)
+        missing = [name for name in needed if name not in part]
+        if missing:
+            return f"lacks {', '.join(missing)}"
+        rows = part["prompt_ids"].shape[0] if part["prompt_ids"].dim() == 2 else -1
+        if rows != self.rows:
+            return f"has {rows} rows and this run's per_device_train_batch_size is {self.rows}"
+        shapes = {name: part[name.replace("mask", "ids")].shape for name in _IDS}
+        shapes.update({name: part["completion_ids"].shape for name in self.logps})
+        shapes.update({name: torch.Size([rows]) for name in _PER_ROW})
+        for name, shape in shapes.items():
+            if part[name].shape != shape:
+                return f"{name} has shape {tuple(part[name].shape)}, not {tuple(shape)}"
+        return self._value_problem(part, rows)
+
+    def _value_problem(self, part: dict[str, torch.Tensor], rows: int) -> str | None:
+        for name in (*_IDS, "prompt_rows", "prompt_inverse"):
+            if part[name].is_floating_point() or part[name].is_complex():
+                return f"{name} is {part[name].dtype}, not integer"
+        ids = torch.cat([part["prompt_ids"].flatten(), part["completion_ids"].flatten()])
+        if ids.numel() and (ids.min() < 0 or ids.max() >= self.vocab_size):
+            return f"has token ids outside the vocabulary (0..{self.vocab_size - 1})"
+        distinct = part["prompt_rows"]
+        if (
+            distinct.dim() != 1
+            or not _within(distinct, rows)
+            or not _within(part["prompt_inverse"], len(distinct))
+        ):
+            return "has prompt_rows / prompt_inverse indices outside the micro-batch"
+        for name in ("advantages", "tokens_per_micro_step", *self.logps):
+            if not torch.isfinite(part[name]).all():
+                return f"has non-finite {name}"
+        return None
+
+
+def _within(index: torch.Tensor, size: int) -> bool:
+    """All of ``index`` lies in ``0..size-1``."""
+    return index.numel() == 0 or (int(index.min()) >= 0 and int(index.max()) < size)
+
+
 class SaveRoundBufferCallback(CheckpointedCallback):
     """Writes the trainer's current :class:`RoundBuffer` into every checkpoint folder, and hands the saved
     one back on resume.
@@ -116,14 +191,25 @@ class SaveRoundBufferCallback(CheckpointedCallback):
         get_buffer: Callable[[], RoundBuffer],
         set_buffer: Callable[[RoundBuffer], None],
         rank: int,
+        schema: Callable[[], BufferSchema] | None = None,
     ) -> None:
         self.get_buffer = get_buffer
         self.set_buffer = set_buffer
         self.rank = rank
+        self.schema = schema
 
     def load_checkpoint(self, folder: str) -> bool:
         restored = RoundBuffer.load(folder, self.rank)
         if restored is None:
+            return False
+        problem = self.schema().problem(restored.micro_batches) if self.schema is not None else None
+        if problem is not None:
+            warnings.warn(
+                f"{os.path.join(folder, BUFFER_FILE.format(rank=self.rank))} does not fit this run: {problem}. "
+                "It is not used: the generation round will be regenerated (new completions), so the run will "
+                "not match an uninterrupted one exactly",
+                stacklevel=2,
+            )
             return False
         self.set_buffer(restored)
         return True

@@ -198,6 +198,14 @@ class GRPOConfig(TRLCompatibleConfig, TrainingArguments):
     ref_model_mixup_alpha: float = field(default=0.6, metadata={"help": "α in ref ← α·θ + (1−α)·ref."})
     ref_model_sync_steps: int = field(default=512, metadata={"help": "Optimizer steps between two syncs."})
 
+    shuffle_round_rows: bool = field(
+        default=True,
+        metadata={
+            "help": "As TRL: shuffle a generation round's rows before cutting it into micro-batches (a step sees "
+            "completions of several prompts). False keeps each prompt's group whole in one micro-batch."
+        },
+    )
+
     # --- logging --------------------------------------------------------------------------------
     log_completions: bool = False
     completions_jsonl: str | None = field(

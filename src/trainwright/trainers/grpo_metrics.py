@@ -7,8 +7,9 @@ Pure functions (no trainer state), so that the key set and each value can be che
   terminated_length`` (the lengths of the others; 0 when none ended);
 * :func:`reward_metrics`: ``rewards/<function>/{mean,std}`` (over the rows the function scored),
   ``reward`` / ``reward_std`` (the weighted sum, unscorable rows left out: its mean and its std over the
-  round, as TRL), ``frac_reward_zero_std`` (share of completions whose group has zero reward std:
-  no learning signal) and ``frac_reward_unscorable`` (share no function scored; trainwright's own).
+  round, as TRL), ``frac_reward_zero_std`` (share of completions whose reward std is zero,
+  as TRL: the group's std, or the round's with ``scale_rewards="batch"``; a group with fewer than 2 scored
+  completions has no std and does not count) and ``frac_reward_unscorable`` (share no function scored; trainwright's own).
 
 :class:`StepTimeCallback` adds ``step_time``. The loss-side metrics (``entropy``, ``clip_ratio/*``, ``kl``, ...) come from
 :class:`~trainwright.trainers.grpo_loss.LossOutput`.
@@ -59,7 +60,7 @@ def reward_metrics(
     combined = combine_rewards(rewards_per_func, weights)
     metrics["reward"] = torch.nanmean(combined).item()
     metrics["reward_std"] = nanstd(combined).item()
-    metrics["frac_reward_zero_std"] = advantages.zero_std.float().mean().item()
+    metrics["frac_reward_zero_std"] = advantages.frac_zero_std
     metrics["frac_reward_unscorable"] = unscorable(rewards_per_func).float().mean().item()
     return metrics
 

@@ -6,7 +6,8 @@ A round goes (see :meth:`trainwright.trainers.grpo.GRPOTrainer.generate_round`):
    ``(N, K)`` rewards, what the reward functions logged);
 2. advantages from the rewards gathered over all processes;
 3. :func:`pad_round`: left-padded prompts and right-padded completions as tensors;
-4. :func:`split_round`: ``steps_per_generation`` micro-batches, each trimmed to its own padding;
+4. :func:`shuffle_rows` (as TRL) and :func:`split_round`: ``steps_per_generation`` micro-batches, each
+   trimmed to its own padding;
 5. :func:`completion_rows`: the completions-table rows.
 
 Steps 3–5 are pure functions of tensors and lists, testable without a trainer. The prompts a round
@@ -200,6 +201,18 @@ def pad_micro_batch(part: dict[str, Any], pad_token_id: int, multiple: int | Non
     part["completion_mask"] = pad_to_multiple(part["completion_mask"], multiple, 0, left=False)
     if "tool_mask" in part:
         part["tool_mask"] = pad_to_multiple(part["tool_mask"], multiple, 1, left=False)
+
+
+def shuffle_rows(batch: dict[str, torch.Tensor], seed: int) -> dict[str, torch.Tensor]:
+    """``batch``'s rows in one random order (every tensor with a row dimension permuted alike).
+
+    TRL shuffles a round before splitting it, so that a micro-batch holds completions of several prompts
+    rather than whole groups. The order comes from ``seed`` (derived from the round), not the global RNG,
+    so a resumed run regenerating a round cuts it the same way.
+    """
+    rows = len(batch["completion_ids"])
+    order = torch.randperm(rows, generator=torch.Generator().manual_seed(seed))
+    return {k: v[order] if v.dim() and len(v) == rows else v for k, v in batch.items()}
 
 
 def split_round(

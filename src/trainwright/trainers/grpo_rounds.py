@@ -32,6 +32,7 @@ from trainwright.trainers.grpo_round import (
     loss_mask,
     pad_micro_batch,
     pad_round,
+    shuffle_rows,
     split_round,
 )
 from trainwright.trainers.grpo_sampler import RoundBatch
@@ -64,6 +65,9 @@ class GenerationRounds:
         active_tokens = accelerator.gather(loss_mask(padded).sum().reshape(1).to(device)).sum().float()
         tokens_per_micro_step = active_tokens / (accelerator.num_processes * args.steps_per_generation)
         self.log_round_metrics("train", all_rewards, adv, padded, sample)
+        if args.shuffle_round_rows:  # as TRL; an int-only tuple hashes alike in every process and run
+            row_seed = hash((args.seed, accelerator.process_index, *batch.key, -1)) % (2**63)
+            padded = shuffle_rows(padded, row_seed)
         micro_batches = split_round(
             padded,
             args.per_device_train_batch_size,
@@ -72,6 +76,8 @@ class GenerationRounds:
             pad_token_id=self.pad_token_id,
             pad_to_multiple_of=args.resolved_pad_to_multiple_of(),
         )
+        for part in micro_batches:  # TRL's loss input: the round's loss tokens over all processes
+            part["num_items_in_batch"] = active_tokens.long().cpu()
         if self.needs_old_logps() or self.uses_reference:
             self.add_reference_and_old_logps(micro_batches)
         self.last_completions = completion_rows(sample, self.scorer.names, advantages)
@@ -96,6 +102,7 @@ class GenerationRounds:
         batch["advantages"] = advantages.to(args.device)
         active = accelerator.gather(loss_mask(batch).sum().reshape(1)).sum().float()
         batch["tokens_per_micro_step"] = active / accelerator.num_processes
+        batch["num_items_in_batch"] = active.long()
         return batch
 
     def sample_completions(

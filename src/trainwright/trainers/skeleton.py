@@ -42,6 +42,7 @@ from trainwright.trainers.construction import (
 )
 from trainwright.trainers.grpo_model import router_aux_loss_coef
 from trainwright.trainers.metrics import MetricsWindow
+from trainwright.trainers.trl_hooks import warn_unused_trl_overrides
 
 
 class TrainerSkeleton(Trainer):
@@ -89,9 +90,12 @@ class TrainerSkeleton(Trainer):
         processing_class: Any,
         ref_model: str | nn.Module | None,
         peft_config: Any,
+        quantization_config: Any = None,
     ) -> TrainerParts:
         """Step 1 of ``__init__`` (before ``Trainer.__init__``): checks, parts and the shared facts."""
         cls = type(self)
+        base = next(k for k in cls.__mro__ if k.__module__.startswith("trainwright.trainers."))
+        warn_unused_trl_overrides(cls, base, f"{cls.trl_name}Trainer")
         if train_dataset is None:
             raise ValueError(f"`train_dataset` is required: {cls.train_dataset_needs}")
         parts = prepare_parts(
@@ -104,6 +108,7 @@ class TrainerSkeleton(Trainer):
             ref_model=ref_model,
             needs_reference=cls.keeps_reference_module,
             peft_config=peft_config,
+            quantization_config=quantization_config,
         )
         self.uses_reference = cls.uses_reference_for(parts.args)
         self.pad_token_id = padding_token_id(parts.processing_class, parts.model, cls.__name__)
@@ -111,6 +116,16 @@ class TrainerSkeleton(Trainer):
         self.ref_model = parts.ref_model
         self.router_aux_loss_coef = router_aux_loss_coef(parts.model, parts.args.router_aux_loss_coef)
         return parts
+
+    @property
+    def beta(self) -> float:
+        """TRL's ``trainer.beta``: the config's ``beta``, which the loss reads at every step, so setting it
+        (by hand or with ``ParameterScheduleCallback(trainer, "beta", ...)``) changes the next step's loss."""
+        return self.args.beta
+
+    @beta.setter
+    def beta(self, value: float) -> None:
+        self.args.beta = value
 
     @property
     def aux_loss_enabled(self) -> bool:

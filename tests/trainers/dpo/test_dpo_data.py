@@ -237,3 +237,19 @@ def test_dpo_ld_token_weights_by_hand() -> None:
         [{"prompt_ids": [1], "chosen_ids": [2, 3, 4], "rejected_ids": [5]}]
     )
     assert batch["logp_weights"].tolist() == [[0.0, 1.0, 0.5, 0.5], [0.0, 1.0, 0.0, 0.0]]
+
+
+def test_dpo_tools_column_of_invalid_json_names_row_line_and_column(tokenizer) -> None:
+    """Issue 38 item 16: a ``tools`` cell that is not JSON was a bare ``JSONDecodeError``."""
+    good = '[{"type": "function", "function": {"name": "add", "parameters": {}}}]'
+    message = [{"role": "user", "content": "Is it good?"}]
+    rows = [
+        {"prompt": message, "chosen": [{"role": "assistant", "content": "yes"}],
+         "rejected": [{"role": "assistant", "content": "no"}], "tools": tools}
+        for tools in (good, good, '[{"type": "function",\n  "function": {name: "add"}}]')
+    ]  # fmt: skip
+    with pytest.raises(ValueError) as error:
+        prepare(Dataset.from_list(rows), tokenizer)
+    text = str(error.value)
+    assert "train dataset row 2: column 'tools' is not valid JSON" in text
+    assert "line 2 column 16" in text and "{name" in text  # where, and the text around it

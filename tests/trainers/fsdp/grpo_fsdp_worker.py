@@ -120,7 +120,8 @@ def main() -> None:
     from torch.distributed.fsdp._fully_shard._fsdp_param_group import FSDPParamGroup
 
     from trainwright.storage.module_state import fsdp_modules
-    from trainwright.trainers.distributed import GENERATION_ENV, _reshards_after_forward
+    from trainwright.trainers.distributed import GENERATION_ENV
+    from trainwright.trainers.fsdp_private import reshards_after_forward
 
     gathers = {"count": 0}
     original_unshard = FSDPParamGroup.unshard
@@ -139,7 +140,7 @@ def main() -> None:
     )
     prompt_ids = [tokenizer(p)["input_ids"] for p in PROMPTS[rank * 2 : rank * 2 + 2]]
     units = fsdp_modules(trainer.model)
-    settings_before = [_reshards_after_forward(u, is_root=u is trainer.model) for u in units]
+    settings_before = [reshards_after_forward(u, is_root=u is trainer.model) for u in units]
     generated: dict[str, Any] = {}
     for mode in ("gather", "sharded"):
         os.environ[GENERATION_ENV] = mode
@@ -149,7 +150,7 @@ def main() -> None:
         if mode == "gather":
             generated["resharded"] = all(isinstance(p, DTensor) for p in trainer.model.parameters())
             generated["settings_restored"] = settings_before == [
-                _reshards_after_forward(u, is_root=u is trainer.model) for u in units
+                reshards_after_forward(u, is_root=u is trainer.model) for u in units
             ]
     del os.environ[GENERATION_ENV]
     FSDPParamGroup.unshard = original_unshard

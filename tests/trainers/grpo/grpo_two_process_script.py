@@ -43,6 +43,7 @@ args = GRPOConfig(
     use_cpu=True,
     logging_steps=1,
     scale_rewards="group",
+    shuffle_round_rows=False,  # the buffer then lists advantages in the order the rewards were recorded
 )
 trainer = GRPOTrainer(model, reward, args=args, train_dataset=dataset, processing_class=tokenizer)
 trainer.train()

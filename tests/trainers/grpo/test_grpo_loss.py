@@ -85,7 +85,7 @@ def test_grpo_round_metrics_by_hand():
     assert metrics["reward"] == pytest.approx(combined.mean().item())
     assert metrics["reward_std"] == pytest.approx(combined.std().item())  # over the round, as TRL
     assert metrics["frac_reward_unscorable"] == 0.25
-    assert metrics["frac_reward_zero_std"] == 0.5  # group 2 has one valid reward: no spread
+    assert metrics["frac_reward_zero_std"] == 0.0  # as TRL: group 2 has one valid reward, a NaN std, not zero
     lengths, truncated = torch.tensor([4, 2, 8, 6]), torch.tensor([False, False, True, False])
     assert completion_metrics(lengths, truncated) == {
         "completions/mean_length": 5.0,
@@ -286,3 +286,22 @@ def test_grpo_loss_with_shared_prompt_forward_equals_trl(trl_setup, loss_type):
         tokens_per_micro_step=active.float(),
     )
     torch.testing.assert_close(ours.loss, trl_loss, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("scale_rewards", ["group", "batch", "none"])
+@pytest.mark.parametrize("num_generations", [1, 2, 4])
+def test_grpo_frac_reward_zero_std_as_trl_computes_it(scale_rewards, num_generations):
+    """Issue 37 item 3: TRL's ``is_std_zero`` (its own ``nanstd``, its branches) is the oracle."""
+    trl_utils = pytest.importorskip("trl.trainer.utils")
+    nan = math.nan
+    for values in ([1.0, 1.0, 2.0, 2.0, 3.0, nan, 4.0, 4.0], [2.0] * 8, [nan, nan, 1.0, 5.0, 0.0, 0.0, 7.0, 7.0]):
+        rewards = torch.tensor(values)
+        if scale_rewards == "batch":
+            std = trl_utils.nanstd(rewards).expand_as(rewards)
+        elif num_generations > 1:
+            std = trl_utils.nanstd(rewards.view(-1, num_generations), dim=1).repeat_interleave(num_generations)
+        else:
+            std = torch.zeros_like(rewards)
+        expected = torch.isclose(std, torch.zeros_like(std)).float().mean().item()
+        ours = round_advantages(rewards[:, None], torch.ones(1), num_generations, scale_rewards).frac_zero_std
+        assert ours == pytest.approx(expected), (values, ours, expected)

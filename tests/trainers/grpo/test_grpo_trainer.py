@@ -103,7 +103,13 @@ def test_grpo_shared_prompt_forward_equals_plain(
     trainer = GRPOTrainer(
         tiny_model,
         reward_a,
-        args=small_config(tmp_path, max_steps=1, gradient_accumulation_steps=2, steps_per_generation=2),
+        args=small_config(
+            tmp_path,
+            max_steps=1,
+            gradient_accumulation_steps=2,
+            steps_per_generation=2,
+            shuffle_round_rows=False,  # whole groups: each micro-batch holds one prompt
+        ),
         train_dataset=prompts_dataset,
         processing_class=tokenizer,
     )
