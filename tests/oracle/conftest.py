@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from trainwright.testing.oracle import Record, Spec, run_specs  # noqa: E402
+from trainwright.testing.oracle import Record, Spec, run_specs
 
 PROGRAMS = Path(__file__).parent / "programs"
 
@@ -17,9 +17,15 @@ SPECS = {
     "base": Spec(PROGRAMS / "base.py", trainer="ReferenceTrainer"),
     "same": Spec(PROGRAMS / "same.py", trainer="ReferenceTrainer"),
     "loss_scaling": Spec(PROGRAMS / "loss_scaling.py", trainer="ReferenceTrainer"),
-    "moved_print": Spec(PROGRAMS / "moved_print.py", trainer="ReferenceTrainer", callbacks=("EvalPrintCallback()",)),
-    "timer_span": Spec(PROGRAMS / "timer_span.py", trainer="ReferenceTrainer", callbacks=("StepTimerCallback()",)),
-    "final_save": Spec(PROGRAMS / "final_save.py", trainer="ReferenceTrainer", callbacks=("NotesCallback()",)),
+    "moved_print": Spec(
+        PROGRAMS / "moved_print.py", trainer="ReferenceTrainer", callbacks=("EvalPrintCallback()",)
+    ),
+    "timer_span": Spec(
+        PROGRAMS / "timer_span.py", trainer="ReferenceTrainer", callbacks=("StepTimerCallback()",)
+    ),
+    "final_save": Spec(
+        PROGRAMS / "final_save.py", trainer="ReferenceTrainer", callbacks=("NotesCallback()",)
+    ),
     "crash": Spec(
         PROGRAMS / "crash.py",
         trainer="ReferenceTrainer",

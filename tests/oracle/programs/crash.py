@@ -1,9 +1,8 @@
 """``base.py`` plus a callback registered as ``SampleCallback(tokenizer=None)``: it raises
 ``AttributeError`` at the first step."""
 
-from transformers import TrainerCallback
-
 from base import ReferenceTrainer  # noqa: F401 - the Trainer the oracle runs
+from transformers import TrainerCallback
 
 
 class SampleCallback(TrainerCallback):

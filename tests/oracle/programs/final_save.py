@@ -3,9 +3,8 @@
 
 import os
 
-from transformers import TrainerCallback
-
 from base import ReferenceTrainer as _Base
+from transformers import TrainerCallback
 
 
 class ReferenceTrainer(_Base):

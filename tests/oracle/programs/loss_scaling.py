@@ -2,7 +2,6 @@
 ``num_items_in_batch``: the Trainer then stops dividing the loss by the accumulation steps."""
 
 import torch.nn.functional as F
-
 from base import ReferenceTrainer as _Base
 
 

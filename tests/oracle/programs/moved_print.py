@@ -1,8 +1,7 @@
 """``base.py`` with its evaluation print moved to ``on_step_end`` without ``control.should_evaluate``."""
 
-from transformers import TrainerCallback
-
 from base import ReferenceTrainer as _Base
+from transformers import TrainerCallback
 
 
 class ReferenceTrainer(_Base):

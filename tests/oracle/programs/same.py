@@ -22,4 +22,4 @@ class ReferenceTrainer(Trainer):
         super().save_model(output_dir, _internal_call)
         path = os.path.join(output_dir or self.args.output_dir, "notes.txt")
         with open(path, "w") as f:
-            f.write("saved at step %d\n" % self.state.global_step)
+            f.write("saved at step %d\n" % self.state.global_step)  # noqa: UP031 - another spelling on purpose

@@ -3,9 +3,8 @@ the whole optimiser step (every micro-batch and the optimiser), once per step.""
 
 import time
 
-from transformers import TrainerCallback
-
 from base import ReferenceTrainer as _Base
+from transformers import TrainerCallback
 
 
 class ReferenceTrainer(_Base):
