@@ -1,4 +1,5 @@
-"""Shared oracle runs: every program of ``programs/`` is trained once per session, in one child."""
+"""Shared oracle runs: every program the oracle tests need is trained once per session, in one child
+process (importing torch and transformers is most of a run's time on a 2-core CI machine)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 
 pytest.importorskip("transformers")
 
+from trainwright.testing.fixed import DEFAULT_RANGE, fixed_copy
 from trainwright.testing.oracle import Record, Spec, run_specs
 
 PROGRAMS = Path(__file__).parent / "programs"
@@ -31,9 +33,31 @@ SPECS = {
         trainer="ReferenceTrainer",
         register=("trainer.add_callback(SampleCallback(tokenizer=None))",),
     ),
+    "own_loss_divided": Spec(PROGRAMS / "own_loss_divided.py"),
 }
+# name -> program fixed by ``trainwright fix --unsafe-fixes`` (the fix under test), trained the same way
+FIXED = {"own_loss_fixed": "own_loss.py", "super_loss_fixed": "super_loss.py", "super_loss": None}
+TARGETS = {"super_loss_fixed": ">=4.46,<6"}  # where super() takes ``num_items_in_batch``: forwarded
 
 
 @pytest.fixture(scope="session")
-def oracle_records() -> dict[str, Record]:
-    return dict(zip(SPECS, run_specs(list(SPECS.values()))))
+def fixed_programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("fixed")
+    out = {}
+    for name, source in FIXED.items():
+        if source is None:
+            continue
+        fixed = fixed_copy(
+            PROGRAMS / source, folder / name, unsafe=True, target=TARGETS.get(name, DEFAULT_RANGE)
+        )
+        assert fixed.changed, fixed.output
+        out[name] = fixed.path
+    return out
+
+
+@pytest.fixture(scope="session")
+def oracle_records(fixed_programs: dict[str, Path]) -> dict[str, Record]:
+    specs = dict(SPECS)
+    specs.update({name: Spec(path) for name, path in fixed_programs.items()})
+    specs["super_loss"] = Spec(PROGRAMS / "super_loss.py")
+    return dict(zip(specs, run_specs(list(specs.values()))))

@@ -74,6 +74,30 @@ class AddParams(Edit):
         return text
 
 
+GA_SCALING_NOTE = "4.46+ then skips that division, so adding it alone is unsafe"
+
+
+def own_loss_scaling(edit: AddParams) -> bool:
+    """Whether applying ``edit`` changes the gradient-accumulation scaling (the behaviour oracle's
+    verdict, issue 32): ``compute_loss`` gains ``num_items_in_batch`` and does not pass it on to
+    ``super()``.
+
+    From 4.46 ``training_step`` takes a loss computed with ``num_items_in_batch`` (whenever the model
+    accepts loss kwargs, which BERT, DistilBERT and every causal LM of 5.x do) as already scaled for
+    gradient accumulation and skips its division, so an override that ignores it trains with ``GA``
+    times the loss (so does ``**kwargs``). No signature-only fix keeps the scaling on every release
+    (``model_accepts_loss_kwargs``, which decides it, is set per instance in ``Trainer.__init__``):
+    the fix is unsafe and the message says what the user must add. Measured by
+    ``tests/oracle/test_fix_safety.py``: 2.0x loss and gradient norm at GA=2 on 4.46.3 and 5.24.0
+    against the original on 4.45.2; with the division the message asks for, the same losses and
+    gradient norms on all three."""
+    if edit.method != "compute_loss":
+        return False
+    added = {p.name for p in edit.params}
+    forwarded = {p.name for p in edit.forward}
+    return "num_items_in_batch" in added - forwarded
+
+
 @dataclass(frozen=True, slots=True)
 class ProjectCall:
     """``self.m(...)`` in a method of the project's own class hierarchy."""
@@ -144,6 +168,12 @@ class IncompatibleSignature(Rule):
     message = (
         "`{method}` cannot accept what transformers {version} passes; `{caller}` passes {call} to "
         "`{method}{signature}`; add the missing parameters of the base signature, `{base}`, or `**kwargs`"
+    )
+    # ``compute_loss`` computing its own loss (issue 32): the added parameter changes the scaling.
+    own_loss_message = (
+        "`{method}` cannot accept what transformers {version} passes; `{caller}` passes {call} to "
+        "`{method}{signature}`; add `num_items_in_batch=None` and divide the loss by "
+        "`self.args.gradient_accumulation_steps` when it is not None: {note}"
     )
     library_message = (
         "`{method}` cannot accept what {owner} passes; `{caller}` passes {call} to `{method}{signature}`; "
@@ -268,9 +298,14 @@ class IncompatibleSignature(Rule):
         )
         if info is None or info.kind == "property" or site is None:
             return None
-        message = self.message.format(version=ctx.target, **_described(method, site, info))
         calls_super = any(super_method(c) == method.name for c in ctx.super_calls(method, fn))
         fix = _plan(ctx, method, fn, info.signature, calls_super)
+        if fix is not None and own_loss_scaling(fix):
+            fix = replace(fix, unsafe=True)
+            template = self.own_loss_message.replace("{note}", GA_SCALING_NOTE)
+        else:
+            template = self.message
+        message = template.format(version=ctx.target, **_described(method, site, info))
         return self.report(ctx, fn, message, method=method.name, fix=fix)
 
     def _library_check(

@@ -100,6 +100,16 @@ def _recorder(transformers: Any, phase: dict[str, Any], lines: Lines) -> Any:
     return type("OracleRecorder", (transformers.TrainerCallback,), {n: event(n) for n in names})()
 
 
+def _block(transformers: Any, names: Any) -> None:
+    """Hide optional packages the release cannot load (``datasets`` built for a newer
+    huggingface_hub): transformers then runs as if they were not installed."""
+    for name in names:
+        sys.modules[name] = None  # type: ignore[assignment]
+        flags = transformers.utils.import_utils
+        if hasattr(flags, f"_{name}_available"):
+            setattr(flags, f"_{name}_available", False)
+
+
 class Setup:
     """The user's module, the transformers release and the tiny model's ingredients (built once)."""
 
@@ -108,8 +118,9 @@ class Setup:
 
         import transformers
 
-        from trainwright.toy import build_tokenizer
+        from trainwright.toy import build_tokenizer  # its extras check runs before ``_block``
 
+        _block(transformers, spec.get("block", ()))
         self.spec = spec
         self.transformers = transformers
         path = Path(spec["module"])
@@ -282,8 +293,6 @@ def main(argv: list[str]) -> int:
     the records are written as a list, in order."""
     spec_path, out_path = Path(argv[0]), Path(argv[1])
     specs = json.loads(spec_path.read_text())
-    for name in {b for spec in specs for b in spec.get("block", ())}:
-        sys.modules[name] = None  # type: ignore[assignment] # an optional import the release cannot load
     torch.set_num_threads(1)
     from torch.optim.optimizer import register_optimizer_step_pre_hook
 

@@ -18,6 +18,12 @@ from trainwright.testing.records import Phase, Record
 #: The fields of a phase, in the order they are compared and reported.
 PHASE_FIELDS = ("error", "steps", "log_history", "controls", "events", "lines", "param_norms", "params_hash")
 
+#: What two *releases* may differ in for the same program (``config.json`` names the release, 5.x logs
+#: the learning rate before the scheduler step, 4.x dispatches fewer events, kernels differ in the
+#: last bits): compared across releases, only failures, per-step loss and gradient norm, and the
+#: user's printed lines must match. ``compare(a, b, ignore=ACROSS_RELEASES)``.
+ACROSS_RELEASES = ("log_history", "controls", "events", "param_norms", "params_hash", "files")
+
 
 @dataclass(frozen=True)
 class Difference:

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import trainwright
-from trainwright.testing.compare import Difference, compare
+from trainwright.testing.compare import ACROSS_RELEASES, Difference, compare
 from trainwright.testing.records import Phase, Record, Step, record_from_json
 
 
@@ -58,6 +58,8 @@ def _environment(spec: Spec) -> dict[str, str]:
     paths = [str(spec.release)] if spec.release is not None else []
     paths += [src, os.environ.get("PYTHONPATH", "")]
     env = dict(os.environ)
+    if spec.release is not None:  # 4.x loads its own checkpoints with torch.load's old default
+        env["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
     env.update(
         PYTHONPATH=os.pathsep.join(p for p in paths if p),
         HF_HUB_OFFLINE="1",
@@ -140,4 +142,14 @@ def _run_child(specs: Sequence[Spec]) -> list[Record]:
         return [record_from_json(r) for r in json.loads(out.read_text())]
 
 
-__all__ = ["Difference", "Phase", "Record", "Spec", "Step", "compare", "run_spec", "run_specs"]
+__all__ = [
+    "ACROSS_RELEASES",
+    "Difference",
+    "Phase",
+    "Record",
+    "Spec",
+    "Step",
+    "compare",
+    "run_spec",
+    "run_specs",
+]
