@@ -9,6 +9,8 @@ import pytest
 
 pytest.importorskip("transformers")
 
+from oracle_suggested import Suggested, pasted
+
 from trainwright.testing.fixed import DEFAULT_RANGE, fixed_copy
 from trainwright.testing.oracle import Record, Spec, run_specs
 
@@ -55,9 +57,33 @@ def fixed_programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
+# name -> (original, the original without the moved code): suggestions judged by the oracle
+SUGGESTED = {
+    "eval_print": ("eval_print.py", "eval_print_rest.py"),
+    "sample_tok": ("sample_tok.py", "sample_tok_rest.py"),
+}
+TRAINER_KWARGS = {"sample_tok": "{'tokenizer': toy_tokenizer}"}
+
+
 @pytest.fixture(scope="session")
-def oracle_records(fixed_programs: dict[str, Path]) -> dict[str, Record]:
+def suggested_programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Suggested]:
+    folder = tmp_path_factory.mktemp("suggested")
+    return {name: pasted(PROGRAMS / a, PROGRAMS / b, folder / name) for name, (a, b) in SUGGESTED.items()}
+
+
+@pytest.fixture(scope="session")
+def oracle_records(
+    fixed_programs: dict[str, Path], suggested_programs: dict[str, Suggested]
+) -> dict[str, Record]:
     specs = dict(SPECS)
     specs.update({name: Spec(path) for name, path in fixed_programs.items()})
     specs["super_loss"] = Spec(PROGRAMS / "super_loss.py")
+    for name, (original, _) in SUGGESTED.items():
+        kwargs = TRAINER_KWARGS.get(name, "")
+        specs[name] = Spec(PROGRAMS / original, trainer_kwargs=kwargs)
+        moved = suggested_programs[name]
+        if moved.program is not None:
+            specs[name + "_suggested"] = Spec(
+                moved.program, register=(moved.register,), trainer_kwargs=kwargs
+            )
     return dict(zip(specs, run_specs(list(specs.values()))))

@@ -49,8 +49,13 @@ class Lines(io.TextIOBase):
 
     def __init__(self) -> None:
         self.lines: list[str] = []
-        self.step = 0
+        self.trainer: Any = None  # the step is read from its state when a line is written
         self._partial = ""
+
+    @property
+    def step(self) -> int:
+        state = getattr(self.trainer, "state", None)
+        return int(getattr(state, "global_step", 0) or 0)
 
     def writable(self) -> bool:
         return True
@@ -86,7 +91,6 @@ def _recorder(transformers: Any, phase: dict[str, Any], lines: Lines) -> Any:
 
     def event(name: str) -> Any:
         def handler(self: Any, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            lines.step = state.global_step
             phase["events"].append(f"{name}@{state.global_step}")
             if name == "on_step_end":
                 flags = ("should_log", "should_evaluate", "should_save", "should_training_stop")
@@ -159,9 +163,29 @@ class Setup:
             for v in vars(self.module).values()
             if isinstance(v, type) and issubclass(v, base) and v.__module__ == self.module.__name__
         ]
-        if len(own) > 1:
-            raise ValueError(f"several Trainer subclasses ({', '.join(c.__name__ for c in own)}): name one")
-        return own[0] if own else base
+        leaves = [c for c in own if not any(o is not c and issubclass(o, c) for o in own)]
+        if len(leaves) > 1:
+            raise ValueError(
+                f"several Trainer subclasses ({', '.join(c.__name__ for c in leaves)}): name one"
+            )
+        return leaves[0] if leaves else base
+
+    def callbacks(self) -> list[Any]:
+        """The spec's callbacks; ``"*"`` is every ``TrainerCallback`` subclass the module defines,
+        constructed without arguments."""
+        namespace = vars(self.module)
+        out = []
+        for expression in self.spec.get("callbacks", ()):
+            if expression != "*":
+                out.append(eval(expression, namespace))
+                continue
+            base = self.transformers.TrainerCallback
+            out += [
+                v()
+                for v in namespace.values()
+                if isinstance(v, type) and issubclass(v, base) and v.__module__ == self.module.__name__
+            ]
+        return out
 
     def model(self) -> Any:
         t = self.transformers
@@ -225,12 +249,12 @@ def _trainer(setup: Setup, args: Any) -> Any:
         "train_dataset": setup.train_rows,
         "eval_dataset": setup.eval_rows,
         "data_collator": t.default_data_collator,
-        "callbacks": [eval(c, namespace) for c in setup.spec.get("callbacks", ())],
+        "callbacks": setup.callbacks(),
     }
     params = inspect.signature(t.Trainer.__init__).parameters
     kwargs["processing_class" if "processing_class" in params else "tokenizer"] = setup.tokenizer
     if setup.spec.get("trainer_kwargs"):
-        kwargs.update(eval(setup.spec["trainer_kwargs"], namespace))
+        kwargs.update(eval(setup.spec["trainer_kwargs"], {**namespace, "toy_tokenizer": setup.tokenizer}))
     trainer = setup.trainer_class(**kwargs)
     trainer.remove_callback(t.trainer_callback.PrinterCallback)
     for statement in setup.spec.get("register", ()):
@@ -251,10 +275,10 @@ def run_phase(setup: Setup, ga: int, resume: bool, lines: Lines) -> dict[str, An
     """One ``train()`` (fresh, then ``save_model()``; or resumed from the fresh run's ``checkpoint-2``)."""
     name = f"ga{ga}/{'resume' if resume else 'train'}"
     phase: dict[str, Any] = {"name": name, "events": [], "controls": []}
-    lines.step = 0
+    lines.trainer = None
     trainer = None
     try:
-        trainer = _trainer(setup, _arguments(setup, name, ga))
+        trainer = lines.trainer = _trainer(setup, _arguments(setup, name, ga))
         trainer.add_callback(_recorder(setup.transformers, phase, lines))
         trainer.train(resume_from_checkpoint=f"ga{ga}/train/checkpoint-{EVERY}" if resume else None)
         if not resume:

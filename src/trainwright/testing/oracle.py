@@ -45,7 +45,7 @@ class Spec:
     trainer: str | None = None  # the Trainer subclass's name (default: the one the module defines)
     callbacks: tuple[str, ...] = ()  # expressions in the module's namespace: ``Trainer(callbacks=[...])``
     register: tuple[str, ...] = ()  # statements run with ``trainer`` bound: ``trainer.add_callback(X())``
-    trainer_kwargs: str = ""  # an expression giving extra keyword arguments of the Trainer
+    trainer_kwargs: str = ""  # an expression giving extra keyword arguments (``toy_tokenizer`` is bound)
     task: str = "causal-lm"  # or "classification" (2 labels, ``labels`` one int per row)
     grad_accum: tuple[int, ...] = (1, 2)
     resume: bool = True
