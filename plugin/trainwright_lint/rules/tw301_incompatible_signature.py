@@ -165,6 +165,21 @@ class IncompatibleSignature(Rule):
     fix_applicability = SAFE
     fix_module = "trainwright_lint.rules.tw301_incompatible_signature_fix"
     fix_pass = 6
+    fix_safety_note = (
+        "What the behaviour oracle (`trainwright.testing.oracle`, issue 32) checked: the original and the "
+        "fixed program train a tiny model with `gradient_accumulation_steps` 1 and 2, an evaluation, a "
+        "checkpoint, a resume and a final `save_model()`; per-step loss and gradient norm, `log_history`, "
+        "control flags, callback events, printed lines, files and final parameters must be equal on "
+        "transformers 4.46.3 and 5.24.0 (against the original on 4.45.2 where the original fails). A "
+        "`compute_loss` that computes its own loss failed that test: once it accepts "
+        "`num_items_in_batch` the Trainer (4.46+) stops dividing its loss by the accumulation steps, "
+        "2.0x the loss and gradient norm at 2 steps. That fix is therefore **unsafe** (only "
+        "`--unsafe-fixes` applies it) and the message asks for the division by "
+        "`self.args.gradient_accumulation_steps` when `num_items_in_batch` is not None, which the oracle "
+        "found equal on all three releases. Forwarding `num_items_in_batch` to `super().compute_loss()` "
+        "keeps the Trainer's own scaling and stays safe. `scripts/oracle_matrix.py` repeats the check "
+        "for every fix of the rule examples and the gallery (last run: docs/lint.md)."
+    )
     message = (
         "`{method}` cannot accept what transformers {version} passes; `{caller}` passes {call} to "
         "`{method}{signature}`; add the missing parameters of the base signature, `{base}`, or `**kwargs`"
