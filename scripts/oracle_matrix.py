@@ -88,12 +88,25 @@ def gallery_cases(work: Path) -> list[Case]:
 def _records(
     cases: Sequence[Case], releases: dict[str, Path | None], task: str
 ) -> dict[tuple[str, str], Record]:
-    """``(program path, release) -> Record`` for every original and fixed program, one child per release."""
+    """``(program path, release) -> Record``, one child per release: every original and fixed program
+    on the checked releases, then the originals that failed there on the older reference releases."""
     programs = sorted({str(c.original) for c in cases} | {str(c.fixed) for c in cases})
+    checked = [r for r in releases if r in CHECKED]
+    records = _run(programs, {r: releases[r] for r in checked}, task)
+    failed = sorted(
+        {str(c.original) for c in cases if any(records[(str(c.original), r)].failed for r in checked)}
+    )
+    older = {r: f for r, f in releases.items() if r not in CHECKED}
+    if failed and older:
+        records.update(_run(failed, older, task))
+    return records
+
+
+def _run(
+    programs: Sequence[str], releases: dict[str, Path | None], task: str
+) -> dict[tuple[str, str], Record]:
     specs = [
-        Spec(Path(p), callbacks=("*",), task=task, release=folder)
-        for folder in releases.values()
-        for p in programs
+        Spec(Path(p), callbacks=("*",), task=task, release=f) for f in releases.values() for p in programs
     ]
     keys = [(p, r) for r in releases for p in programs]
     return dict(zip(keys, run_specs(specs)))
@@ -101,7 +114,11 @@ def _records(
 
 def judge(case: Case, records: dict[tuple[str, str], Record], releases: Sequence[str]) -> None:
     """Set ``case``'s verdict on each checked release (see the module docstring)."""
-    runs = [r for r in releases if not records[(str(case.original), r)].failed]
+    runs = [
+        r
+        for r in releases
+        if (str(case.original), r) in records and not records[(str(case.original), r)].failed
+    ]
     for release in [r for r in releases if r in CHECKED]:
         original = records[(str(case.original), release)]
         fixed = records[(str(case.fixed), release)]

@@ -31,8 +31,23 @@ _COMPANIONS = {
 }
 
 
+_OFFLINE = (
+    "NewConnectionError",
+    "Max retries exceeded",
+    "Temporary failure in name resolution",
+    "Network is unreachable",
+    "No matching distribution found",
+    "Could not find a version that satisfies",
+)
+
+
 class ReleaseUnavailable(RuntimeError):
     """The release is not installed and pip could not install it (no network, or no such release)."""
+
+    @property
+    def offline(self) -> bool:
+        """Whether pip failed for want of the package index (a test may skip then, and only then)."""
+        return any(marker in str(self) for marker in _OFFLINE)
 
 
 def oracle_root() -> Path:
@@ -80,7 +95,7 @@ def ensure(version: str, root: Path | None = None, timeout_s: float = 900) -> Pa
             f"pip did not install transformers {version} within {timeout_s:.0f} s"
         ) from None
     if done.returncode != 0:
-        tail = " | ".join(done.stderr.strip().splitlines()[-3:])
+        tail = " | ".join(done.stderr.strip().splitlines()[-6:])
         raise ReleaseUnavailable(f"pip could not install transformers {version}: {tail}")
     (folder / ".complete").write_text(" ".join(packages) + "\n")
     return folder
