@@ -48,10 +48,7 @@ class TimingLogic(Rule):
     """
 
     code = "TW201"
-    FACTS = (
-        METHODS,
-        OBSERVATION,
-    )
+    FACTS = (METHODS, OBSERVATION,)
     name = "timing-logic-in-override"
     version_dependent = False
     message = "`{method}` {what} (line{s} {lines}); move {it} to a TrainerCallback on {event}"

@@ -44,10 +44,7 @@ class SideEffectWrapper(Rule):
     """
 
     code = "TW202"
-    FACTS = (
-        METHODS,
-        OBSERVATION,
-    )
+    FACTS = (METHODS, OBSERVATION,)
     name = "side-effect-wrapper"
     version_dependent = False
     message = "`{method}` only wraps `super().{method}()` with {effects}{where}; use the callback event(s) {events} instead{ref}"

@@ -47,10 +47,7 @@ class ControlFlowInSubclass(Rule):
 
     version_dependent = False
     code = "TW203"
-    FACTS = (
-        METHODS,
-        OBSERVATION,
-    )
+    FACTS = (METHODS, OBSERVATION,)
     name = "control-flow-in-subclass"
     message = "`{method}` sets `control.{flag}` in the Trainer subclass; set it from a TrainerCallback on {event} instead{ref}"
 

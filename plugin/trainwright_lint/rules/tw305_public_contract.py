@@ -93,10 +93,7 @@ class PublicContract(Rule):
     """
 
     code = "TW305"
-    FACTS = (
-        METHODS,
-        LIVE,
-    )
+    FACTS = (METHODS, LIVE,)
     name = "public-contract-break"
     severity = "note"
     message = (

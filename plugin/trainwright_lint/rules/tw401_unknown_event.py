@@ -48,10 +48,7 @@ class UnknownEvent(Rule):
     EVIDENCE = ("https://huggingface.co/docs/transformers/main_classes/callback",)
 
     code = "TW401"
-    FACTS = (
-        METHODS,
-        HANDLERS,
-    )
+    FACTS = (METHODS, HANDLERS,)
     name = "unknown-event"
     message = "`{method}` is never called: it {why}{suggestion}"
     roles = frozenset({CALLBACK})

@@ -61,10 +61,7 @@ class EventReturnValue(Rule):
     """
 
     code = "TW403"
-    FACTS = (
-        METHODS,
-        STATEMENTS,
-    )
+    FACTS = (METHODS, STATEMENTS,)
     name = "event-return-value"
     message = "`{method}` returns `{value}`; an event must return None or `{control}` (a non-None value replaces the TrainerControl)"
     roles = frozenset({CALLBACK})
