@@ -2,8 +2,9 @@
 
 Why normalise: two runs of the same program differ in timestamps, run-time speeds, the wall-clock
 part of ``logging_dir`` and in the last bits of floats that a fix may reorder. Numbers are rounded to
-significant digits before hashing, keys that hold wall-clock measurements are dropped, and pickled
-objects are reduced to their data, so a digest changes only when what was written changes.
+significant digits before hashing, keys that hold wall-clock measurements are dropped, and tensor
+files are read with ``weights_only=True`` (a pickle of objects only counts as present), so a digest
+changes only when what was written changes.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
+
+from trainwright.storage.tensor_files import UNREADABLE, load_tensor_file
 
 _VOLATILE_KEY = re.compile(r"(runtime|per_second|_time|logging_dir)$")
 _NUMBER = re.compile(r"-?\d+\.\d+(?:[eE][-+]?\d+)?")
@@ -72,7 +75,11 @@ def file_digest(path: Path) -> str:
 
             return sha(plain(dict(sorted(load_file(str(path)).items()))))
         if suffix in (".pt", ".pth", ".bin"):
-            return sha(plain(torch.load(path, map_location="cpu", weights_only=False)))
+            try:
+                return sha(plain(load_tensor_file(path)))
+            except UNREADABLE:
+                # A pickle of objects (``training_args.bin``) is never unpickled: only its presence counts.
+                return "pickle"
         return sha(normalise_text(path.read_text()))
     except (UnicodeDecodeError, ValueError, RuntimeError, OSError, EOFError, ImportError):
         return "raw:" + hashlib.sha256(path.read_bytes()).hexdigest()[:16]
