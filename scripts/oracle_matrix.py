@@ -36,6 +36,7 @@ from trainwright.testing.oracle import ACROSS_RELEASES, Difference, Record, Spec
 from trainwright.testing.releases import ensure
 
 ROOT = Path(__file__).resolve().parent.parent
+PLAIN = ROOT / "tests" / "oracle" / "programs" / "plain.py"  # the stock Trainer: what a release changes
 PINNED = "5.24.0"
 RELEASES = ("4.45.2", "4.46.3", PINNED)  # oldest first; 4.45.2 is only a reference for originals
 CHECKED = ("4.46.3", PINNED)
@@ -90,7 +91,7 @@ def _records(
 ) -> dict[tuple[str, str], Record]:
     """``(program path, release) -> Record``, one child per release: every original and fixed program
     on the checked releases, then the originals that failed there on the older reference releases."""
-    programs = sorted({str(c.original) for c in cases} | {str(c.fixed) for c in cases})
+    programs = sorted({str(c.original) for c in cases} | {str(c.fixed) for c in cases} | {str(PLAIN)})
     checked = [r for r in releases if r in CHECKED]
     records = _run(programs, {r: releases[r] for r in checked}, task)
     failed = sorted(
@@ -98,8 +99,25 @@ def _records(
     )
     older = {r: f for r, f in releases.items() if r not in CHECKED}
     if failed and older:
-        records.update(_run(failed, older, task))
+        records.update(_run([*failed, str(PLAIN)], older, task))
     return records
+
+
+def across(reference: Record, ref_plain: Record, fixed: Record, plain: Record) -> list[Difference]:
+    """``fixed`` (on a newer release) against the original ``reference`` (on the last release where it
+    ran). Where the release itself changed the stock Trainer's losses (4.46 counts unshifted labels in
+    ``num_items_in_batch``: a causal LM's loss times (T-1)/T), each program's loss and gradient norm
+    are taken relative to the plain Trainer's on its own release, so only what the fix changed shows."""
+    if not compare(ref_plain, plain, ignore=ACROSS_RELEASES):
+        return compare(reference, fixed, ignore=ACROSS_RELEASES)
+    found = compare(reference, fixed, ignore=(*ACROSS_RELEASES, "steps"))
+    for a, pa, b, pb in zip(reference.phases, ref_plain.phases, fixed.phases, plain.phases):
+        for i, (x, px, y, py) in enumerate(zip(a.steps, pa.steps, b.steps, pb.steps)):
+            for name in ("loss", "grad_norm"):
+                u, v = getattr(x, name) / getattr(px, name), getattr(y, name) / getattr(py, name)
+                if abs(u - v) > 1e-4 * abs(u):
+                    found.append(Difference(f"{a.name}.steps[{i}].{name} / plain Trainer's", u, v))
+    return found
 
 
 def _run(
@@ -130,7 +148,8 @@ def judge(case: Case, records: dict[tuple[str, str], Record], releases: Sequence
                 case.verdicts[release] = "not runnable"
                 continue
             reference = records[(str(case.original), before[-1])]
-            found = compare(reference, fixed, ignore=ACROSS_RELEASES)
+            plain = (records[(str(PLAIN), before[-1])], records[(str(PLAIN), release)])
+            found = across(reference, plain[0], fixed, plain[1])
         case.verdicts[release] = "equal" if not found else "different"
         case.differences[release] = found
 
