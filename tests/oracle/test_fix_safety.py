@@ -95,3 +95,14 @@ def test_fixes_across_releases(tmp_path: Path) -> None:
     # (T-1)/T (it counts unshifted labels in num_items_in_batch), with or without an override.
     assert compare(r["plain@4.45"], r["plain@4.46"], ignore=ACROSS_RELEASES) != []
     assert compare(r["plain@4.46"], r["super_fixed@4.46"], ignore=(*ACROSS_RELEASES, "lines")) == []
+
+
+def test_dropping_num_items_from_super_is_unsafe(tmp_path: Path) -> None:
+    """TW302 on a range from 4.44: the oracle found the gallery's ``GcTrainer`` with
+    ``super().training_step(model, inputs)`` training with 8/7 of the loss on 4.46.3."""
+    gallery = Path(__file__).resolve().parents[2] / "examples" / "gallery" / "memory_before.py"
+    kept = fixed_copy(gallery, tmp_path)
+    assert not kept.changed and "TW302 [*]" not in kept.output
+    assert "dropping `num_items_in_batch` is an unsafe fix" in " ".join(kept.output.split())
+    unsafe = fixed_copy(gallery, tmp_path / "unsafe", unsafe=True)
+    assert "super().training_step(model, inputs)" in unsafe.path.read_text()
