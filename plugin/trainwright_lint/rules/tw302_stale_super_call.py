@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from trainwright.catalog import Signature
 from trainwright_lint.analysis.facts import METHODS, SUPER_CALLS
@@ -197,6 +197,9 @@ class StaleSuperCall(Rule):
                 hint="; drop the explicit `self`" if explicit_self else "",
             )
             fix = plan_drop_args(call, name, target.signature) if target.upstream else None
+            if fix is not None and drops_loss_count(call, fix):
+                fix = replace(fix, unsafe=True)
+                message += f"; {LOSS_COUNT_NOTE}"
             return self.report(ctx, call, message, method=caller, fix=fix)
         return None
 
@@ -221,6 +224,23 @@ class StaleSuperCall(Rule):
                     ):
                         return False
         return True
+
+
+LOSS_COUNT_NOTE = (
+    "dropping `num_items_in_batch` is an unsafe fix: the releases that take it normalise the loss by it"
+)
+
+
+def drops_loss_count(call: ast.Call, edit: DropArgs) -> bool:
+    """Whether ``edit`` drops ``num_items_in_batch`` (by keyword or position): the behaviour oracle
+    (issue 32) found the fixed gallery ``training_step`` wrapper training with another loss on 4.46.3
+    (4.46 normalises the loss by the token count it passes; without it the loss is a plain mean
+    divided by the accumulation steps), so that fix is unsafe wherever the range reaches 4.46."""
+    dropped = list(edit.keywords)
+    positional = [a for a in call.args if not isinstance(a, ast.Starred)][int(edit.drop_self) :]
+    if edit.keep_positional is not None:
+        dropped += [ast.unparse(a) for a in positional[edit.keep_positional :]]
+    return "num_items_in_batch" in dropped
 
 
 # -- planning the fix (pure ``ast``; the libcst transform is in ``tw302_stale_super_call_fix``)
