@@ -9,6 +9,7 @@ from trainwright_lint.analysis.facts import METHODS, OBSERVATION
 from trainwright_lint.analysis.observing import line_list, spans
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import WRAPPER_EVENTS, event_for_effects, reference
+from trainwright_lint.rules._events import proven_move
 from trainwright_lint.rules.base import ClassContext, Example, Rule
 
 
@@ -164,6 +165,9 @@ class TimingLogic(Rule):
             if obs.wrapper or not obs.parts or obs.effects is None:
                 continue
             effects = obs.effects
+            event = _event(method.name, obs.reasons, obs.kinds, obs.gates)
+            if not proven_move(ctx, method.name, event).proven:
+                continue  # no event fires wherever the method runs: no move, no finding
             lines = line_list(effects, obs.parts)
             message = self.message.format(
                 method=method.name,
@@ -171,7 +175,7 @@ class TimingLogic(Rule):
                 s="s" if ("," in lines or "–" in lines) else "",
                 lines=lines,
                 it="them" if len(obs.parts) > 1 else "it",
-                event=_event(method.name, obs.reasons, obs.kinds, obs.gates),
+                event=event,
             )
             first = effects.statements[obs.parts[0]].node
             yield self.report(ctx, first, message, method=method.name, moved=spans(effects, obs.parts))

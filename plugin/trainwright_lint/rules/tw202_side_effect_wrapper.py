@@ -9,6 +9,7 @@ from trainwright_lint.analysis.facts import METHODS, OBSERVATION
 from trainwright_lint.analysis.observing import line_list, spans
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import WRAPPER_EVENTS, quoted_events, reference
+from trainwright_lint.rules._events import proven_move
 from trainwright_lint.rules.base import ClassContext, Example, Rule
 
 
@@ -144,6 +145,8 @@ class SideEffectWrapper(Rule):
                     else "on_step_begin -> on_step_end"
                 )
                 callback = guidance.callbacks[0] if guidance is not None and guidance.callbacks else None
+            if not proven_move(ctx, method.name, events).proven:
+                continue  # no event fires wherever the method runs: no move, no finding
             parts = obs.wrapper_parts
             where = ""
             node = fn  # a profiling decorator or context alone: the override itself is the finding
