@@ -9,8 +9,13 @@ from trainwright_lint.analysis.facts import METHODS, OBSERVATION
 from trainwright_lint.analysis.observing import line_list, spans
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import WRAPPER_EVENTS, event_for_effects, reference
-from trainwright_lint.rules._events import proven_move
-from trainwright_lint.rules.base import ClassContext, Example, Rule
+from trainwright_lint.rules._events import events_in, proven_move
+from trainwright_lint.rules._move import MoveToCallback, plan_move
+from trainwright_lint.rules.base import UNSAFE, ClassContext, Example, Rule
+
+
+class MoveObservingToCallback(MoveToCallback):
+    """TW201's move (unsafe): the statements to a callback event (``rules/_move.py``)."""
 
 
 class TimingLogic(Rule):
@@ -52,6 +57,9 @@ class TimingLogic(Rule):
     FACTS = (METHODS, OBSERVATION,)
     name = "timing-logic-in-override"
     version_dependent = False
+    fix_applicability = UNSAFE
+    fix_module = "trainwright_lint.rules.tw201_timing_logic_fix"
+    fix_pass = 8
     message = "`{method}` {what} (line{s} {lines}); move {it} to a TrainerCallback on {event}"
 
     INVALID = (
@@ -104,6 +112,31 @@ class TimingLogic(Rule):
                     return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
             """,
             line=6,
+            fixed="""
+            import gc, torch
+            from transformers import Trainer
+
+            from transformers import TrainerCallback
+
+
+            class MyTrainerComputeLossCallback(TrainerCallback):
+                "Code of `MyTrainer.compute_loss`, moved here by `trainwright fix --unsafe-fixes`."
+
+                def __init__(self, trainer):
+                    self.trainer = trainer
+
+                def on_step_end(self, args, state, control, **kwargs):
+                    trainer = self.trainer
+                    if trainer.state.global_step % 50 == 0:
+                        gc.collect()
+                        torch.cuda.empty_cache()
+
+
+            class MyTrainer(Trainer):
+                def __init__(self, *args, **kwargs):
+                    super().__init__(*args, **kwargs)
+                    self.add_callback(MyTrainerComputeLossCallback(self))
+            """,
         ),
         Example(
             """
@@ -178,7 +211,8 @@ class TimingLogic(Rule):
                 event=event,
             )
             first = effects.statements[obs.parts[0]].node
-            yield self.report(ctx, first, message, method=method.name, moved=spans(effects, obs.parts))
+            fix = plan_move(ctx, fn, effects, obs.parts, events_in(event), MoveObservingToCallback)
+            yield self.report(ctx, first, message, method=method.name, moved=spans(effects, obs.parts), fix=fix)
 
 
 def _what(reasons: set[str], by_reason: dict[str, set[str]], gates: frozenset[str]) -> str:
