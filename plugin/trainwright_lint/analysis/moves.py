@@ -14,6 +14,7 @@ callback written for the move implements it as well (``EVALUATION_EQUIVALENTS``)
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -83,14 +84,44 @@ def prove(method: str, suggested: Sequence[str], releases: Sequence[str], called
     return Proof(True, events=tuple(used))
 
 
-def calls_directly(text: str, method: str, events: Sequence[str]) -> bool:
-    """The file calls ``method`` on an object (``trainer.save_model()``, ``self.save_model()``), not
-    through ``super()``, and does not fire one of ``events`` itself right after (a loop copy that calls
-    ``self._save_checkpoint(...)`` then ``self.callback_handler.on_save(...)`` keeps the event there)."""
-    if f".{method}(" not in text:
-        return False
-    fired = re.compile(r"callback_handler\.(" + "|".join(map(re.escape, events)) + r")\(") if events else None
-    for match in re.finditer(rf"(?<!super\(\))\.{re.escape(method)}\(", text):
-        if fired is None or not fired.search(text, match.end(), match.end() + 400):
+def calls_directly(tree: ast.Module, cls: ast.ClassDef, method: str, events: Sequence[str]) -> bool:
+    """The file calls ``method`` of this trainer itself: ``self.method(...)`` inside the class, or
+    ``<x>trainer<y>.method(...)`` anywhere (``trainer.save_model()`` in a script), not through
+    ``super()``. A call followed, in the same function, by the event fired by hand
+    (``self.callback_handler.on_save(...)`` in a loop copy) keeps the event on that path."""
+    for fn in _functions(tree, cls):
+        for node in ast.walk(fn):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method):
+                continue
+            receiver = node.func.value
+            if not isinstance(receiver, ast.Name):
+                continue
+            ours = receiver.id == "self" and fn in cls.body
+            if not (ours or "trainer" in receiver.id.lower()):
+                continue
+            if not _fires_after(fn, node.lineno, events):
+                return True
+    return False
+
+
+def _functions(tree: ast.Module, cls: ast.ClassDef) -> list[ast.AST]:
+    """The class's own methods and the module's other functions (a script's ``main``): where a call of
+    the trainer's method can be."""
+    out: list[ast.AST] = [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    out += [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    out += [n for n in tree.body if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    return out
+
+
+def _fires_after(fn: ast.AST, line: int, events: Sequence[str]) -> bool:
+    for node in ast.walk(fn):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in events
+            and getattr(node, "lineno", 0) >= line
+            and isinstance(node.func.value, ast.Attribute)
+            and node.func.value.attr == "callback_handler"
+        ):
             return True
     return False

@@ -215,10 +215,10 @@ def _incidental(effects: MethodEffects, index: int, kinds: set[str]) -> bool:
     """A print or log line that narrates logic deciding *what* happens (issue 33, cause 3): nested in a
     statement that computes (a branch that changes the FSDP state-dict type), or, when it is only a
     print/log line, in a method that computes something of its own besides delegating."""
+    if kinds & K.LOUD_KINDS - {K.PRINT}:
+        return False  # tracker, file, gc or sample output is a job of its own, wherever it sits
     if effects.statements[index].parent != -1:
         return True
-    if kinds & K.LOUD_KINDS - {K.PRINT}:
-        return False
     own = [
         i for i in effects.data
         if i != effects.delegation and effects.statements[i].parent == -1

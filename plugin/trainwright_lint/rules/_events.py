@@ -56,4 +56,4 @@ def proven_move(ctx: ClassContext, method: str, events_text: str) -> Proof:
     range, and where this file calls the method itself."""
     releases = ctx.releases or ((ctx.target,) if ctx.target else ())
     events = events_in(events_text)
-    return prove(method, events, releases, calls_directly(ctx.unit.source, method, events))
+    return prove(method, events, releases, calls_directly(ctx.unit.tree, ctx.node, method, events))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainwright_lint.analysis import kinds as K
+from trainwright_lint.analysis.effects import OWN_EVENTS
 from trainwright_lint.analysis.facts import METHODS, OBSERVATION
 from trainwright_lint.analysis.observing import line_list, spans
 from trainwright_lint.finding import Finding
@@ -242,6 +243,9 @@ _GATE_WORDS = frozenset(
 
 
 def _event(method: str, reasons: set[str], kinds: set[str], gates: frozenset[str]) -> str:
+    if method in OWN_EVENTS and "timing" not in reasons:
+        # ``log`` fires ``on_log`` itself, with the same ``logs``, wherever it is called
+        return f"`{OWN_EVENTS[method]}`"
     if "timing" in reasons:
         events, callback = WRAPPER_EVENTS.get(method, ("on_step_begin -> on_step_end", "StepTimerCallback"))
         pair = " / ".join(f"`{e.strip()}`" for e in events.split("->"))
