@@ -304,7 +304,8 @@ def hop(bodies: dict[str, Body], inside: dict[str, list[str]], caller: str, call
                     bucket.append(event)
                 if loops & set(step.loops) and event not in around:
                     around.append(event)
-    return {"caller": caller, "line": steps[sites[0]].line, "before": before, "after": after, "around": around}
+    # no line numbers: they move with every release and would make each release's table distinct
+    return {"caller": caller, "before": before, "after": after, "around": around}
 
 
 def call_paths(bodies: dict[str, Body], entries: list[str]) -> dict[str, list[list[str]]]:
@@ -358,6 +359,43 @@ def extract_release(sources: Sources) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------- main
 
 
+class _Pool:
+    """Values stored once, referred to by index (a hop or a path recurs across methods and releases)."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self._index: dict[str, int] = {}
+
+    def add(self, value: Any) -> int:
+        key = json.dumps(value, sort_keys=True)
+        if key not in self._index:
+            self._index[key] = len(self.items)
+            self.items.append(value)
+        return self._index[key]
+
+
+def pack(releases: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The file's layout: hops ``[caller, before, after, around]`` and paths ``[entry, hop ids]`` pooled
+    across releases, one table per distinct release (releases map to a table index)."""
+    hops, paths, tables = _Pool(), _Pool(), _Pool()
+    index: dict[str, int] = {}
+    for version, release in releases.items():
+        methods = {
+            name: {
+                "inside": m["inside"],
+                "maybe": m["maybe"],
+                "paths": [
+                    paths.add([p["entry"], [hops.add([h["caller"], h["before"], h["after"], h["around"]])
+                                            for h in p["hops"]]])
+                    for p in m["paths"]
+                ],
+            }
+            for name, m in release["methods"].items()
+        }  # fmt: skip
+        index[version] = tables.add({"entries": release["entries"], "events": release["events"], "methods": methods})
+    return {"format": FORMAT, "hops": hops.items, "paths": paths.items, "releases": index, "tables": tables.items}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", action="append", default=[], metavar="VERSION=DIR")
@@ -376,14 +414,7 @@ def main(argv: list[str] | None = None) -> int:
             sources.setdefault(version, wheel_sources(wheel))
     if not sources:
         parser.error("nothing to read: give --source or --wheel-dir")
-    tables: list[str] = []  # releases with the same table share one entry
-    releases: dict[str, int] = {}
-    for version in sort_versions(list(sources)):
-        text = json.dumps(extract_release(sources[version]), sort_keys=True)
-        if text not in tables:
-            tables.append(text)
-        releases[version] = tables.index(text)
-    data = {"format": FORMAT, "releases": releases, "tables": [json.loads(t) for t in tables]}
+    data = pack({v: extract_release(sources[v]) for v in sort_versions(list(sources))})
     args.out.write_text(json.dumps(data, separators=(",", ":"), sort_keys=True) + "\n")
     print(f"wrote {args.out} ({len(releases)} releases: {', '.join(releases)})", file=sys.stderr)
     return 0

@@ -201,7 +201,10 @@ def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Obs
 
 # Arguments a callback event receives under the same name (``model``; ``logs`` in ``on_log``, ``metrics`` in
 # ``on_evaluate``): reading them does not pin code to the override.
-_EVENT_ARGUMENTS = frozenset({"self", "model", "logs", "metrics", "args", "kwargs"})
+# ``trial`` and ``epoch`` are in ``state`` (``state.trial_params``, ``state.epoch``); ``metric_key_prefix`` and
+# ``ignore_keys`` name what ``evaluate`` computes, and ``on_evaluate``'s ``metrics`` carry the prefix.
+_EVENT_ARGUMENTS = frozenset({"self", "model", "logs", "metrics", "args", "kwargs", "trial", "epoch",
+                              "metric_key_prefix", "ignore_keys", "ignore_keys_for_eval", "start_time"})  # fmt: skip
 
 
 def _own_arguments(fn: FunctionNode) -> set[str]:

@@ -38,7 +38,6 @@ class Hop:
     call, after it, and ``around`` it (in a loop that encloses the call: they fire between iterations)."""
 
     caller: str
-    line: int
     before: tuple[str, ...]
     after: tuple[str, ...]
     around: tuple[str, ...]
@@ -84,6 +83,7 @@ class ReleaseEvents:
     entries: tuple[str, ...]
     kwargs: dict[str, tuple[str, ...]]
     _methods: dict[str, Any]
+    _pool: _Pool
     _parsed: dict[str, tuple[CallPath, ...]] = field(default_factory=dict)
 
     def knows(self, method: str) -> bool:
@@ -100,7 +100,8 @@ class ReleaseEvents:
     def paths(self, method: str) -> tuple[CallPath, ...]:
         """Every call path from an entry point to ``method`` (empty for a method nothing calls)."""
         if method not in self._parsed:
-            self._parsed[method] = _parse_paths(self._methods.get(method, {}).get("paths", []))
+            ids = self._methods.get(method, {}).get("paths", [])
+            self._parsed[method] = tuple(self._pool.path(i) for i in ids)
         return self._parsed[method]
 
     def fires_on_every_path(self, method: str, event: str, extra_callers: Iterable[str] = ()) -> bool:
@@ -119,18 +120,19 @@ class ReleaseEvents:
         return self.kwargs.get(event, ())
 
 
-def _parse_paths(raw: list[dict[str, Any]]) -> tuple[CallPath, ...]:
-    return tuple(
-        CallPath(
-            entry=p["entry"],
-            via=tuple(p["via"]),
-            hops=tuple(
-                Hop(h["caller"], h["line"], tuple(h["before"]), tuple(h["after"]), tuple(h["around"]))
-                for h in p["hops"]
-            ),
-        )
-        for p in raw
-    )
+class _Pool:
+    """The file's pooled hops and paths (``scripts/build_events.py: pack``), built on first use."""
+
+    def __init__(self, hops: list[list[Any]], paths: list[list[Any]]) -> None:
+        self._hops, self._paths = hops, paths
+        self._built: dict[int, CallPath] = {}
+
+    def path(self, index: int) -> CallPath:
+        if index not in self._built:
+            entry, hop_ids = self._paths[index]
+            hops = tuple(Hop(c, tuple(b), tuple(a), tuple(r)) for c, b, a, r in (self._hops[i] for i in hop_ids))
+            self._built[index] = CallPath(entry=entry, via=tuple(h.caller for h in hops[1:]), hops=hops)
+        return self._built[index]
 
 
 class EventTables:
@@ -140,6 +142,7 @@ class EventTables:
         if data.get("format") != FORMAT:
             raise ValueError(f"{DATA_FILE}: format {data.get('format')!r}, expected {FORMAT}")
         self._tables: list[dict[str, Any]] = data["tables"]
+        self._pool = _Pool(data["hops"], data["paths"])
         self._releases: dict[str, int] = data["releases"]
         self.versions: tuple[str, ...] = sort_versions(list(self._releases))
         self._views: dict[str, ReleaseEvents] = {}
@@ -164,6 +167,7 @@ class EventTables:
             entries=tuple(table["entries"]),
             kwargs={e: tuple(k) for e, k in table["events"].items()},
             _methods=table["methods"],
+            _pool=self._pool,
         )
         return self._views[version]
 
