@@ -203,8 +203,10 @@ def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Obs
 # ``on_evaluate``): reading them does not pin code to the override.
 # ``trial`` and ``epoch`` are in ``state`` (``state.trial_params``, ``state.epoch``); ``metric_key_prefix`` and
 # ``ignore_keys`` name what ``evaluate`` computes, and ``on_evaluate``'s ``metrics`` carry the prefix.
+# ``evaluation_loop``'s ``dataloader`` is the events' ``eval_dataloader`` (the loop sets it on the handler).
 _EVENT_ARGUMENTS = frozenset({"self", "model", "logs", "metrics", "args", "kwargs", "trial", "epoch",
-                              "metric_key_prefix", "ignore_keys", "ignore_keys_for_eval", "start_time"})  # fmt: skip
+                              "metric_key_prefix", "ignore_keys", "ignore_keys_for_eval", "start_time",
+                              "dataloader"})  # fmt: skip
 
 
 def _own_arguments(fn: FunctionNode) -> set[str]:

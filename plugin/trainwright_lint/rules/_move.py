@@ -28,8 +28,9 @@ from trainwright_lint.edits import Edit
 from trainwright_lint.rules.base import ClassContext
 from trainwright_lint.syntax import FunctionNode, is_docstring, param_names
 
-# Method parameters an event receives under the same name, bound from ``kwargs`` in the callback.
-KWARGS = frozenset({"model", "logs", "metrics"})
+# Method parameters an event receives, bound from ``kwargs`` in the callback (``evaluation_loop`` sets its
+# ``dataloader`` as the handler's ``eval_dataloader``).
+KWARGS = {"model": "model", "logs": "logs", "metrics": "metrics", "dataloader": "eval_dataloader"}
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class MoveToCallback(Edit):
     split_offset: int  # the ``super()`` call: statements before it go to ``before_event``
     before_event: str
     after_event: str
-    bind: tuple[str, ...]  # parameters read from the event's kwargs
+    bind: tuple[tuple[str, str], ...]  # (parameter, the event kwarg that holds it)
     drop_override: bool
     has_init: bool
     needs_import: bool
@@ -98,7 +99,7 @@ def plan_move(
     delegation = effects.statements[effects.delegation]
     result = {d for d in delegation.defines if not d.startswith("self.")}
     params = set(param_names(fn)) - {"self"}
-    if reads & result or (reads & params) - KWARGS:
+    if reads & result or (reads & params) - set(KWARGS):
         return None
     base = ctx.node.lineno
     init = ctx.cls.methods.get("__init__")
@@ -116,7 +117,7 @@ def plan_move(
         split_offset=delegation.line - base,
         before_event=events[0],
         after_event=events[-1],
-        bind=tuple(sorted(reads & params & KWARGS)),
+        bind=tuple((name, KWARGS[name]) for name in sorted(reads & params & set(KWARGS))),
         drop_override=_drop_override(effects, fn, set(parts)),
         has_init=init is not None,
         needs_import=re.search(r"^\s*(from\s+\S+\s+)?import\b[^\n]*\bTrainerCallback\b", source, re.M) is None,

@@ -55,9 +55,9 @@ def _names(text: str) -> _Names:
     return names
 
 
-def _event_method(event: str, text: str, bind: Sequence[str], kept: set[str]) -> str:
+def _event_method(event: str, text: str, bind: Sequence[tuple[str, str]], kept: set[str]) -> str:
     body = cst.parse_module(text).visit(_Rename(kept)).code if text.strip() else "pass\n"
-    lines = ["trainer = self.trainer\n", *(f'{name} = kwargs.get("{name}")\n' for name in bind), body]
+    lines = ["trainer = self.trainer\n", *(f'{name} = kwargs.get("{key}")\n' for name, key in bind), body]
     return f"def {event}(self, args, state, control, **kwargs):\n" + textwrap.indent("".join(lines), "    ")
 
 
