@@ -115,6 +115,19 @@ class _FromTrainer(cst.CSTTransformer):
         return updated
 
 
+_GATED = re.compile(r"`(on_[a-z_]+)` \(`control\.(should_[a-z_]+)`\)")
+
+
+def _gates(finding: Finding) -> dict[str, str]:
+    """Events the message says to gate on a control flag: ``on_step_end`` (``control.should_evaluate``)
+    stands for "the step end where the Trainer is about to evaluate", not every step end."""
+    return {event: flag for event, flag in _GATED.findall(finding.message)}
+
+
+def _gated(body: str, flag: str) -> str:
+    return f"if control.{flag}:\n" + textwrap.indent(body, "    ")
+
+
 def _events(finding: Finding) -> list[str]:
     """The events the message names, in order; of ``on_step_end or on_log`` the first is taken."""
     found = list(dict.fromkeys(_EVENT.findall(re.sub(r" or `?on_[a-z_]+`?", "", finding.message))))
@@ -264,6 +277,10 @@ def _plan(source: str, finding: Finding) -> Plan | None:
         begin = end = "on_log"
     else:
         begin, end = events[0], events[-1]
+        if begin == end and before and after:
+            # Code before and after the super() call with one event to hold both (no begin event around
+            # `prediction_step`): a timer would measure nothing. No correct callback exists.
+            return None
     if begin == end or not before or not after:  # one event: everything runs there, in order
         event = end if after else begin
         return (
@@ -295,10 +312,12 @@ def suggest(source: str, finding: Finding, module: str | None = None) -> str | N
             return None
         moves, carried, parameters, func = plan
         transformers = [_FromTrainer(carried, parameters, event) for event, _ in moves]
+        gates = _gates(finding)
         bodies = [
             (event, cst.parse_module(code + "\n").visit(t).code.rstrip())
             for (event, code), t in zip(moves, transformers)
         ]
+        bodies = [(event, _gated(body, gates[event]) if event in gates else body) for event, body in bodies]
     except (SyntaxError, cst.ParserSyntaxError, ValueError):
         return None
     owner = finding.class_name or "Trainer"
@@ -355,6 +374,7 @@ def suggest(source: str, finding: Finding, module: str | None = None) -> str | N
         f"class {name}(TrainerCallback):",
         f'    """Moved out of `{owner}.{finding.method}` ({finding.code}): runs on {event_names}."""',
     ]
+    lines += _differences(finding.method, [event for event, _ in bodies])
     lines += _init_lines(owner, given, uses_log)
     for (event, body), (_, stand_ins) in zip(bodies, placed):
         extra = "logs=None, " if event == "on_log" else ""
@@ -374,13 +394,42 @@ def suggest(source: str, finding: Finding, module: str | None = None) -> str | N
             "            state.log_history[-1].update(self.pending_logs)  # its copy was taken before on_log",
             "            self.pending_logs.clear()",
         ]
-    arguments = ", ".join(f"{a}={v}" for a, v in given.items() if v is not None)
-    lines += [
-        "",
-        "",
-        f"# register it: trainer.add_callback({name}({arguments}))  # or Trainer(..., callbacks=[{name}({arguments})])",
-    ]
+    lines += ["", "", _register_line(name, given)]
     return "\n".join(lines) + "\n"
+
+
+def _register_line(name: str, given: dict[str, str | None]) -> str:
+    """How to register the callback. A value the Trainer subclass sets without a known literal
+    (``self.tok = tokenizer``) is passed from the trainer itself (``tok=trainer.tok``): passing
+    ``None`` gave a callback that raised ``AttributeError`` at its first step (issue 32)."""
+    from_trainer = [a for a, v in given.items() if v in (None, "None")]
+    arguments = ", ".join(f"{a}=trainer.{a}" if a in from_trainer else f"{a}={v}" for a, v in given.items())
+    line = f"# register it: trainer.add_callback({name}({arguments}))"
+    if from_trainer:
+        return line + "  # after the Trainer is built: the values come from it"
+    return line + f"  # or Trainer(..., callbacks=[{name}({arguments})])"
+
+
+# Per-micro-batch methods: code moved out of them to step events runs once per optimiser step.
+_MICRO_BATCH = frozenset({"training_step", "compute_loss"})
+
+
+def _differences(method: str | None, events: Sequence[str]) -> list[str]:
+    """Comment lines naming how the callback's timing differs from the override's (issue 32: the gated
+    timer fired one step later and measured the whole optimiser step, and nothing said so)."""
+    if method not in _MICRO_BATCH or "on_step_end" not in events:
+        return []
+    if "on_step_begin" not in events:
+        return [
+            f"    # Differs from `{method}`: it runs once per optimiser step, not per micro-batch, and",
+            "    # `state.global_step` is already one higher in `on_step_end`.",
+        ]
+    return [
+        f"    # Differs from `{method}`: a timer from `on_step_begin` to `on_step_end` measures the whole",
+        "    # optimiser step (every accumulated micro-batch and the optimiser), not one forward/backward;",
+        "    # it runs once per optimiser step, not per micro-batch, and `state.global_step` is already",
+        "    # one higher in `on_step_end`.",
+    ]
 
 
 def _init_lines(owner: str, given: dict[str, str | None], uses_log: bool) -> list[str]:

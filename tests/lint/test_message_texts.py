@@ -105,7 +105,7 @@ def test_the_json_fix_message_matches_what_fix_writes(tmp_path: Path) -> None:
     )
     (record,) = json.loads(shown.stdout)
     subprocess.run(
-        [*run, "fix", "--transformers-version", "5.24.0", str(path)],
+        [*run, "fix", "--unsafe-fixes", "--transformers-version", "5.24.0", str(path)],  # own loss: unsafe
         capture_output=True,
         cwd=tmp_path,
         check=False,

@@ -42,7 +42,8 @@ def test_settings_become_init_arguments_with_the_trainers_default() -> None:
     assert "def __init__(self, every=25, tag=None):" in text
     assert "self.every = every  # was `T.every`\n" in text
     assert "self.tag = tag  # was `T.tag`  # TODO: pass the value of `T.tag`" in text  # no literal to show
-    assert "trainer.add_callback(TTrainingStepCallback(every=25))" in text
+    # A value without a literal comes from the trainer itself, never as None (issue 32).
+    assert "trainer.add_callback(TTrainingStepCallback(every=25, tag=trainer.tag))" in text
 
 
 def test_a_local_the_event_can_compute_is_computed_and_an_argument_is_a_todo() -> None:

@@ -46,6 +46,14 @@ def summary_line(rule: Any) -> str:
 
 
 def fix_safety_text(rule: Any) -> str:
+    """The page's "Fix safety" section, and the rule's own ``fix_safety_note`` (what the behaviour
+    oracle checked of its fix) when it has one."""
+    text = _fix_safety(rule)
+    note = getattr(rule, "fix_safety_note", "")
+    return f"{text}\n\n{note}" if note else text
+
+
+def _fix_safety(rule: Any) -> str:
     applicability = getattr(rule, "fix_applicability", None)
     if applicability == "safe":
         return (

@@ -74,6 +74,30 @@ class AddParams(Edit):
         return text
 
 
+GA_SCALING_NOTE = "4.46+ then skips that division, so adding it alone is unsafe"
+
+
+def own_loss_scaling(edit: AddParams) -> bool:
+    """Whether applying ``edit`` changes the gradient-accumulation scaling (the behaviour oracle's
+    verdict, issue 32): ``compute_loss`` gains ``num_items_in_batch`` and does not pass it on to
+    ``super()``.
+
+    From 4.46 ``training_step`` takes a loss computed with ``num_items_in_batch`` (whenever the model
+    accepts loss kwargs, which BERT, DistilBERT and every causal LM of 5.x do) as already scaled for
+    gradient accumulation and skips its division, so an override that ignores it trains with ``GA``
+    times the loss (so does ``**kwargs``). No signature-only fix keeps the scaling on every release
+    (``model_accepts_loss_kwargs``, which decides it, is set per instance in ``Trainer.__init__``):
+    the fix is unsafe and the message says what the user must add. Measured by
+    ``tests/oracle/test_fix_safety.py``: 2.0x loss and gradient norm at GA=2 on 4.46.3 and 5.24.0
+    against the original on 4.45.2; with the division the message asks for, the same losses and
+    gradient norms on all three."""
+    if edit.method != "compute_loss":
+        return False
+    added = {p.name for p in edit.params}
+    forwarded = {p.name for p in edit.forward}
+    return "num_items_in_batch" in added - forwarded
+
+
 @dataclass(frozen=True, slots=True)
 class ProjectCall:
     """``self.m(...)`` in a method of the project's own class hierarchy."""
@@ -141,9 +165,30 @@ class IncompatibleSignature(Rule):
     fix_applicability = SAFE
     fix_module = "trainwright_lint.rules.tw301_incompatible_signature_fix"
     fix_pass = 6
+    fix_safety_note = (
+        "What the behaviour oracle (`trainwright.testing.oracle`, issue 32) checked: the original and the "
+        "fixed program train a tiny model with `gradient_accumulation_steps` 1 and 2, an evaluation, a "
+        "checkpoint, a resume and a final `save_model()`; per-step loss and gradient norm, `log_history`, "
+        "control flags, callback events, printed lines, files and final parameters must be equal on "
+        "transformers 4.46.3 and 5.24.0 (against the original on 4.45.2 where the original fails). A "
+        "`compute_loss` that computes its own loss failed that test: once it accepts "
+        "`num_items_in_batch` the Trainer (4.46+) stops dividing its loss by the accumulation steps, "
+        "2.0x the loss and gradient norm at 2 steps. That fix is therefore **unsafe** (only "
+        "`--unsafe-fixes` applies it) and the message asks for the division by "
+        "`self.args.gradient_accumulation_steps` when `num_items_in_batch` is not None, which the oracle "
+        "found equal on all three releases. Forwarding `num_items_in_batch` to `super().compute_loss()` "
+        "keeps the Trainer's own scaling and stays safe. `scripts/oracle_matrix.py` repeats the check "
+        "for every fix of the rule examples and the gallery (last run: docs/lint.md)."
+    )
     message = (
         "`{method}` cannot accept what transformers {version} passes; `{caller}` passes {call} to "
         "`{method}{signature}`; add the missing parameters of the base signature, `{base}`, or `**kwargs`"
+    )
+    # ``compute_loss`` computing its own loss (issue 32): the added parameter changes the scaling.
+    own_loss_message = (
+        "`{method}` cannot accept what transformers {version} passes; `{caller}` passes {call} to "
+        "`{method}{signature}`; add `num_items_in_batch=None` and divide the loss by "
+        "`self.args.gradient_accumulation_steps` when it is not None: {note}"
     )
     library_message = (
         "`{method}` cannot accept what {owner} passes; `{caller}` passes {call} to `{method}{signature}`; "
@@ -268,9 +313,14 @@ class IncompatibleSignature(Rule):
         )
         if info is None or info.kind == "property" or site is None:
             return None
-        message = self.message.format(version=ctx.target, **_described(method, site, info))
         calls_super = any(super_method(c) == method.name for c in ctx.super_calls(method, fn))
         fix = _plan(ctx, method, fn, info.signature, calls_super)
+        if fix is not None and own_loss_scaling(fix):
+            fix = replace(fix, unsafe=True)
+            template = self.own_loss_message.replace("{note}", GA_SCALING_NOTE)
+        else:
+            template = self.message
+        message = template.format(version=ctx.target, **_described(method, site, info))
         return self.report(ctx, fn, message, method=method.name, fix=fix)
 
     def _library_check(

@@ -1,0 +1,343 @@
+"""The oracle's child process: train a user's Trainer on a tiny model and write what happened as JSON.
+
+Run as ``python -m trainwright.testing._runner SPEC.json OUT.json`` in an empty working directory (the
+parent, ``trainwright.testing.oracle``, does this). Every output directory is relative to that
+directory, so paths written into checkpoints are the same from run to run.
+
+Per ``gradient_accumulation_steps`` value of the spec: a ``train`` phase (4 optimiser steps, logs every
+step, evaluation and a checkpoint every 2 steps, then ``trainer.save_model()``) and a ``resume`` phase
+(a fresh model and Trainer resumed from ``checkpoint-2``). Known delays are injected on a virtual clock
+(``_clock``) in the model's forward and the optimiser step, so timers read exact, comparable spans.
+"""
+
+from __future__ import annotations
+
+import inspect
+import io
+import json
+import logging
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from trainwright.testing import _clock
+
+CLOCK = _clock.VirtualClock()
+_clock.install(CLOCK)  # before torch, transformers and the user's module bind the clocks
+
+import torch
+
+from trainwright.testing import _digest
+
+MAX_STEPS = 4
+EVERY = 2  # evaluation and checkpoint interval
+_LIBRARY_LOGGERS = (
+    "transformers",
+    "torch",
+    "accelerate",
+    "huggingface_hub",
+    "urllib3",
+    "filelock",
+    "py.warnings",
+)
+
+
+class Lines(io.TextIOBase):
+    """Collects printed text and log messages as ``@step text`` lines, normalised."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.trainer: Any = None  # the step is read from its state when a line is written
+        self._partial = ""
+
+    @property
+    def step(self) -> int:
+        state = getattr(self.trainer, "state", None)
+        return int(getattr(state, "global_step", 0) or 0)
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self._partial += text
+        *done, self._partial = self._partial.split("\n")
+        self.lines += [f"@{self.step} {_digest.normalise_text(line)}" for line in done if line.strip()]
+        return len(text)
+
+    def take(self) -> list[str]:
+        self.write("\n")
+        out, self.lines = self.lines, []
+        return out
+
+
+class _LogHandler(logging.Handler):
+    def __init__(self, lines: Lines) -> None:
+        super().__init__(logging.NOTSET)
+        self.sink = lines
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not record.name.startswith(_LIBRARY_LOGGERS):
+            self.sink.write(f"[{record.levelname}] {record.getMessage()}\n")
+
+
+def _error(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {_digest.normalise_text(str(exc)).splitlines()[0] if str(exc) else ''}"
+
+
+def _recorder(transformers: Any, phase: dict[str, Any], lines: Lines) -> Any:
+    """A callback (registered last) that records every event, and the control flags after each step."""
+
+    def event(name: str) -> Any:
+        def handler(self: Any, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            phase["events"].append(f"{name}@{state.global_step}")
+            if name == "on_step_end":
+                flags = ("should_log", "should_evaluate", "should_save", "should_training_stop")
+                phase["controls"].append(
+                    f"{state.global_step}:" + ",".join(str(int(getattr(control, f))) for f in flags)
+                )
+
+        return handler
+
+    names = [n for n in dir(transformers.TrainerCallback) if n.startswith("on_")]
+    return type("OracleRecorder", (transformers.TrainerCallback,), {n: event(n) for n in names})()
+
+
+def _block(transformers: Any, names: Any) -> None:
+    """Hide optional packages the release cannot load (``datasets`` built for a newer
+    huggingface_hub): transformers then runs as if they were not installed."""
+    for name in names:
+        sys.modules[name] = None  # type: ignore[assignment]
+        flags = transformers.utils.import_utils
+        if hasattr(flags, f"_{name}_available"):
+            setattr(flags, f"_{name}_available", False)
+
+
+class Setup:
+    """The user's module, the transformers release and the tiny model's ingredients (built once)."""
+
+    def __init__(self, spec: dict[str, Any], module_name: str) -> None:
+        import importlib.util
+
+        import transformers
+
+        from trainwright.toy import build_tokenizer  # its extras check runs before ``_block``
+
+        _block(transformers, spec.get("block", ()))
+        self.spec = spec
+        self.transformers = transformers
+        path = Path(spec["module"])
+        if str(path.parent) not in sys.path:
+            sys.path.insert(0, str(path.parent))  # as ``python path`` would: its neighbours import
+        module_spec = importlib.util.spec_from_file_location(module_name, path)
+        if module_spec is None or module_spec.loader is None:
+            raise ImportError(f"cannot import {path}")
+        self.module = importlib.util.module_from_spec(module_spec)
+        sys.modules[module_name] = self.module
+        module_spec.loader.exec_module(self.module)
+        self.trainer_class = self._trainer_class(spec.get("trainer"))
+        self.tokenizer = build_tokenizer()
+        gen = torch.Generator().manual_seed(0)
+        n, length = 16, 8
+        ids = torch.randint(SPECIAL, len(self.tokenizer), (n, length), generator=gen)
+        if spec.get("task") == "classification":
+            labels = [torch.tensor(i % 2) for i in range(n)]
+        else:
+            labels = list(ids)
+        self.train_rows = [
+            {"input_ids": ids[i], "attention_mask": torch.ones(length, dtype=torch.long), "labels": labels[i]}
+            for i in range(12)
+        ]
+        self.eval_rows = [
+            {"input_ids": ids[i], "attention_mask": torch.ones(length, dtype=torch.long), "labels": labels[i]}
+            for i in range(12, n)
+        ]
+
+    def _trainer_class(self, name: str | None) -> Any:
+        if name:
+            return getattr(self.module, name)
+        base = self.transformers.Trainer
+        own = [
+            v
+            for v in vars(self.module).values()
+            if isinstance(v, type) and issubclass(v, base) and v.__module__ == self.module.__name__
+        ]
+        leaves = [c for c in own if not any(o is not c and issubclass(o, c) for o in own)]
+        if len(leaves) > 1:
+            raise ValueError(
+                f"several Trainer subclasses ({', '.join(c.__name__ for c in leaves)}): name one"
+            )
+        return leaves[0] if leaves else base
+
+    def callbacks(self) -> list[Any]:
+        """The spec's callbacks; ``"*"`` is every ``TrainerCallback`` subclass the module defines,
+        constructed without arguments."""
+        namespace = vars(self.module)
+        out = []
+        for expression in self.spec.get("callbacks", ()):
+            if expression != "*":
+                out.append(eval(expression, namespace))
+                continue
+            base = self.transformers.TrainerCallback
+            out += [
+                v()
+                for v in namespace.values()
+                if isinstance(v, type) and issubclass(v, base) and v.__module__ == self.module.__name__
+            ]
+        return out
+
+    def model(self) -> Any:
+        t = self.transformers
+        t.set_seed(0)
+        config = t.Qwen2Config(
+            vocab_size=len(self.tokenizer),
+            hidden_size=16,
+            intermediate_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=2,
+            max_position_embeddings=64,
+            pad_token_id=self.tokenizer.pad_token_id,
+            tie_word_embeddings=False,
+            num_labels=2,
+        )
+        if self.spec.get("task") == "classification":
+            model = t.Qwen2ForSequenceClassification(config)
+        else:
+            model = t.Qwen2ForCausalLM(config)
+        model.register_forward_pre_hook(
+            lambda m, a: CLOCK.advance(_clock.FORWARD_S if m.training else _clock.EVAL_FORWARD_S)
+        )
+        return model
+
+
+SPECIAL = 4  # token ids below this are the toy tokenizer's special tokens
+
+
+def _arguments(setup: Setup, output_dir: str, ga: int) -> Any:
+    t = setup.transformers
+    fields = t.TrainingArguments.__dataclass_fields__
+    eval_key = "eval_strategy" if "eval_strategy" in fields else "evaluation_strategy"
+    return t.TrainingArguments(
+        output_dir=output_dir,
+        max_steps=MAX_STEPS,
+        per_device_train_batch_size=2,
+        per_device_eval_batch_size=4,
+        gradient_accumulation_steps=ga,
+        learning_rate=1e-2,
+        logging_steps=1,
+        save_strategy="steps",
+        save_steps=EVERY,
+        eval_steps=EVERY,
+        report_to=[],
+        seed=0,
+        data_seed=0,
+        use_cpu=True,
+        disable_tqdm=True,
+        dataloader_num_workers=0,
+        **{eval_key: "steps"},
+    )
+
+
+def _trainer(setup: Setup, args: Any) -> Any:
+    t = setup.transformers
+    namespace = vars(setup.module)
+    kwargs: dict[str, Any] = {
+        "model": setup.model(),
+        "args": args,
+        "train_dataset": setup.train_rows,
+        "eval_dataset": setup.eval_rows,
+        "data_collator": t.default_data_collator,
+        "callbacks": setup.callbacks(),
+    }
+    params = inspect.signature(t.Trainer.__init__).parameters
+    kwargs["processing_class" if "processing_class" in params else "tokenizer"] = setup.tokenizer
+    if setup.spec.get("trainer_kwargs"):
+        kwargs.update(eval(setup.spec["trainer_kwargs"], {**namespace, "toy_tokenizer": setup.tokenizer}))
+    trainer = setup.trainer_class(**kwargs)
+    trainer.remove_callback(t.trainer_callback.PrinterCallback)
+    for statement in setup.spec.get("register", ()):
+        exec(statement, {**namespace, "trainer": trainer})  # noqa: S102 - a suggestion's registration line
+    return trainer
+
+
+def _steps(log_history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per optimiser step: the loss and the gradient norm (before clipping) the Trainer logged."""
+    return [
+        {"step": e["step"], "loss": e["loss"], "grad_norm": e.get("grad_norm")}
+        for e in log_history
+        if "loss" in e and "step" in e
+    ]
+
+
+def run_phase(setup: Setup, ga: int, resume: bool, lines: Lines) -> dict[str, Any]:
+    """One ``train()`` (fresh, then ``save_model()``; or resumed from the fresh run's ``checkpoint-2``)."""
+    name = f"ga{ga}/{'resume' if resume else 'train'}"
+    phase: dict[str, Any] = {"name": name, "events": [], "controls": []}
+    lines.trainer = None
+    trainer = None
+    try:
+        trainer = lines.trainer = _trainer(setup, _arguments(setup, name, ga))
+        trainer.add_callback(_recorder(setup.transformers, phase, lines))
+        trainer.train(resume_from_checkpoint=f"ga{ga}/train/checkpoint-{EVERY}" if resume else None)
+        if not resume:
+            trainer.save_model()
+    except Exception as exc:  # noqa: BLE001 - the program's failure is what the oracle records
+        phase["error"] = _error(exc)
+        traceback.print_exc(file=sys.__stderr__)
+    if trainer is not None:
+        history = [_digest.plain(e, digits=8) for e in trainer.state.log_history]
+        phase["log_history"] = history
+        phase["steps"] = _steps(trainer.state.log_history)
+        phase["params_hash"], phase["param_norms"] = _digest.params_digest(trainer.model)
+    phase["lines"] = lines.take()
+    return phase
+
+
+def run_program(spec: dict[str, Any], index: int, lines: Lines) -> dict[str, Any]:
+    """The record of one program, trained in the current working directory."""
+    record: dict[str, Any] = {"release": "?", "phases": [], "files": {}}
+    try:
+        setup = Setup(spec, f"oracle_user_{index}")
+        record["release"] = setup.transformers.__version__
+        for ga in spec.get("grad_accum", (1, 2)):
+            record["phases"].append(run_phase(setup, ga, False, lines))
+            if spec.get("resume", True):
+                record["phases"].append(run_phase(setup, ga, True, lines))
+        record["files"] = _digest.tree_digests(Path.cwd())
+    except Exception as exc:  # noqa: BLE001 - a set-up failure is recorded, never a lost record
+        record["error"] = _error(exc)
+        traceback.print_exc(file=sys.__stderr__)
+    return record
+
+
+def main(argv: list[str]) -> int:
+    """``SPECS.json OUT.json``: each spec (a list) runs in its own sub-directory ``0/``, ``1/`` ...;
+    the records are written as a list, in order."""
+    spec_path, out_path = Path(argv[0]), Path(argv[1])
+    specs = json.loads(spec_path.read_text())
+    torch.set_num_threads(1)
+    from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+    register_optimizer_step_pre_hook(lambda *_: CLOCK.advance(_clock.OPTIMIZER_S))
+    lines = Lines()
+    logging.getLogger().addHandler(_LogHandler(lines))
+    records = []
+    real_stdout, top = sys.stdout, Path.cwd()
+    sys.stdout = lines
+    try:
+        for index, spec in enumerate(specs):
+            work = top / str(index)
+            work.mkdir()
+            os.chdir(work)
+            records.append(run_program(spec, index, lines))
+    finally:
+        sys.stdout = real_stdout
+        os.chdir(top)
+    out_path.write_text(json.dumps(records, indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

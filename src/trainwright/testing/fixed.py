@@ -1,0 +1,46 @@
+"""A copy of a user's file with the linter's fixes applied, as a user gets it: by the CLI.
+
+The library never imports the linter (``trainwright_lint``); the oracle's callers get the fixed
+program by running ``python -m trainwright_lint fix`` in a subprocess on a copy, in a folder whose
+``pyproject.toml`` declares the target range, exactly as a project would.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_RANGE = ">=4.44,<6"
+
+
+@dataclass(frozen=True)
+class Fixed:
+    path: Path  # the fixed copy
+    changed: bool  # whether ``fix`` changed it
+    output: str  # what ``fix`` printed
+
+
+def fixed_copy(
+    source: Path, folder: Path, *, target: str = DEFAULT_RANGE, unsafe: bool = False, name: str | None = None
+) -> Fixed:
+    """``source`` copied into ``folder`` (as ``name``) and fixed by ``trainwright fix``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "pyproject.toml").write_text(
+        f'[project]\nname = "oracle-copy"\nversion = "0"\ndependencies = ["transformers{target}"]\n'
+    )
+    dest = folder / (name or source.name)
+    shutil.copyfile(source, dest)
+    before = dest.read_bytes()
+    command = [
+        sys.executable,
+        "-m",
+        "trainwright_lint",
+        "fix",
+        *(["--unsafe-fixes"] if unsafe else []),
+        dest.name,
+    ]
+    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False, timeout=300)
+    return Fixed(dest, dest.read_bytes() != before, done.stdout + done.stderr)

@@ -1,0 +1,101 @@
+"""Other transformers releases for the oracle, installed beside (never instead of) the pinned one.
+
+``ensure("4.46.3")`` returns ``<checkout>/.oracle/transformers-4.46.3`` (gitignored), installing it
+there first with ``pip install --no-deps --target``: transformers, the tokenizers and huggingface_hub
+it needs, and ``requests`` (which old huggingface_hub imports). ``--no-deps`` keeps numpy, safetensors
+and the rest of the pinned environment in charge: a second numpy on the path would break torch. The
+child blocks ``datasets`` for such a release (the installed one needs a newer huggingface_hub); the
+oracle's data is a plain list, so the Trainer never needs it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import trainwright
+
+# What each release needs beside itself, read from its own pins (tokenizers, huggingface_hub).
+_COMPANIONS = {
+    "4": [
+        "tokenizers<0.21",
+        "huggingface_hub<1.0",
+        "requests",
+        "certifi",
+        "urllib3",
+        "charset_normalizer",
+        "idna",
+    ],
+}
+
+
+_OFFLINE = (
+    "NewConnectionError",
+    "Max retries exceeded",
+    "Temporary failure in name resolution",
+    "Network is unreachable",
+    "No matching distribution found",
+    "Could not find a version that satisfies",
+)
+
+
+class ReleaseUnavailable(RuntimeError):
+    """The release is not installed and pip could not install it (no network, or no such release)."""
+
+    @property
+    def offline(self) -> bool:
+        """Whether pip failed for want of the package index (a test may skip then, and only then)."""
+        return any(marker in str(self) for marker in _OFFLINE)
+
+
+def oracle_root() -> Path:
+    """Where extra releases live: ``$TRAINWRIGHT_ORACLE_DIR``, else ``.oracle`` of the source checkout."""
+    if os.environ.get("TRAINWRIGHT_ORACLE_DIR"):
+        return Path(os.environ["TRAINWRIGHT_ORACLE_DIR"])
+    package = Path(trainwright.__file__).resolve().parent
+    checkout = package.parent.parent if package.parent.name == "src" else Path.cwd()
+    return checkout / ".oracle"
+
+
+def release_dir(version: str, root: Path | None = None) -> Path:
+    return (root or oracle_root()) / f"transformers-{version}"
+
+
+def installed(version: str, root: Path | None = None) -> bool:
+    folder = release_dir(version, root)
+    return (folder / "transformers" / "__init__.py").is_file() and (folder / ".complete").is_file()
+
+
+def ensure(version: str, root: Path | None = None, timeout_s: float = 900) -> Path:
+    """The folder holding transformers ``version``, installed now if needed; ``ReleaseUnavailable``
+    (with pip's last lines) when it cannot be."""
+    folder = release_dir(version, root)
+    if installed(version, root):
+        return folder
+    packages = [f"transformers=={version}", *_COMPANIONS.get(version.split(".")[0], [])]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--no-deps",
+        "--upgrade",
+        "--target",
+        str(folder),
+    ]
+    try:
+        done = subprocess.run(
+            [*command, *packages], check=False, capture_output=True, text=True, timeout=timeout_s
+        )
+    except subprocess.TimeoutExpired:
+        raise ReleaseUnavailable(
+            f"pip did not install transformers {version} within {timeout_s:.0f} s"
+        ) from None
+    if done.returncode != 0:
+        tail = " | ".join(done.stderr.strip().splitlines()[-6:])
+        raise ReleaseUnavailable(f"pip could not install transformers {version}: {tail}")
+    (folder / ".complete").write_text(" ".join(packages) + "\n")
+    return folder

@@ -1,0 +1,91 @@
+"""TW301's ``compute_loss`` fix, judged by the oracle: a fix is safe only when training stays the same.
+
+Issue 32's case: an override computing its own loss gets ``num_items_in_batch=None`` and then, from
+4.46, the Trainer skips dividing its loss by ``gradient_accumulation_steps``. The fix is therefore
+unsafe (with a one-line note), while the fix of an override that forwards to ``super()`` stays safe.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from trainwright.testing.fixed import fixed_copy
+from trainwright.testing.oracle import ACROSS_RELEASES, Record, Spec, compare, run_specs
+from trainwright.testing.releases import ReleaseUnavailable, ensure
+
+PROGRAMS = Path(__file__).parent / "programs"
+
+
+def _loss_ratio(a: Record, b: Record, phase: str) -> list[float]:
+    pa, pb = a.phase(phase), b.phase(phase)
+    assert pa is not None and pb is not None
+    return [round(y.loss / x.loss, 3) for x, y in zip(pa.steps, pb.steps)]  # type: ignore[operator]
+
+
+def test_own_loss_fix_is_unsafe_with_its_reason(tmp_path: Path) -> None:
+    fixed = fixed_copy(PROGRAMS / "own_loss.py", tmp_path)
+    assert not fixed.changed, "the safe fixes must leave the own-loss override alone"
+    assert "TW301 [*]" not in fixed.output
+    assert "adding it alone is unsafe" in " ".join(fixed.output.split())  # why, on the finding
+
+
+def test_super_loss_fix_is_safe_only_where_it_can_forward(tmp_path: Path) -> None:
+    # From 4.46 on, super() takes the parameter: the fix forwards it and keeps the Trainer's scaling.
+    fixed = fixed_copy(PROGRAMS / "super_loss.py", tmp_path / "a", target=">=4.46,<6")
+    assert fixed.changed, fixed.output
+    assert "num_items_in_batch=num_items_in_batch" in fixed.path.read_text()
+    # With 4.44-4.45 in the range, super() cannot take it there: not forwarded, the scaling changes.
+    kept = fixed_copy(PROGRAMS / "super_loss.py", tmp_path / "b")
+    assert not kept.changed and "adding it alone is unsafe" in " ".join(kept.output.split())
+
+
+def test_own_loss_fix_trains_twice_the_loss_at_ga2(oracle_records: dict[str, Record]) -> None:
+    # own_loss_divided trains as the original did on 4.45.2 (test_own_loss_across_releases).
+    fixed, divided = oracle_records["own_loss_fixed"], oracle_records["own_loss_divided"]
+    assert _loss_ratio(divided, fixed, "ga2/train") == [2.0] * 4
+    assert _loss_ratio(divided, fixed, "ga1/train") == [1.0] * 4
+    assert any(d.where.startswith("ga2/train.steps") for d in compare(divided, fixed))
+
+
+def test_super_loss_original_fails_on_the_pinned_release(oracle_records: dict[str, Record]) -> None:
+    original, fixed = oracle_records["super_loss"], oracle_records["super_loss_fixed"]
+    assert original.phase("ga1/train").error.startswith("TypeError")  # type: ignore[union-attr]
+    assert not fixed.failed  # equal to the original on 4.45.2: test_fixes_across_releases
+
+
+@pytest.mark.slow
+def test_fixes_across_releases(tmp_path: Path) -> None:
+    """On 4.45.2 (the last release where the originals run) against 4.46.3 and the pinned 5.24.0."""
+    try:
+        old, first = ensure("4.45.2"), ensure("4.46.3")
+    except ReleaseUnavailable as exc:
+        if not exc.offline:
+            raise
+        pytest.skip(f"PyPI unreachable, transformers 4.45.2/4.46.3 not installed under .oracle/: {exc}")
+    own, divided = PROGRAMS / "own_loss.py", PROGRAMS / "own_loss_divided.py"
+    own_fixed = fixed_copy(own, tmp_path / "own", unsafe=True).path
+    super_loss = PROGRAMS / "super_loss.py"
+    super_fixed = fixed_copy(super_loss, tmp_path / "super", target=">=4.46,<6").path
+    specs = {
+        "own@4.45": Spec(own, release=old),
+        "super@4.45": Spec(super_loss, release=old),
+        "own@4.46": Spec(own, release=first),
+        "own_fixed@4.46": Spec(own_fixed, release=first),
+        "divided@4.46": Spec(divided, release=first),
+        "super_fixed@4.46": Spec(super_fixed, release=first),
+        "own_fixed@5": Spec(own_fixed),
+        "divided@5": Spec(divided),
+        "super_fixed@5": Spec(super_fixed),
+    }
+    r = dict(zip(specs, run_specs(list(specs.values()))))
+    assert not r["own@4.45"].failed and r["own@4.45"].release == "4.45.2"
+    assert r["own@4.46"].phase("ga1/train").error.startswith("TypeError")  # type: ignore[union-attr]
+    for name in ("own_fixed@4.46", "own_fixed@5"):  # the issue's case: twice the loss at GA=2
+        assert _loss_ratio(r["own@4.45"], r[name], "ga2/train") == [2.0] * 4, name
+        assert _loss_ratio(r["own@4.45"], r[name], "ga1/train") == [1.0] * 4, name
+    for name in ("divided@4.46", "divided@5"):  # what the message asks for trains as before
+        assert compare(r["own@4.45"], r[name], ignore=ACROSS_RELEASES) == [], name
+    for name in ("super_fixed@4.46", "super_fixed@5"):  # the safe fix: forwarded to super()
+        assert compare(r["super@4.45"], r[name], ignore=ACROSS_RELEASES) == [], name
