@@ -29,6 +29,8 @@ _EVENT = re.compile(r"\bon_[a-z_]+\b")
 STEP_EVENTS = frozenset({"on_step_begin", "on_step_end", "on_substep_end", "on_pre_optimizer_step",
                          "on_optimizer_step", "on_log"})  # fmt: skip
 EVALUATION_EQUIVALENTS = ("on_prediction_step",)
+# ``evaluation_loop`` runs for ``predict()`` too, where ``on_predict`` fires in place of ``on_evaluate``.
+PREDICTION_EQUIVALENTS = {"on_evaluate": "on_predict"}
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,10 @@ def prove(method: str, suggested: Sequence[str], releases: Sequence[str], called
                 continue
             if wanted & STEP_EVENTS and _covers(table, method, path, set(EVALUATION_EQUIVALENTS)):
                 used.extend(e for e in EVALUATION_EQUIVALENTS if e not in used)
+                continue
+            stand_ins = {PREDICTION_EQUIVALENTS[e] for e in wanted if e in PREDICTION_EQUIVALENTS}
+            if stand_ins and _covers(table, method, path, stand_ins):
+                used.extend(e for e in sorted(stand_ins) if e not in used)
                 continue
             return Proof(False, missing=f"{path.text(method)} at {table.version}")
     return Proof(True, events=tuple(used))

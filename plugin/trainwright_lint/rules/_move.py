@@ -51,6 +51,7 @@ class MoveToCallback(Edit):
     drop_override: bool
     has_init: bool
     needs_import: bool
+    also: tuple[str, ...] = ()  # events that stand in on other paths (``on_prediction_step``, ``on_predict``)
     unsafe: bool = True
 
     def describe(self) -> str:
@@ -86,7 +87,7 @@ def _drop_override(effects: MethodEffects, fn: FunctionNode, moved: set[int]) ->
 
 def plan_move(
     ctx: ClassContext, fn: FunctionNode, effects: MethodEffects, parts: list[int], events: tuple[str, ...],
-    edit_type: type[MoveToCallback],
+    edit_type: type[MoveToCallback], also: tuple[str, ...] = (),
 ) -> MoveToCallback | None:  # fmt: skip
     """The move of ``parts`` (outermost statement indices) to ``events``, or ``None`` when it is not
     mechanical (see the module docstring)."""
@@ -120,5 +121,6 @@ def plan_move(
         bind=tuple((name, KWARGS[name]) for name in sorted(reads & params & set(KWARGS))),
         drop_override=_drop_override(effects, fn, set(parts)),
         has_init=init is not None,
+        also=tuple(e for e in also if e not in events),
         needs_import=re.search(r"^\s*(from\s+\S+\s+)?import\b[^\n]*\bTrainerCallback\b", source, re.M) is None,
     )

@@ -67,7 +67,7 @@ def callback_source(edit: MoveToCallback, before: list[cst.BaseStatement], after
     methods: list[str]
     if edit.before_event == edit.after_event or not first.strip() or not second.strip():
         event = edit.after_event if not first.strip() else edit.before_event
-        methods = [_event_method(event, first + second, edit.bind, set())]
+        methods = [_event_method(e, first + second, edit.bind, set()) for e in (event, *edit.also)]
     else:
         kept = _names(first).stored & _names(second).loaded
         methods = [

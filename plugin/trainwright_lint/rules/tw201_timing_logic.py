@@ -132,6 +132,12 @@ class TimingLogic(Rule):
                         gc.collect()
                         torch.cuda.empty_cache()
 
+                def on_prediction_step(self, args, state, control, **kwargs):
+                    trainer = self.trainer
+                    if trainer.state.global_step % 50 == 0:
+                        gc.collect()
+                        torch.cuda.empty_cache()
+
 
             class MyTrainer(Trainer):
                 def __init__(self, *args, **kwargs):
@@ -200,7 +206,8 @@ class TimingLogic(Rule):
                 continue
             effects = obs.effects
             event = _event(method.name, obs.reasons, obs.kinds, obs.gates)
-            if not proven_move(ctx, method.name, event).proven:
+            proof = proven_move(ctx, method.name, event)
+            if not proof.proven:
                 continue  # no event fires wherever the method runs: no move, no finding
             lines = line_list(effects, obs.parts)
             message = self.message.format(
@@ -212,7 +219,7 @@ class TimingLogic(Rule):
                 event=event,
             )
             first = effects.statements[obs.parts[0]].node
-            fix = plan_move(ctx, fn, effects, obs.parts, events_in(event), MoveObservingToCallback)
+            fix = plan_move(ctx, fn, effects, obs.parts, events_in(event), MoveObservingToCallback, proof.events)
             yield self.report(ctx, first, message, method=method.name, moved=spans(effects, obs.parts), fix=fix)
 
 

@@ -180,7 +180,8 @@ class SideEffectWrapper(Rule):
                     else "on_step_begin -> on_step_end"
                 )
                 callback = guidance.callbacks[0] if guidance is not None and guidance.callbacks else None
-            if not proven_move(ctx, method.name, events).proven:
+            proof = proven_move(ctx, method.name, events)
+            if not proof.proven:
                 continue  # no event fires wherever the method runs: no move, no finding
             parts = obs.wrapper_parts
             where = ""
@@ -199,7 +200,7 @@ class SideEffectWrapper(Rule):
                 ref=reference(callback),
             )
             fix = (
-                plan_move(ctx, fn, obs.effects, parts, events_in(events), MoveWrapperToCallback)
+                plan_move(ctx, fn, obs.effects, parts, events_in(events), MoveWrapperToCallback, proof.events)
                 if parts and obs.effects is not None
                 else None
             )
