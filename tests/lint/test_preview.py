@@ -3,6 +3,7 @@ off by default and on with ``--preview`` / ``preview = true``; the docs say whic
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 from lint_helpers import ROOT
@@ -11,16 +12,7 @@ from trainwright_lint.configuration import LintConfig
 from trainwright_lint.engine import lint_source
 from trainwright_lint.rules import RULES
 
-SNIPPET = """\
-from transformers import Trainer
-
-class MyTrainer(Trainer):
-    def training_step(self, model, inputs, num_items_in_batch=None):
-        loss = super().training_step(model, inputs, num_items_in_batch)
-        if loss.isnan():
-            self.control.should_training_stop = True
-        return loss
-"""
+SNIPPET = inspect.cleandoc(RULES["TW203"].INVALID[0].code) + "\n"
 
 
 def test_tw203_is_preview_and_off_by_default() -> None:
