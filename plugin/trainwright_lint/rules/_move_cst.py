@@ -149,7 +149,7 @@ class Fixer(LineTransformer):
         init = _register(init, edits)
         body = [b for b in updated.body.body if not _is_pass(b)]
         at = 1 if body and _is_docstring(body[0]) else 0
-        body.insert(at, init.with_changes(leading_lines=[] if at == 0 else [cst.EmptyLine()]))
+        body.insert(at, init.with_changes(leading_lines=[] if at == 0 else [cst.EmptyLine(indent=False)]))
         return updated.with_changes(body=updated.body.with_changes(body=body))
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
