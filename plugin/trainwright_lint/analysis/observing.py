@@ -222,8 +222,10 @@ def _incidental(effects: MethodEffects, index: int, kinds: set[str]) -> bool:
     print/log line, in a method that computes something of its own besides delegating."""
     if kinds & K.LOUD_KINDS - {K.PRINT}:
         return False  # tracker, file, gc or sample output is a job of its own, wherever it sits
-    if effects.statements[index].parent != -1:
-        return True
+    parent = effects.statements[index].parent
+    if parent != -1:  # inside a block that computes something besides this line
+        mine = set(effects.under(index))
+        return any(j in effects.data for j in effects.under(parent) if j != parent and j not in mine)
     own = [
         i for i in effects.data
         if i != effects.delegation and effects.statements[i].parent == -1
