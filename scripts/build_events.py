@@ -39,7 +39,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from trainwright.catalog.events import DATA_FILE, FORMAT  # noqa: E402
+from trainwright.catalog.events import DATA_FILE, FORMAT, PROOFS_FILE, EventTables  # noqa: E402
+
+PROOFS_FILE_PATH = Path(PROOFS_FILE)
 from trainwright.catalog.versions import sort_versions  # noqa: E402
 
 # What a user calls on a trainer object. ``__init__`` fires ``on_init_end``.
@@ -374,6 +376,27 @@ class _Pool:
         return self._index[key]
 
 
+def proofs(data: dict[str, Any]) -> dict[str, Any]:
+    """What the linter's proof reads (``trainwright_lint.analysis.moves``), small enough to load on every
+    lint: per distinct table and method, the events it fires itself and, per path, whether the path is
+    opt-in and the events around the method on it (``CallPath.near`` plus the last hop's ``around``)."""
+    tables = EventTables(data)
+    pool = _Pool()
+    out = []
+    for version in [min(v for v, i in data["releases"].items() if i == k) for k in range(len(data["tables"]))]:
+        view = tables.at(version)
+        methods = {}
+        for name in data["tables"][data["releases"][version]]["methods"]:
+            near = set()
+            for path in view.paths(name):
+                before, after = path.near()
+                around = path.hops[-1].around if path.hops else ()
+                near.add((int("." in path.entry), tuple(sorted({*before, *after, *around}))))
+            methods[name] = pool.add([list(view.inside(name)), sorted([o, list(e)] for o, e in near)])
+        out.append(methods)
+    return {"format": FORMAT, "releases": data["releases"], "tables": out, "entries": pool.items}
+
+
 def pack(releases: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The file's layout: hops ``[caller, before, after, around]`` and paths ``[entry, hop ids]`` pooled
     across releases, one table per distinct release (releases map to a table index)."""
@@ -415,6 +438,7 @@ def main(argv: list[str] | None = None) -> int:
     if not sources:
         parser.error("nothing to read: give --source or --wheel-dir")
     data = pack({v: extract_release(sources[v]) for v in sort_versions(list(sources))})
+    PROOFS_FILE_PATH.write_text(json.dumps(proofs(data), separators=(",", ":"), sort_keys=True) + "\n")
     args.out.write_text(json.dumps(data, separators=(",", ":"), sort_keys=True) + "\n")
     print(f"wrote {args.out} ({len(releases)} releases: {', '.join(releases)})", file=sys.stderr)
     return 0

@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 
-from trainwright.catalog.events import CallPath, ReleaseEvents, load_events
+from trainwright.catalog.events import load_proofs
 
 # Paths that start in another transformers module (``trainer_jit_checkpoint``: the SIGTERM checkpoint) run
-# only when an argument turns them on (``enable_jit_checkpoint``): they are reported, not required.
-_OPT_IN = re.compile(r"^\w+\.")
+# only when an argument turns them on (``enable_jit_checkpoint``): they are reported, not required
+# (``MethodProof.paths`` marks them).
 _EVENT = re.compile(r"\bon_[a-z_]+\b")
 STEP_EVENTS = frozenset({"on_step_begin", "on_step_end", "on_substep_end", "on_pre_optimizer_step",
                          "on_optimizer_step", "on_log"})  # fmt: skip
@@ -48,19 +48,6 @@ def events_in(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(_EVENT.findall(text)))
 
 
-def _covers(table: ReleaseEvents, method: str, path: CallPath, wanted: set[str]) -> bool:
-    if wanted & set(table.inside(method)):
-        return True
-    before, after = path.near()
-    near = set(before) | set(after) | (set(path.hops[-1].around) if path.hops else set())
-    return bool(wanted & near)
-
-
-@cache
-def _tables(releases: tuple[str, ...]) -> tuple[ReleaseEvents, ...]:
-    return load_events().across(releases)
-
-
 def prove(method: str, suggested: Sequence[str], releases: Sequence[str], called_directly: bool) -> Proof:
     """Whether the ``suggested`` events cover every path to ``method`` on every release of ``releases``.
 
@@ -71,63 +58,47 @@ def prove(method: str, suggested: Sequence[str], releases: Sequence[str], called
     if not wanted or not releases:
         return Proof(False, missing="no event to move to")
     used: list[str] = list(suggested)
-    for table in _tables(tuple(releases)):
-        if not table.knows(method) or not table.paths(method):
-            return Proof(False, missing=f"`{method}` has no known call path at {table.version}")
-        if called_directly and not wanted & set(table.inside(method)):
+    tables = load_proofs()
+    for version, index in tables.across(tuple(releases)):
+        facts = tables.method(index, method)
+        if facts is None or not facts.paths:
+            return Proof(False, missing=f"`{method}` has no known call path at {version}")
+        if called_directly and not wanted & facts.inside:
             return Proof(False, missing=f"the project calls `{method}` directly, where no event fires")
-        for path in table.paths(method):
-            if _OPT_IN.match(path.entry) or _covers(table, method, path, wanted):
+        for opt_in, near in facts.paths:
+            if opt_in or wanted & (facts.inside | near):
                 continue
-            if wanted & STEP_EVENTS and _covers(table, method, path, set(EVALUATION_EQUIVALENTS)):
+            if wanted & STEP_EVENTS and set(EVALUATION_EQUIVALENTS) & (facts.inside | near):
                 used.extend(e for e in EVALUATION_EQUIVALENTS if e not in used)
                 continue
             stand_ins = {PREDICTION_EQUIVALENTS[e] for e in wanted if e in PREDICTION_EQUIVALENTS}
-            if stand_ins and _covers(table, method, path, stand_ins):
+            if stand_ins & (facts.inside | near):
                 used.extend(e for e in sorted(stand_ins) if e not in used)
                 continue
-            return Proof(False, missing=f"{path.text(method)} at {table.version}")
+            return Proof(False, missing=f"a path where none of them fires at {version}")
     return Proof(True, events=tuple(used))
 
 
-def calls_directly(tree: ast.Module, cls: ast.ClassDef, method: str, events: Sequence[str]) -> bool:
+def calls_directly(
+    source: str, starts: Sequence[int], tree: ast.Module, cls: ast.ClassDef, method: str, events: Sequence[str]
+) -> bool:
     """The file calls ``method`` of this trainer itself: ``self.method(...)`` inside the class, or
     ``<x>trainer<y>.method(...)`` anywhere (``trainer.save_model()`` in a script), not through
     ``super()``. A call followed, in the same function, by the event fired by hand
-    (``self.callback_handler.on_save(...)`` in a loop copy) keeps the event on that path."""
-    for fn in _functions(tree, cls):
-        for node in ast.walk(fn):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method):
-                continue
-            receiver = node.func.value
-            if not isinstance(receiver, ast.Name):
-                continue
-            ours = receiver.id == "self" and fn in cls.body
-            if not (ours or "trainer" in receiver.id.lower()):
-                continue
-            if not _fires_after(fn, node.lineno, events):
-                return True
-    return False
+    (``self.callback_handler.on_save(...)`` in a loop copy) keeps the event on that path.
 
-
-def _functions(tree: ast.Module, cls: ast.ClassDef) -> list[ast.AST]:
-    """The class's own methods and the module's other functions (a script's ``main``): where a call of
-    the trainer's method can be."""
-    out: list[ast.AST] = [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    out += [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    out += [n for n in tree.body if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
-    return out
-
-
-def _fires_after(fn: ast.AST, line: int, events: Sequence[str]) -> bool:
-    for node in ast.walk(fn):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in events
-            and getattr(node, "lineno", 0) >= line
-            and isinstance(node.func.value, ast.Attribute)
-            and node.func.value.attr == "callback_handler"
-        ):
+    Read from the text (the calls) and the top-level statements' line spans: no tree walk, so a large
+    file costs one regex scan. ``starts``: the offsets where the source's lines start."""
+    own = [(n.lineno, n.end_lineno or n.lineno) for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    spans = own + [(n.lineno, n.end_lineno or n.lineno) for n in tree.body if not isinstance(n, ast.ClassDef)]
+    fired = re.compile(r"callback_handler\.(" + "|".join(map(re.escape, events)) + r")\(") if events else None
+    for match in re.finditer(rf"(\w+)\.{re.escape(method)}\(", source):
+        receiver, line = match.group(1), bisect_right(starts, match.start())
+        ours = receiver == "self" and any(a <= line <= b for a, b in own)
+        if not (ours or "trainer" in receiver.lower()):
+            continue
+        end = next((b for a, b in spans if a <= line <= b), line)
+        stop = starts[end] if end < len(starts) else len(source)
+        if fired is None or not fired.search(source, match.end(), stop):
             return True
     return False

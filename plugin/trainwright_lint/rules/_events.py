@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 
 from trainwright_lint.analysis.moves import Proof, calls_directly, events_in, prove
 from trainwright_lint.rules.base import ClassContext
@@ -56,4 +57,8 @@ def proven_move(ctx: ClassContext, method: str, events_text: str) -> Proof:
     range, and where this file calls the method itself."""
     releases = ctx.releases or ((ctx.target,) if ctx.target else ())
     events = events_in(events_text)
-    return prove(method, events, releases, calls_directly(ctx.unit.tree, ctx.node, method, events))
+    # a name right before ``.m(`` (``self.m(``, ``trainer.m(``), not ``super().m(``: only then walk the tree
+    direct = re.search(rf"\w\.{re.escape(method)}\(", ctx.unit.source) is not None and calls_directly(
+        ctx.unit.source, ctx.unit.line_starts, ctx.unit.tree, ctx.node, method, events
+    )
+    return prove(method, events, releases, direct)

@@ -122,5 +122,6 @@ def plan_move(
         drop_override=_drop_override(effects, fn, set(parts)),
         has_init=init is not None,
         also=tuple(e for e in also if e not in events),
-        needs_import=re.search(r"^\s*(from\s+\S+\s+)?import\b[^\n]*\bTrainerCallback\b", source, re.M) is None,
+        needs_import="TrainerCallback" not in source
+        or re.search(r"^\s*(from\s+\S+\s+)?import\b[^\n]*\bTrainerCallback\b", source, re.M) is None,
     )
