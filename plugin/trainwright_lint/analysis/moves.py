@@ -26,6 +26,7 @@ from trainwright.catalog.events import load_proofs
 # only when an argument turns them on (``enable_jit_checkpoint``): they are reported, not required
 # (``MethodProof.paths`` marks them).
 _EVENT = re.compile(r"\bon_[a-z_]+\b")
+_RECEIVER = re.compile(r"(\w+)$")
 STEP_EVENTS = frozenset({"on_step_begin", "on_step_end", "on_substep_end", "on_pre_optimizer_step",
                          "on_optimizer_step", "on_log"})  # fmt: skip
 EVALUATION_EQUIVALENTS = ("on_prediction_step",)
@@ -92,8 +93,11 @@ def calls_directly(
     own = [(n.lineno, n.end_lineno or n.lineno) for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     spans = own + [(n.lineno, n.end_lineno or n.lineno) for n in tree.body if not isinstance(n, ast.ClassDef)]
     fired = re.compile(r"callback_handler\.(" + "|".join(map(re.escape, events)) + r")\(") if events else None
-    for match in re.finditer(rf"(\w+)\.{re.escape(method)}\(", source):
-        receiver, line = match.group(1), bisect_right(starts, match.start())
+    for match in re.finditer(rf"\.{re.escape(method)}\(", source):  # the receiver is read backwards:
+        head = _RECEIVER.search(source, max(0, match.start() - 80), match.start())  # no \w+ scan of the file
+        if head is None:
+            continue
+        receiver, line = head.group(1), bisect_right(starts, match.start())
         ours = receiver == "self" and any(a <= line <= b for a, b in own)
         if not (ours or "trainer" in receiver.lower()):
             continue
