@@ -174,16 +174,19 @@ class EventTables:
         return self._views[version]
 
 
+def _read(path: str, what: str) -> dict[str, Any]:
+    """A data file of this module, or a ``FileNotFoundError`` naming it and how to make it."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)  # type: ignore[no-any-return]
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{what} {path} is missing: regenerate it with scripts/build_events.py") from None
+
+
 @cache
 def load_events() -> EventTables:
     """The packaged table (read once per process). Raises ``FileNotFoundError`` naming the file."""
-    try:
-        with open(DATA_FILE, encoding="utf-8") as handle:
-            return EventTables(json.load(handle))
-    except FileNotFoundError:
-        raise FileNotFoundError(
-            f"the event table {DATA_FILE} is missing: regenerate it with scripts/build_events.py"
-        ) from None
+    return EventTables(_read(DATA_FILE, "the event table"))
 
 
 @dataclass(frozen=True)
@@ -225,10 +228,4 @@ class ProofTables:
 @cache
 def load_proofs() -> ProofTables:
     """The linter's extract of the event table (read once per process)."""
-    try:
-        with open(PROOFS_FILE, encoding="utf-8") as handle:
-            return ProofTables(json.load(handle))
-    except FileNotFoundError:
-        raise FileNotFoundError(
-            f"the event proofs {PROOFS_FILE} are missing: regenerate them with scripts/build_events.py"
-        ) from None
+    return ProofTables(_read(PROOFS_FILE, "the event proofs"))
