@@ -208,7 +208,7 @@ def tree_walks(path: Path) -> list[str]:
 
 RULES_DIR = PACKAGES["trainwright_lint"] / "rules"
 # libcst helpers shared by the rules' fix modules: fix-time code, like them.
-FIX_HELPERS = {"trainwright_lint.rules._cst"}
+FIX_HELPERS = {"trainwright_lint.rules._cst", "trainwright_lint.rules._move_cst"}
 
 
 def fix_modules() -> set[str]:

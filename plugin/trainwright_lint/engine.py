@@ -63,7 +63,12 @@ def target_releases(config: LintConfig) -> TargetReleases:
 
 
 def enabled_rules(config: LintConfig, path: str | None = None) -> list[Rule]:
-    return [cls() for code, cls in sorted(RULES.items()) if config.code_enabled(code, path)]
+    return [cls() for code, cls in sorted(RULES.items()) if _on(cls, config, path)]
+
+
+def _on(rule: type[Rule], config: LintConfig, path: str | None) -> bool:
+    """Selected, and not a preview rule unless preview is on (``Rule.preview``)."""
+    return (config.preview or not rule.preview) and config.code_enabled(rule.code, path)
 
 
 @dataclass(frozen=True)
@@ -85,7 +90,7 @@ class TextNeeds:
 
 def text_needs(config: LintConfig) -> TextNeeds:
     """The text needs of the rules enabled anywhere in the project."""
-    rules = [cls for code, cls in sorted(RULES.items()) if config.code_enabled(code, None)]
+    rules = [cls for code, cls in sorted(RULES.items()) if _on(cls, config, None)]
     tracked = tuple(dict.fromkeys(a for r in rules for a in r.TRACKED_ATTRIBUTES))
     return TextNeeds(tracked, tuple(r.script_gate for r in rules if r.script_gate is not None))
 

@@ -63,7 +63,7 @@ def lint_snippet(
     trainer_bases: Sequence[str] = (),
 ) -> list[Finding]:
     config = LintConfig(
-        select=tuple(select), transformers_version=version, trainer_bases=tuple(trainer_bases)
+        select=tuple(select), transformers_version=version, trainer_bases=tuple(trainer_bases), preview=True
     )
     return lint_source(textwrap.dedent(code).lstrip("\n"), "snippet.py", config)
 

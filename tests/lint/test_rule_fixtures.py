@@ -32,7 +32,9 @@ def expected(source: str) -> set[tuple[int, str]]:
 def test_annotated_fixture(path: Path) -> None:
     source = path.read_text(encoding="utf-8")
     target = _TARGET.search(source)
-    config = LintConfig(transformers_version=target.group(1) if target else "5.24.0", trl_version="1.16.0")
+    config = LintConfig(
+        transformers_version=target.group(1) if target else "5.24.0", trl_version="1.16.0", preview=True
+    )
     findings = lint_source(source, str(path), config)
     got = {(f.line, f.code) for f in findings}
     want = expected(source)

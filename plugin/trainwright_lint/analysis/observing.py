@@ -130,7 +130,8 @@ def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Obs
     copied = CopiedStatements(fn, effects, facts.owners())
     statements = effects.statements
 
-    hidden = _hidden_values(effects, _computed_locals(effects, copied) | _hidden_result(method.name, effects))
+    seeds = _computed_locals(effects, copied) | _hidden_result(method.name, effects) | _own_arguments(fn)
+    hidden = _hidden_values(effects, seeds)
     for i, s in enumerate(statements):
         if K.CONTROL in s.kinds and i not in copied and not _driven_by_arguments(effects, i):
             obs.controls.append(s.node)
@@ -182,6 +183,7 @@ def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Obs
             and not keeps_output
             and kinds & K.LOUD_KINDS
             and _movable_output(effects, i, hidden)
+            and not _incidental(effects, i, kinds)
         ):
             chosen[i] = "output"
     for i, s in enumerate(statements):
@@ -195,6 +197,46 @@ def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Obs
         obs.kinds_by_reason.setdefault(chosen[i], set()).update(kinds)
         obs.gates |= effects.statements[i].gates
     return obs
+
+
+# Arguments a callback event receives under the same name (``model``; ``logs`` in ``on_log``, ``metrics`` in
+# ``on_evaluate``): reading them does not pin code to the override.
+# ``trial`` and ``epoch`` are in ``state`` (``state.trial_params``, ``state.epoch``); ``metric_key_prefix`` and
+# ``ignore_keys`` name what ``evaluate`` computes, and ``on_evaluate``'s ``metrics`` carry the prefix.
+# ``evaluation_loop``'s ``dataloader`` is the events' ``eval_dataloader`` (the loop sets it on the handler).
+_EVENT_ARGUMENTS = frozenset({"self", "model", "logs", "metrics", "args", "kwargs", "trial", "epoch",
+                              "metric_key_prefix", "ignore_keys", "ignore_keys_for_eval", "start_time",
+                              "dataloader"})  # fmt: skip
+
+
+def _own_arguments(fn: FunctionNode) -> set[str]:
+    """The method's parameters no event receives (``state_dict``, ``output_dir`` of ``_save``, ``trial``):
+    code that reads them can only run where the method runs (issue 33, cause 2)."""
+    a = fn.args
+    return {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)} - _EVENT_ARGUMENTS
+
+
+def _incidental(effects: MethodEffects, index: int, kinds: set[str]) -> bool:
+    """A print or log line that narrates logic deciding *what* happens (issue 33, cause 3): nested in a
+    statement that computes (a branch that changes the FSDP state-dict type), or, when it is only a
+    print/log line, in a method that computes something of its own besides delegating."""
+    if kinds & K.LOUD_KINDS - {K.PRINT}:
+        return False  # tracker, file, gc or sample output is a job of its own, wherever it sits
+    parent = effects.statements[index].parent
+    if parent != -1:  # inside a block that computes something besides this line
+        mine = set(effects.under(index))
+        return any(j in effects.data for j in effects.under(parent) if j != parent and j not in mine)
+    own = [
+        i for i in effects.data
+        if i != effects.delegation and effects.statements[i].parent == -1
+        and not isinstance(effects.statements[i].node, ast.Return)
+        and not _holds(effects, i, effects.delegation)
+    ]  # fmt: skip
+    return bool(own)
+
+
+def _holds(effects: MethodEffects, outer: int, inner: int | None) -> bool:
+    return inner is not None and inner in effects.under(outer)
 
 
 def _is_wrapper(effects: MethodEffects, observing: list[int]) -> bool:

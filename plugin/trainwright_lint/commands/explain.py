@@ -25,6 +25,7 @@ from trainwright_lint.commands.hooks import (
     resolve_or_report,
     since_text,
 )
+from trainwright_lint.commands.explain_events import events_lines, events_report
 from trainwright_lint.rules.base import describe_release_runs
 from trainwright_lint.terminal import ENVIRONMENT_HELP, GLUE, Terminal
 
@@ -129,6 +130,7 @@ def method_report(
         "never_called": [{"first": a, "last": b} for a, b in history.never_called],
         "used_in": {"first": called[0], "last": called[-1]} if called else None,
         "guidance": _guidance_dict(catalog.guidance(name)),
+        "events": events_report(name, version) if cls == "Trainer" else None,
     }
 
 
@@ -242,6 +244,7 @@ def method_text(catalog: Catalog, r: dict[str, Any], note: str, term: Terminal |
     if r["calls"] or r["used_in"]:
         for nc in r["never_called"]:
             lines += term.wrap(f"not called by the Trainer in {_range(nc['first'], nc['last'])}", indent="  ")
+    lines += events_lines(term, r.get("events"))
     lines += ["", "Signature history:"]
     for s in r["signatures"]:
         lines += _signature_lines(term, _range(s["first"], s["last"]), s["signature"], s["target"])

@@ -50,6 +50,10 @@ def add_common_options(parser: argparse.ArgumentParser, *, paths_help: str = "fi
     )
     parser.add_argument("--ignore", type=codes, help="comma-separated code prefixes to drop")
     parser.add_argument(
+        "--preview", action="store_true", default=None,
+        help="also run the preview rules (test-split precision under 0.90; docs/rules/index.md)",
+    )  # fmt: skip
+    parser.add_argument(
         "--transformers-version",
         metavar="VERSION",
         help="target release or range, e.g. 4.45.2 or '>=4.44,<4.46' (default: [tool.trainwright], else "
@@ -156,6 +160,7 @@ def build_config(args: argparse.Namespace) -> LintConfig:
         trl_option=getattr(args, "trl_version", None),
         select=args.select,
         ignore=args.ignore,
+        preview=getattr(args, "preview", None),
         file_timeout=getattr(args, "file_timeout", None),
         more_trainer_bases=args.trainer_bases or (),
         more_exclude=args.exclude or (),

@@ -52,8 +52,15 @@ KNOWN_KEYS = frozenset(
         "trl-version",
         "file-timeout",
         "exclude",
+        "preview",
     }
 )
+
+
+def _flag(value: Any, key: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"[tool.trainwright] {key} must be true or false, not {value!r}")
+    return value
 
 
 def _codes(value: Any, key: str) -> tuple[str, ...]:
@@ -151,6 +158,7 @@ def from_table(table: dict[str, Any], root: Path) -> LintConfig:
         transformers_version=version,
         exclude=_strings(table.get("exclude", []), "exclude"),
         root=root,
+        preview=_flag(table.get("preview", False), "preview"),
     )
 
 

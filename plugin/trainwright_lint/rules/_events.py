@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import difflib
+import re
 
+from trainwright_lint.analysis.moves import Proof, calls_directly, events_in, prove
 from trainwright_lint.rules.base import ClassContext
 
 # Hand-picked replacements for events people expect but transformers never had.
@@ -47,3 +49,16 @@ def closest_event(ctx: ClassContext, name: str) -> str | None:
     events = list(ctx.view.events) if ctx.view is not None else []
     match = difflib.get_close_matches(name, events, n=1, cutoff=0.6)
     return match[0] if match else None
+
+
+def proven_move(ctx: ClassContext, method: str, events_text: str) -> Proof:
+    """Whether moving ``method``'s statements to the events ``events_text`` names keeps them running
+    wherever the method runs (``analysis.moves``): on every call path of every release of the target
+    range, and where this file calls the method itself."""
+    releases = ctx.releases or ((ctx.target,) if ctx.target else ())
+    events = events_in(events_text)
+    # a name right before ``.m(`` (``self.m(``, ``trainer.m(``), not ``super().m(``: only then walk the tree
+    direct = re.search(rf"\w\.{re.escape(method)}\(", ctx.unit.source) is not None and calls_directly(
+        ctx.unit.source, ctx.unit.line_starts, ctx.unit.tree, ctx.node, method, events
+    )
+    return prove(method, events, releases, direct)

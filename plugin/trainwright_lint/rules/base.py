@@ -323,6 +323,8 @@ class Rule:
     # Fix passes apply one rule's edits at a time (positions stay valid), lowest first: renaming a
     # method comes before edits that find it by name, and adding parameters comes last.
     fix_pass: ClassVar[int] = 0
+    # Off unless ``--preview``: precision on the blind test split under 0.90 (docs/lint-accuracy.md).
+    preview: ClassVar[bool] = False
     # What the runner reads for this rule beyond the files with target classes (the runner knows no
     # rule, only these declarations): instance attributes whose stores (``x.tokenizer = ...``) it
     # scans in every file, and a text gate for files without a target class that are linted all the

@@ -5,11 +5,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainwright_lint.analysis import kinds as K
+from trainwright_lint.analysis.effects import OWN_EVENTS
 from trainwright_lint.analysis.facts import METHODS, OBSERVATION
 from trainwright_lint.analysis.observing import line_list, spans
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import WRAPPER_EVENTS, event_for_effects, reference
-from trainwright_lint.rules.base import ClassContext, Example, Rule
+from trainwright_lint.rules._events import events_in, proven_move
+from trainwright_lint.rules._move import MoveToCallback, plan_move
+from trainwright_lint.rules.base import UNSAFE, ClassContext, Example, Rule
+
+
+class MoveObservingToCallback(MoveToCallback):
+    """TW201's move (unsafe): the statements to a callback event (``rules/_move.py``)."""
 
 
 class TimingLogic(Rule):
@@ -51,6 +58,9 @@ class TimingLogic(Rule):
     FACTS = (METHODS, OBSERVATION,)
     name = "timing-logic-in-override"
     version_dependent = False
+    fix_applicability = UNSAFE
+    fix_module = "trainwright_lint.rules.tw201_timing_logic_fix"
+    fix_pass = 8
     message = "`{method}` {what} (line{s} {lines}); move {it} to a TrainerCallback on {event}"
 
     INVALID = (
@@ -103,6 +113,37 @@ class TimingLogic(Rule):
                     return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
             """,
             line=6,
+            fixed="""
+            import gc, torch
+            from transformers import Trainer
+
+            from transformers import TrainerCallback
+
+
+            class MyTrainerComputeLossCallback(TrainerCallback):
+                "Code of `MyTrainer.compute_loss`, moved here by `trainwright fix --unsafe-fixes`."
+
+                def __init__(self, trainer):
+                    self.trainer = trainer
+
+                def on_step_end(self, args, state, control, **kwargs):
+                    trainer = self.trainer
+                    if trainer.state.global_step % 50 == 0:
+                        gc.collect()
+                        torch.cuda.empty_cache()
+
+                def on_prediction_step(self, args, state, control, **kwargs):
+                    trainer = self.trainer
+                    if trainer.state.global_step % 50 == 0:
+                        gc.collect()
+                        torch.cuda.empty_cache()
+
+
+            class MyTrainer(Trainer):
+                def __init__(self, *args, **kwargs):
+                    super().__init__(*args, **kwargs)
+                    self.add_callback(MyTrainerComputeLossCallback(self))
+            """,
         ),
         Example(
             """
@@ -164,6 +205,10 @@ class TimingLogic(Rule):
             if obs.wrapper or not obs.parts or obs.effects is None:
                 continue
             effects = obs.effects
+            event = _event(method.name, obs.reasons, obs.kinds, obs.gates)
+            proof = proven_move(ctx, method.name, event)
+            if not proof.proven:
+                continue  # no event fires wherever the method runs: no move, no finding
             lines = line_list(effects, obs.parts)
             message = self.message.format(
                 method=method.name,
@@ -171,10 +216,11 @@ class TimingLogic(Rule):
                 s="s" if ("," in lines or "–" in lines) else "",
                 lines=lines,
                 it="them" if len(obs.parts) > 1 else "it",
-                event=_event(method.name, obs.reasons, obs.kinds, obs.gates),
+                event=event,
             )
             first = effects.statements[obs.parts[0]].node
-            yield self.report(ctx, first, message, method=method.name, moved=spans(effects, obs.parts))
+            fix = plan_move(ctx, fn, effects, obs.parts, events_in(event), MoveObservingToCallback, proof.events)
+            yield self.report(ctx, first, message, method=method.name, moved=spans(effects, obs.parts), fix=fix)
 
 
 def _what(reasons: set[str], by_reason: dict[str, set[str]], gates: frozenset[str]) -> str:
@@ -204,6 +250,9 @@ _GATE_WORDS = frozenset(
 
 
 def _event(method: str, reasons: set[str], kinds: set[str], gates: frozenset[str]) -> str:
+    if method in OWN_EVENTS and "timing" not in reasons:
+        # ``log`` fires ``on_log`` itself, with the same ``logs``, wherever it is called
+        return f"`{OWN_EVENTS[method]}`"
     if "timing" in reasons:
         events, callback = WRAPPER_EVENTS.get(method, ("on_step_begin -> on_step_end", "StepTimerCallback"))
         pair = " / ".join(f"`{e.strip()}`" for e in events.split("->"))

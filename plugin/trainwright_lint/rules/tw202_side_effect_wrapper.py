@@ -9,7 +9,13 @@ from trainwright_lint.analysis.facts import METHODS, OBSERVATION
 from trainwright_lint.analysis.observing import line_list, spans
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import WRAPPER_EVENTS, quoted_events, reference
-from trainwright_lint.rules.base import ClassContext, Example, Rule
+from trainwright_lint.rules._events import events_in, proven_move
+from trainwright_lint.rules._move import MoveToCallback, plan_move
+from trainwright_lint.rules.base import UNSAFE, ClassContext, Example, Rule
+
+
+class MoveWrapperToCallback(MoveToCallback):
+    """TW202's move (unsafe): the statements to a callback event (``rules/_move.py``)."""
 
 
 class SideEffectWrapper(Rule):
@@ -47,6 +53,9 @@ class SideEffectWrapper(Rule):
     FACTS = (METHODS, OBSERVATION,)
     name = "side-effect-wrapper"
     version_dependent = False
+    fix_applicability = UNSAFE
+    fix_module = "trainwright_lint.rules.tw202_side_effect_wrapper_fix"
+    fix_pass = 7
     message = "`{method}` only wraps `super().{method}()` with {effects}{where}; use the callback event(s) {events} instead{ref}"
 
     INVALID = (
@@ -63,6 +72,33 @@ class SideEffectWrapper(Rule):
                     return loss
             """,
             line=6,
+            fixed="""
+            import time
+            from transformers import Trainer
+
+            from transformers import TrainerCallback
+
+
+            class TimedTrainerTrainingStepCallback(TrainerCallback):
+                "Code of `TimedTrainer.training_step`, moved here by `trainwright fix --unsafe-fixes`."
+
+                def __init__(self, trainer):
+                    self.trainer = trainer
+
+                def on_step_begin(self, args, state, control, **kwargs):
+                    trainer = self.trainer
+                    self.start = time.perf_counter()
+
+                def on_step_end(self, args, state, control, **kwargs):
+                    trainer = self.trainer
+                    trainer.step_times.append(time.perf_counter() - self.start)
+
+
+            class TimedTrainer(Trainer):
+                def __init__(self, *args, **kwargs):
+                    super().__init__(*args, **kwargs)
+                    self.add_callback(TimedTrainerTrainingStepCallback(self))
+            """,
         ),
         Example(
             """
@@ -144,6 +180,9 @@ class SideEffectWrapper(Rule):
                     else "on_step_begin -> on_step_end"
                 )
                 callback = guidance.callbacks[0] if guidance is not None and guidance.callbacks else None
+            proof = proven_move(ctx, method.name, events)
+            if not proof.proven:
+                continue  # no event fires wherever the method runs: no move, no finding
             parts = obs.wrapper_parts
             where = ""
             node = fn  # a profiling decorator or context alone: the override itself is the finding
@@ -160,4 +199,9 @@ class SideEffectWrapper(Rule):
                 events=quoted_events(events),
                 ref=reference(callback),
             )
-            yield self.report(ctx, node, message, method=method.name, moved=moved)
+            fix = (
+                plan_move(ctx, fn, obs.effects, parts, events_in(events), MoveWrapperToCallback, proof.events)
+                if parts and obs.effects is not None
+                else None
+            )
+            yield self.report(ctx, node, message, method=method.name, moved=moved, fix=fix)

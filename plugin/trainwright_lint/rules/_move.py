@@ -1,0 +1,127 @@
+"""The move a TW201/TW202 finding proposes, as an unsafe fix: the planner (lint side, ``ast`` only).
+
+The edit says which statements of which override move, to which event(s), and how the callback is
+registered; ``rules/_move_cst.py`` writes it with libcst:
+
+- a ``TrainerCallback`` class beside the trainer class, holding the trainer (``self.trainer``), whose
+  event method runs the moved statements with ``self`` read as the trainer; statements before the
+  ``super()`` call go to the first event (``on_step_begin``), those after it to the last
+  (``on_step_end``); a local that crosses from one to the other is kept on the callback;
+- the moved statements removed from the override, and the override itself removed when what is left is
+  ``return super().m(...)`` with its own arguments;
+- ``self.add_callback(...)`` at the end of the trainer's ``__init__`` (one is added when it has none).
+
+Unsafe: the code runs at the event instead of inside the method (once per optimizer step rather than
+per micro-batch, after the checkpoint rather than before it). A move is planned only when it is
+mechanical: the statements read no result of the ``super()`` call, no argument an event does not
+receive, and the class is defined at module level.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from trainwright_lint.analysis.effects import MethodEffects
+from trainwright_lint.edits import Edit
+from trainwright_lint.rules.base import ClassContext
+from trainwright_lint.syntax import FunctionNode, is_docstring, param_names
+
+# Method parameters an event receives, bound from ``kwargs`` in the callback (``evaluation_loop`` sets its
+# ``dataloader`` as the handler's ``eval_dataloader``).
+KWARGS = {"model": "model", "logs": "logs", "metrics": "metrics", "dataloader": "eval_dataloader"}
+
+
+@dataclass(frozen=True)
+class MoveToCallback(Edit):
+    """Move statements of ``class_name.method`` to a callback. ``line`` is the ``class`` line (the fixer
+    rewrites the class statement, and shifts only ``line``): every other position is an offset from it."""
+
+    method: str
+    line: int
+    class_name: str
+    def_offset: int
+    callback: str
+    spans: tuple[tuple[int, int], ...]  # offsets of the moved statements' first and last lines
+    split_offset: int  # the ``super()`` call: statements before it go to ``before_event``
+    before_event: str
+    after_event: str
+    bind: tuple[tuple[str, str], ...]  # (parameter, the event kwarg that holds it)
+    drop_override: bool
+    has_init: bool
+    needs_import: bool
+    also: tuple[str, ...] = ()  # events that stand in on other paths (``on_prediction_step``, ``on_predict``)
+    unsafe: bool = True
+
+    def describe(self) -> str:
+        events = self.before_event if self.before_event == self.after_event else (
+            f"{self.before_event}`/`{self.after_event}"
+        )
+        gone = "; remove the override" if self.drop_override else ""
+        return f"Move them to `{self.callback}.{events}`, registered in `__init__`{gone}"
+
+
+def _camel(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
+
+
+def _drop_override(effects: MethodEffects, fn: FunctionNode, moved: set[int]) -> bool:
+    """After the move, the body is only ``[result =] super().m(<own arguments>)`` and its return."""
+    if effects.delegation is None or not effects.delegation_passthrough or effects.delegations != 1:
+        return False
+    if effects.statements[effects.delegation].parent != -1:
+        return False
+    result = {d for d in effects.statements[effects.delegation].defines if not d.startswith("self.")}
+    for i, s in enumerate(effects.statements):
+        if s.parent != -1 or i in moved or i == effects.delegation or is_docstring(s.node):
+            continue
+        node = s.node
+        if isinstance(node, ast.Return) and (
+            node.value is None or (isinstance(node.value, ast.Name) and node.value.id in result)
+        ):
+            continue
+        return False
+    return True
+
+
+def plan_move(
+    ctx: ClassContext, fn: FunctionNode, effects: MethodEffects, parts: list[int], events: tuple[str, ...],
+    edit_type: type[MoveToCallback], also: tuple[str, ...] = (),
+) -> MoveToCallback | None:  # fmt: skip
+    """The move of ``parts`` (outermost statement indices) to ``events``, or ``None`` when it is not
+    mechanical (see the module docstring)."""
+    if not events or not parts or effects.delegation is None:
+        return None
+    under = {j for i in parts for j in effects.under(i)}
+    reads: set[str] = set()
+    for j in under:
+        reads |= effects.statements[j].uses
+    delegation = effects.statements[effects.delegation]
+    result = {d for d in delegation.defines if not d.startswith("self.")}
+    params = set(param_names(fn)) - {"self"}
+    if reads & result or (reads & params) - set(KWARGS):
+        return None
+    base = ctx.node.lineno
+    init = ctx.cls.methods.get("__init__")
+    if init is not None and "super" not in ctx.unit.text(init.line, init.end_line):
+        return None  # the fixer rewrites only what mentions ``super``: an ``__init__`` without it stays as is
+    spans = tuple(sorted((effects.statements[i].line - base, effects.statements[i].end_line - base) for i in parts))
+    source = ctx.unit.source
+    return edit_type(
+        method=fn.name,
+        line=base,
+        class_name=ctx.name,
+        def_offset=fn.lineno - base,
+        callback=f"{ctx.name}{_camel(fn.name)}Callback",
+        spans=spans,
+        split_offset=delegation.line - base,
+        before_event=events[0],
+        after_event=events[-1],
+        bind=tuple((name, KWARGS[name]) for name in sorted(reads & params & set(KWARGS))),
+        drop_override=_drop_override(effects, fn, set(parts)),
+        has_init=init is not None,
+        also=tuple(e for e in also if e not in events),
+        needs_import="TrainerCallback" not in source
+        or re.search(r"^\s*(from\s+\S+\s+)?import\b[^\n]*\bTrainerCallback\b", source, re.M) is None,
+    )

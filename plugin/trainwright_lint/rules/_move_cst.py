@@ -1,0 +1,192 @@
+"""TW201/TW202 fix (unsafe): move the observing statements of an override into a ``TrainerCallback``.
+
+What the edit holds and why it is unsafe: ``rules/_move.py``. This module writes it with libcst: it
+removes the moved statements (and the override when only ``return super().m(...)`` is left), writes the
+callback class right before the trainer class, registers it at the end of ``__init__`` (adding one that
+calls ``super().__init__(*args, **kwargs)`` when the class has none), and imports ``TrainerCallback``.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+
+import libcst as cst
+
+from trainwright_lint.rules._cst import LineTransformer
+from trainwright_lint.rules._move import MoveToCallback
+
+
+class _Rename(cst.CSTTransformer):
+    """``self`` -> ``trainer``; a local crossing from the first event to the second -> ``self.<name>``."""
+
+    def __init__(self, kept: set[str]) -> None:
+        super().__init__()
+        self.kept = kept
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        if updated.value == "self":
+            return updated.with_changes(value="trainer")
+        if updated.value in self.kept:
+            return cst.Attribute(value=cst.Name("self"), attr=cst.Name(updated.value))
+        return updated
+
+
+class _Names(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.stored: set[str] = set()
+        self.loaded: set[str] = set()
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if isinstance(node.target, cst.Name):
+            self.stored.add(node.target.value)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.loaded.add(node.value)
+
+
+def _code(statements: list[cst.BaseStatement]) -> str:
+    return textwrap.dedent("".join(cst.Module(body=[s]).code for s in statements))
+
+
+def _names(text: str) -> _Names:
+    names = _Names()
+    cst.parse_module(text).visit(names)
+    return names
+
+
+def _event_method(event: str, text: str, bind: Sequence[tuple[str, str]], kept: set[str]) -> str:
+    body = cst.parse_module(text).visit(_Rename(kept)).code if text.strip() else "pass\n"
+    lines = ["trainer = self.trainer\n", *(f'{name} = kwargs.get("{key}")\n' for name, key in bind), body]
+    return f"def {event}(self, args, state, control, **kwargs):\n" + textwrap.indent("".join(lines), "    ")
+
+
+def callback_source(edit: MoveToCallback, before: list[cst.BaseStatement], after: list[cst.BaseStatement]) -> str:
+    """The callback class for ``edit``, given the moved statements on each side of the ``super()`` call."""
+    first, second = _code(before), _code(after)
+    methods: list[str]
+    if edit.before_event == edit.after_event or not first.strip() or not second.strip():
+        event = edit.after_event if not first.strip() else edit.before_event
+        methods = [_event_method(e, first + second, edit.bind, set()) for e in (event, *edit.also)]
+    else:
+        kept = _names(first).stored & _names(second).loaded
+        methods = [
+            _event_method(edit.before_event, first, edit.bind, kept),
+            _event_method(edit.after_event, second, edit.bind, kept),
+        ]
+    doc = f'"Code of `{edit.class_name}.{edit.method}`, moved here by `trainwright fix --unsafe-fixes`."\n'
+    init = "def __init__(self, trainer):\n    self.trainer = trainer\n"
+    members = "\n".join([doc, init, *methods])
+    return f"class {edit.callback}(TrainerCallback):\n" + textwrap.indent(members, "    ")
+
+
+class Fixer(LineTransformer):
+    def __init__(self, edits: Sequence[MoveToCallback]) -> None:
+        super().__init__()
+        self.by_method = {(e.line + e.def_offset, e.method): e for e in edits}
+        self.by_class = {e.line: [x for x in edits if x.line == e.line] for e in edits}
+        self.callbacks: dict[int, list[str]] = {}  # class line -> callback sources
+        self.classes: list[int] = []
+        self.current: MoveToCallback | None = None
+        self.before: list[cst.BaseStatement] = []
+        self.after: list[cst.BaseStatement] = []
+
+    # -- the override ------------------------------------------------------------------------------
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append(self.line_of(node.name))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        edit = self.by_method.get((self.def_line(node), node.name.value))
+        if edit is not None:
+            self.current, self.before, self.after = edit, [], []
+
+    def _moved(self, node: cst.CSTNode) -> bool:
+        edit = self.current
+        return edit is not None and any(edit.line + a == self.line_of(node) for a, _ in edit.spans)
+
+    def leave_SimpleStatementLine(self, original, updated):  # type: ignore[no-untyped-def]
+        return self._take(original, updated)
+
+    def _take(self, original: cst.BaseStatement, updated: cst.BaseStatement):  # type: ignore[no-untyped-def]
+        if not self._moved(original):
+            return updated
+        assert self.current is not None
+        split = self.current.line + self.current.split_offset
+        (self.before if self.line_of(original) < split else self.after).append(updated)
+        return cst.RemoveFromParent()
+
+    leave_If = leave_For = leave_With = leave_While = leave_Try = _take
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        if not updated.body:
+            return updated.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+        return updated
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):  # type: ignore[no-untyped-def]
+        edit = self.by_method.get((self.def_line(original), original.name.value))
+        if edit is not None and edit is self.current:
+            self.callbacks.setdefault(edit.line, []).append(callback_source(edit, self.before, self.after))
+            self.current = None
+            if edit.drop_override:
+                return cst.RemoveFromParent()
+            return updated
+        if original.name.value == "__init__" and self.classes and self.classes[-1] in self.by_class:
+            return _register(updated, self.by_class[self.classes[-1]])
+        return updated
+
+    # -- the class and the module ------------------------------------------------------------------
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        line = self.classes.pop()
+        edits = self.by_class.get(line)
+        if not edits or edits[0].has_init:
+            return updated
+        init = cst.parse_statement(
+            "def __init__(self, *args, **kwargs):\n    super().__init__(*args, **kwargs)\n"
+        )
+        assert isinstance(init, cst.FunctionDef)
+        init = _register(init, edits)
+        body = [b for b in updated.body.body if not _is_pass(b)]
+        at = 1 if body and _is_docstring(body[0]) else 0
+        body.insert(at, init.with_changes(leading_lines=[] if at == 0 else [cst.EmptyLine(indent=False)]))
+        return updated.with_changes(body=updated.body.with_changes(body=body))
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        body = list(updated.body)
+        out: list[cst.BaseStatement] = []
+        needs_import = any(e.needs_import for edits in self.by_class.values() for e in edits)
+        for stmt, old in zip(body, original.body, strict=False):
+            if isinstance(old, cst.ClassDef) and self.line_of(old.name) in self.callbacks:
+                for k, source in enumerate(self.callbacks[self.line_of(old.name)]):
+                    new = cst.parse_statement(source)
+                    gap = list(stmt.leading_lines) if k == 0 else [cst.EmptyLine(), cst.EmptyLine()]
+                    out.append(new.with_changes(leading_lines=gap))
+                stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+            out.append(stmt)
+        if needs_import and self.callbacks:  # the fixer sees the class statement: the import goes beside it
+            first = out[0]
+            out[0] = first.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+            out.insert(0, cst.parse_statement("from transformers import TrainerCallback\n").with_changes(
+                leading_lines=first.leading_lines))
+        return updated.with_changes(body=out)
+
+
+def _register(init: cst.FunctionDef, edits: Sequence[MoveToCallback]) -> cst.FunctionDef:
+    names = list(dict.fromkeys(e.callback for e in edits))
+    calls = [cst.parse_statement(f"self.add_callback({name}(self))\n") for name in names]
+    body = list(init.body.body) if isinstance(init.body, cst.IndentedBlock) else []
+    return init.with_changes(body=init.body.with_changes(body=[*body, *calls]))
+
+
+def _is_pass(stmt: cst.BaseStatement) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, cst.Pass) for s in stmt.body)
+
+
+def _is_docstring(stmt: cst.BaseStatement) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Check TW201/TW202 moves with the behaviour oracle: is the moved program the same training?
+
+For each program: copy it, apply ``trainwright fix --unsafe-fixes`` (the move to a callback) as a user
+would (``trainwright.testing.fixed.fixed_copy``), train both with the oracle (``trainwright.testing``:
+GA 1 and 2, evaluation, checkpoints, resume, ``save_model``, on a virtual clock) and compare. Prints
+each program's differences and the count of oracle-equal moves:
+
+    python scripts/move_oracle.py tests/oracle/moves/*.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from trainwright.testing.compare import compare
+from trainwright.testing.fixed import fixed_copy
+from trainwright.testing.oracle import Spec, run_specs
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("programs", nargs="+", type=Path)
+    parser.add_argument("--target", default="==5.24.0", help="the range the copies declare (default: %(default)s)")
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="tw-move-oracle-"))
+    pairs = []
+    for i, program in enumerate(args.programs):
+        if not program.is_file():
+            parser.error(f"no such program: {program}")
+        fixed = fixed_copy(program, work / str(i), target=args.target, unsafe=True)
+        pairs.append((program, fixed))
+    specs = [s for p, f in pairs for s in (Spec(module=p), Spec(module=f.path))]
+    records = run_specs(specs)
+    equal = moved = 0
+    for k, (program, fixed) in enumerate(pairs):
+        if not fixed.changed:
+            print(f"{program}: no move (fix changed nothing)\n  {fixed.output.strip()}")
+            continue
+        moved += 1
+        differences = compare(records[2 * k], records[2 * k + 1])
+        equal += not differences
+        print(f"{program}: {'oracle-equal' if not differences else f'{len(differences)} differences'}")
+        for d in differences[:8]:
+            print(f"  {d}")
+    print(f"{equal} of {moved} moves oracle-equal ({len(pairs)} programs)")
+    return 0 if equal == moved else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
