@@ -1,4 +1,5 @@
-# expect: TW203
+# expect:
+# expect-preview: TW203
 """Stopping on a diverging loss by setting control flags from a log override."""
 
 import math

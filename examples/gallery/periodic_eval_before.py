@@ -1,4 +1,5 @@
-# expect: TW101 TW203 TW301 TW302
+# expect: TW101 TW301 TW302
+# expect-preview: TW203
 """Forcing an evaluation every 50 steps by overriding the private _maybe_log_save_evaluate, copied from
 a 4.37 release: its signature has changed four times since."""
 

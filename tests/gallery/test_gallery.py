@@ -1,4 +1,5 @@
-"""The before/after gallery stays true: each "before" yields exactly the codes its first line names,
+"""The before/after gallery stays true: each "before" yields exactly the codes its first line names
+(``# expect-preview:`` on the second line adds the codes of preview rules, reported only with ``--preview``),
 each "after" lints clean, and each "after" builder really constructs and trains a Trainer."""
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ BEFORE = sorted(GALLERY.glob("*_before.py"))
 AFTER = sorted(GALLERY.glob("*_after.py"))
 
 
-def lint_codes(path: Path) -> list[str]:
+def lint_codes(path: Path, *flags: str) -> list[str]:
     out = subprocess.run(
-        [sys.executable, "-m", "trainwright_lint", "lint", "--format", "json", str(path)],
+        [sys.executable, "-m", "trainwright_lint", "lint", "--format", "json", *flags, str(path)],
         capture_output=True,
         text=True,
     )
@@ -26,10 +27,13 @@ def lint_codes(path: Path) -> list[str]:
     return sorted(finding["code"] for finding in json.loads(out.stdout))
 
 
-def expected_codes(path: Path) -> list[str]:
-    first = path.read_text().splitlines()[0]
+def expected_codes(path: Path, preview: bool = False) -> list[str]:
+    first, second = (path.read_text().splitlines() + [""])[:2]
     assert first.startswith("# expect:"), f"{path.name} must start with '# expect: CODES'"
-    return sorted(first.removeprefix("# expect:").split())
+    codes = first.removeprefix("# expect:").split()
+    if preview and second.startswith("# expect-preview:"):
+        codes += second.removeprefix("# expect-preview:").split()
+    return sorted(codes)
 
 
 def test_every_before_has_an_after() -> None:
@@ -40,6 +44,11 @@ def test_every_before_has_an_after() -> None:
 @pytest.mark.parametrize("path", BEFORE, ids=lambda p: p.stem)
 def test_before_yields_its_expected_findings(path: Path) -> None:
     assert sorted(set(lint_codes(path))) == sorted(set(expected_codes(path)))
+
+
+@pytest.mark.parametrize("path", [p for p in BEFORE if "# expect-preview:" in p.read_text()], ids=lambda p: p.stem)
+def test_before_with_preview_adds_the_preview_codes(path: Path) -> None:
+    assert sorted(set(lint_codes(path, "--preview"))) == sorted(set(expected_codes(path, preview=True)))
 
 
 @pytest.mark.parametrize("path", AFTER, ids=lambda p: p.stem)

@@ -33,6 +33,7 @@ from typing import Any
 from trainwright.catalog.distributions import metadata_folders
 from trainwright.catalog.fingerprint import NORMALISER_VERSION
 from trainwright.catalog.versions import version_key
+from trainwright.storage.atomic import atomic_write_bytes
 
 EXTRACTOR_VERSION = 1
 LIBRARIES = ("transformers", "trl")
@@ -107,9 +108,7 @@ def _write_record(path: Path, data: dict[str, Any]) -> None:
     read-only cache is not an error (the facts are then extracted again next run)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
-        os.replace(temporary, path)
+        atomic_write_bytes(path, json.dumps(data, separators=(",", ":")).encode("utf-8"))
     except OSError:
         return
 
