@@ -75,7 +75,6 @@ def test_diagnostics_for_every_gallery_file_equal_the_cli(project: Path) -> None
 @pytest.mark.parametrize(
     ("name", "code"),
     [
-        ("legacy_loss_before.py", "TW301"),
         ("tokenizer_before.py", "TW303"),
         ("checkpoint_extras_before.py", "TW302"),
         ("broken_callback_before.py", "TW402"),
