@@ -301,9 +301,9 @@ def grpo_loss(
     if settings.beta != 0.0:
         if ref_per_token_logps is None:
             raise ValueError(
-                f"beta={settings.beta} needs reference log-probs, but this run has no reference model: beta was 0 "
-                "when the trainer was built (as TRL, beta=0 builds none). Set a non-zero beta in the config to "
-                "schedule or change it during training"
+                f"beta={settings.beta} needs reference log-probs (ref_per_token_logps), but this run has no "
+                "reference model: beta was 0 when the trainer was built (as TRL, beta=0 builds none). Set a "
+                "non-zero beta in the config to schedule or change it during training"
             )
         gap = ref_per_token_logps - per_token_logps
         per_token_kl = torch.exp(gap) - gap - 1
