@@ -83,7 +83,13 @@ def test_json_edits_give_the_bytes_fix_writes(tmp_path: Path, which: str) -> Non
             edits = [e for fix in mine if fix["applicability"] in allowed for e in fix["edits"]]
             expected = (fixed[unsafe] / f.name).read_bytes()
             assert apply(f.read_bytes(), edits) == expected, (f.name, unsafe, edits)
-        assert all(fix["edits"] for fix in mine), (f.name, mine)  # each fix says what it changes
+        # Each fix says what it changes, unless another fix's edit replaces the finding's lines whole
+        # (TW201's move deletes the override whose `super()` call TW302 would have rewritten).
+        records = [r for r in by_file.get(f.name, []) if r["fix"] is not None]
+        for r in records:
+            if not r["fix"]["edits"]:
+                others = [e for o in records if o is not r for e in o["fix"]["edits"]]
+                assert any(_covers(e, r) for e in others), (f.name, r)
     assert fixable >= (4 if which == "gallery" else 9)
 
 
@@ -94,3 +100,9 @@ def test_the_applier_itself_can_fail() -> None:
     assert apply(data, [edit]) == b"a = 1\r\nx = 2\n"
     with pytest.raises(AssertionError):
         apply(data, [edit, {**edit, "content": "y"} | {"end_location": {"row": 2, "column": 3}}])
+
+
+def _covers(edit: dict[str, Any], record: dict[str, Any]) -> bool:
+    """Whether ``edit`` replaces every line of ``record``'s finding."""
+    start, end = edit["location"]["row"], edit["end_location"]["row"]
+    return start <= record["location"]["row"] and record["end_location"]["row"] <= end
