@@ -1,6 +1,8 @@
 """``trainwright fix`` has a bounded cost: a file with a 100,000-element list literal and one fixable
-TW301 is fixed in a fresh process whose peak memory stays under 200 MB (libcst sees only the method
-it edits). Time is left to ``benchmarks/lint_scaling.py``: on a shared CI machine a memory bound
+TW301 is fixed in a fresh process whose peak memory stays under 210 MB (libcst sees only the method
+it edits). Measured: 196.8 MB at 1281dd5, 201.7 MB after the 2026-12-06 merges (the 85-release catalogue
+and events table, the TW001 noqa pass, the fixer's snapshot check); a libcst tree of the whole file
+alone costs 407 MB, so the bound still fails the regression it guards against. Time is left to ``benchmarks/lint_scaling.py``: on a shared CI machine a memory bound
 is a reliable test, a time bound is not."""
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 from fix_fs_support import TARGET
 
 TRAINWRIGHT = [sys.executable, "-m", "trainwright_lint"]  # the `trainwright` program, this interpreter
-LIMIT_MB = 200
+LIMIT_MB = 210
 
 # Runs argv[1:] as its only child and reports that child's peak RSS (RUSAGE_CHILDREN is the maximum
 # over the children a process has waited for, so a wrapper of its own isolates this one run).
@@ -36,7 +38,7 @@ def big_literal_file(n: int = 100_000) -> str:
     )
 
 
-def test_fix_of_a_100k_literal_file_stays_under_200_mb(tmp_path: Path) -> None:
+def test_fix_of_a_100k_literal_file_stays_under_210_mb(tmp_path: Path) -> None:
     path = tmp_path / "big.py"
     source = big_literal_file()
     path.write_text(source, encoding="utf-8")
