@@ -65,7 +65,14 @@ def callback_source(edit: MoveToCallback, before: list[cst.BaseStatement], after
     """The callback class for ``edit``, given the moved statements on each side of the ``super()`` call."""
     first, second = _code(before), _code(after)
     methods: list[str]
-    if edit.before_event == edit.after_event or not first.strip() or not second.strip():
+    if edit.span:
+        kept = _names(first).stored & _names(second).loaded
+        halves = {"before": first, "after": second}
+        methods = [
+            _event_method(event, "".join(halves[h] for h in sides.split(",")), edit.bind, kept)
+            for event, sides in edit.span
+        ]
+    elif edit.before_event == edit.after_event or not first.strip() or not second.strip():
         event = edit.after_event if not first.strip() else edit.before_event
         methods = [_event_method(e, first + second, edit.bind, set()) for e in (event, *edit.also)]
     else:
