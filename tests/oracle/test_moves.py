@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 MOVES = sorted((Path(__file__).parent / "moves").glob("*.py"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-import move_oracle  # noqa: E402
+import move_oracle
 
 
 @pytest.mark.slow

@@ -22,11 +22,14 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from weakref import WeakKeyDictionary
 
+from trainwright_lint.analysis import kinds as K
 from trainwright_lint.analysis.effects import MethodEffects
+from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.edits import Edit
 from trainwright_lint.rules.base import ClassContext
-from trainwright_lint.syntax import FunctionNode, is_docstring, param_names
+from trainwright_lint.syntax import FunctionNode, dotted_name, is_docstring, param_names
 
 # Methods ``_run_epoch`` calls once per micro-batch, between ``on_step_begin`` (before the first
 # micro-batch of a step) and ``on_substep_end`` (after each micro-batch but the last) / ``on_step_end``
@@ -42,7 +45,11 @@ from trainwright_lint.syntax import FunctionNode, is_docstring, param_names
 # last one, before the optimiser step): the span is the micro-batch's, plus the gradient clipping.
 PER_MICRO_BATCH = frozenset({"training_step"})
 MICRO_BATCH_EVENTS = ("on_step_begin", "on_substep_end")
-MICRO_BATCH_SPAN = (("on_step_begin", "before"), ("on_substep_end", "after,before"), ("on_pre_optimizer_step", "after"))
+MICRO_BATCH_SPAN = (
+    ("on_step_begin", "before"),
+    ("on_substep_end", "after,before"),
+    ("on_pre_optimizer_step", "after"),
+)
 
 # Method parameters an event receives, bound from ``kwargs`` in the callback (``evaluation_loop`` sets its
 # ``dataloader`` as the handler's ``eval_dataloader``).
@@ -74,10 +81,30 @@ class MoveToCallback(Edit):
     unsafe: bool = True
 
     def describe(self) -> str:
-        names = [e for e, _ in self.span] or list(dict.fromkeys((self.before_event, self.after_event, *self.also)))
+        names = [e for e, _ in self.span] or list(
+            dict.fromkeys((self.before_event, self.after_event, *self.also))
+        )
         events = "`/`".join(names)
         gone = "; remove the override" if self.drop_override else ""
         return f"Move them to `{self.callback}.{events}`, registered in `__init__`{gone}"
+
+
+_IMPORT = re.compile(r"^\s*(from\s+\S+\s+)?import\b[^\n]*\bTrainerCallback\b", re.MULTILINE)
+# Per file and per move type (one fix pass applies all of a rule's moves at once, each in its own
+# segment): the line of the first class whose move writes the import. A second class in the file
+# planned from the same text would write it again (issue 33).
+_IMPORTER: WeakKeyDictionary[FileUnit, dict[type, int]] = WeakKeyDictionary()
+
+
+def _needs_import(ctx: ClassContext, edit_type: type) -> bool:
+    """No ``TrainerCallback`` import above the class, and no earlier class of the file whose move (of
+    the same pass) writes one. Classes are checked in the order of the file."""
+    line = ctx.node.lineno
+    above = ctx.unit.text(1, line - 1) if line > 1 else ""
+    if "TrainerCallback" in above and _IMPORT.search(above) is not None:
+        return False
+    first = _IMPORTER.setdefault(ctx.unit, {}).setdefault(edit_type, line)
+    return first >= line
 
 
 def _camel(name: str) -> str:
@@ -127,8 +154,9 @@ def plan_move(
     init = ctx.cls.methods.get("__init__")
     if init is not None and "super" not in ctx.unit.text(init.line, init.end_line):
         return None  # the fixer rewrites only what mentions ``super``: an ``__init__`` without it stays as is
-    spans = tuple(sorted((effects.statements[i].line - base, effects.statements[i].end_line - base) for i in parts))
-    source = ctx.unit.source
+    spans = tuple(
+        sorted((effects.statements[i].line - base, effects.statements[i].end_line - base) for i in parts)
+    )
     return edit_type(
         method=fn.name,
         line=base,
@@ -143,8 +171,7 @@ def plan_move(
         has_init=init is not None,
         also=tuple(e for e in (*_extra(fn.name, events, effects, parts), *also) if e not in events),
         span=MICRO_BATCH_SPAN if _micro_batch_span(fn.name, events, effects, parts) else (),
-        needs_import="TrainerCallback" not in source
-        or re.search(r"^\s*(from\s+\S+\s+)?import\b[^\n]*\bTrainerCallback\b", source, re.M) is None,
+        needs_import=_needs_import(ctx, edit_type),
     )
 
 
@@ -164,7 +191,7 @@ def _with_definers(
             return None
         i = definers[0]
         s = effects.statements[i]
-        if s.parent != -1 or s.kinds - {"local"} or s.uses & local or not isinstance(s.node, ast.Assign):
+        if s.parent != -1 or s.kinds - {K.LOCAL} or s.uses & local or not _pure_assignment(s.node):
             return None
         extra.append(i)
     moved = under | set(extra)
@@ -172,6 +199,22 @@ def _with_definers(
         if i not in moved and s.uses & {n for j in extra for n in effects.statements[j].defines}:
             return None
     return sorted(set(parts) | set(extra))
+
+
+def _pure_assignment(node: ast.stmt) -> bool:
+    """``name = <value>`` whose calls are all known to have no effect (``os.path.join``, ``.item()``):
+    computing it once more, in the callback, changes nothing else."""
+    if not isinstance(node, ast.Assign):
+        return False
+    for call in ast.walk(node.value):
+        if not isinstance(call, ast.Call):
+            continue
+        name = dotted_name(call.func)
+        if name is None or not (name in K.PURE_CALLS or (
+            "." in name and not name.startswith("self.") and name.rsplit(".", 1)[1] in K.PURE_METHODS
+        )):  # fmt: skip
+            return False
+    return True
 
 
 def _per_micro_batch(method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]) -> bool:
@@ -192,7 +235,9 @@ def _micro_batch_span(method: str, events: tuple[str, ...], effects: MethodEffec
     return len({effects.statements[i].line < split for i in parts}) == 2
 
 
-def _placement(method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]) -> dict[str, str]:
+def _placement(
+    method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]
+) -> dict[str, str]:
     if _per_micro_batch(method, events, effects, parts):
         return {"before_event": MICRO_BATCH_EVENTS[0], "after_event": MICRO_BATCH_EVENTS[0]}
     return {"before_event": events[0], "after_event": events[-1]}

@@ -61,7 +61,9 @@ def _event_method(event: str, text: str, bind: Sequence[tuple[str, str]], kept: 
     return f"def {event}(self, args, state, control, **kwargs):\n" + textwrap.indent("".join(lines), "    ")
 
 
-def callback_source(edit: MoveToCallback, before: list[cst.BaseStatement], after: list[cst.BaseStatement]) -> str:
+def callback_source(
+    edit: MoveToCallback, before: list[cst.BaseStatement], after: list[cst.BaseStatement]
+) -> str:
     """The callback class for ``edit``, given the moved statements on each side of the ``super()`` call."""
     first, second = _code(before), _code(after)
     methods: list[str]
@@ -125,7 +127,9 @@ class Fixer(LineTransformer):
 
     leave_If = leave_For = leave_With = leave_While = leave_Try = _take
 
-    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+    def leave_IndentedBlock(
+        self, original: cst.IndentedBlock, updated: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
         if not updated.body:
             return updated.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
         return updated
@@ -174,8 +178,12 @@ class Fixer(LineTransformer):
         if needs_import and self.callbacks:  # the fixer sees the class statement: the import goes beside it
             first = out[0]
             out[0] = first.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
-            out.insert(0, cst.parse_statement("from transformers import TrainerCallback\n").with_changes(
-                leading_lines=first.leading_lines))
+            out.insert(
+                0,
+                cst.parse_statement("from transformers import TrainerCallback\n").with_changes(
+                    leading_lines=first.leading_lines
+                ),
+            )
         return updated.with_changes(body=out)
 
 
