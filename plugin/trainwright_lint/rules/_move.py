@@ -29,7 +29,7 @@ from trainwright_lint.analysis.effects import MethodEffects
 from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.edits import Edit
 from trainwright_lint.rules.base import ClassContext
-from trainwright_lint.syntax import FunctionNode, dotted_name, is_docstring, param_names
+from trainwright_lint.syntax import FunctionNode, is_docstring, param_names
 
 # Methods ``_run_epoch`` calls once per micro-batch, between ``on_step_begin`` (before the first
 # micro-batch of a step) and ``on_substep_end`` (after each micro-batch but the last) / ``on_step_end``
@@ -147,7 +147,7 @@ def plan_move(
     params = set(param_names(fn)) - {"self"}
     if reads & result or (reads & params) - set(KWARGS):
         return None
-    parts = _with_definers(effects, parts, under, reads - params, params)
+    parts = _with_definers(ctx.unit, effects, parts, under, reads - params, params)
     if parts is None:
         return None
     base = ctx.node.lineno
@@ -176,7 +176,12 @@ def plan_move(
 
 
 def _with_definers(
-    effects: MethodEffects, parts: list[int], under: set[int], names: set[str], params: set[str]
+    unit: FileUnit,
+    effects: MethodEffects,
+    parts: list[int],
+    under: set[int],
+    names: set[str],
+    params: set[str],
 ) -> list[int] | None:
     """``parts`` plus the top-level statements that define the locals they read (``folder = ...``), so
     the callback computes them too; ``None`` when such a statement has an effect of its own, reads a
@@ -191,7 +196,12 @@ def _with_definers(
             return None
         i = definers[0]
         s = effects.statements[i]
-        if s.parent != -1 or s.kinds - {K.LOCAL} or s.uses & local or not _pure_assignment(s.node):
+        if (
+            s.parent != -1
+            or s.kinds - {K.LOCAL}
+            or s.uses & local
+            or not _pure_assignment(s.node, unit.text(s.line, s.end_line))
+        ):
             return None
         extra.append(i)
     moved = under | set(extra)
@@ -201,18 +211,23 @@ def _with_definers(
     return sorted(set(parts) | set(extra))
 
 
-def _pure_assignment(node: ast.stmt) -> bool:
+_CALL = re.compile(r"([A-Za-z_][\w.]*)?\s*\(")
+
+
+def _pure_assignment(node: ast.stmt, text: str) -> bool:
     """``name = <value>`` whose calls are all known to have no effect (``os.path.join``, ``.item()``):
-    computing it once more, in the callback, changes nothing else."""
+    computing it once more, in the callback, changes nothing else. Read from the statement's text
+    (rules walk no trees): a parenthesis that follows no name (a tuple, a call of a call's result)
+    counts as an unknown call, and so does one inside a string; too strict, never too lax."""
     if not isinstance(node, ast.Assign):
         return False
-    for call in ast.walk(node.value):
-        if not isinstance(call, ast.Call):
-            continue
-        name = dotted_name(call.func)
-        if name is None or not (name in K.PURE_CALLS or (
-            "." in name and not name.startswith("self.") and name.rsplit(".", 1)[1] in K.PURE_METHODS
-        )):  # fmt: skip
+    value = text.split("=", 1)[1] if "=" in text else text
+    for match in _CALL.finditer(value):
+        name = match.group(1) or ""
+        last = name.rsplit(".", 1)[-1]
+        if not (
+            name in K.PURE_CALLS or ("." in name and not name.startswith("self.") and last in K.PURE_METHODS)
+        ):
             return False
     return True
 
