@@ -34,7 +34,7 @@ from trainwright_lint.syntax import FunctionNode, is_docstring, param_names
 # Methods ``_run_epoch`` calls once per micro-batch, between ``on_step_begin`` (before the first
 # micro-batch of a step) and ``on_substep_end`` (after each micro-batch but the last) / ``on_step_end``
 # (after the last one, once ``global_step`` and ``epoch`` have advanced): the events table's hops
-# (``tests/catalog/test_events_table.py`` checks it). Code that reads no result of the micro-batch sees
+# (``tests/lint/test_move_fix.py`` checks it). Code that reads no result of the micro-batch sees
 # the same step state at ``on_step_begin`` and at each ``on_substep_end``, and those fire once per
 # micro-batch together, so the move runs it there; at ``on_step_end`` it would see the next step's
 # number (and run once per optimiser step), at ``on_log``/``on_save`` other steps.
