@@ -89,7 +89,12 @@ class SideEffectWrapper(Rule):
                     trainer = self.trainer
                     self.start = time.perf_counter()
 
-                def on_step_end(self, args, state, control, **kwargs):
+                def on_substep_end(self, args, state, control, **kwargs):
+                    trainer = self.trainer
+                    trainer.step_times.append(time.perf_counter() - self.start)
+                    self.start = time.perf_counter()
+
+                def on_pre_optimizer_step(self, args, state, control, **kwargs):
                     trainer = self.trainer
                     trainer.step_times.append(time.perf_counter() - self.start)
 
