@@ -92,3 +92,17 @@ def test_a_local_with_an_effect_of_its_own_keeps_the_fix_off() -> None:
     if findings:  # a finding without a proven move must not carry the fix
         assert all(f.fix is None for f in findings)
     assert not fix_text(source, unsafe=True).changed
+
+
+def test_a_suppressed_first_move_leaves_the_import_to_the_next() -> None:
+    first = dedent(GATED.format(name="FirstTrainer", every=50)).replace("== 0:", "== 0:  # noqa: TW201")
+    source = (
+        "import gc\n\nfrom transformers import Trainer\n\n"
+        + first
+        + "\n"
+        + dedent(GATED.format(name="SecondTrainer", every=20))
+    )
+    fixed = fix_text(source, unsafe=True).fixed.decode("utf-8")
+    assert "FirstTrainerTrainingStepCallback" not in fixed  # suppressed: not moved
+    assert fixed.count("import TrainerCallback") == 1
+    assert fixed.index("import TrainerCallback") < fixed.index("class SecondTrainerTrainingStepCallback")

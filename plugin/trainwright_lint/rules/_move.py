@@ -96,15 +96,22 @@ _IMPORT = re.compile(r"^\s*(from\s+\S+\s+)?import\b[^\n]*\bTrainerCallback\b", r
 _IMPORTER: WeakKeyDictionary[FileUnit, dict[type, int]] = WeakKeyDictionary()
 
 
-def _needs_import(ctx: ClassContext, edit_type: type) -> bool:
+def _needs_import(ctx: ClassContext, fn: FunctionNode, edit_type: type) -> bool:
     """No ``TrainerCallback`` import above the class, and no earlier class of the file whose move (of
-    the same pass) writes one. Classes are checked in the order of the file."""
+    the same pass) writes one. Classes are checked in the order of the file. A method with a ``noqa``
+    comment never claims the import: its finding may be suppressed, its fix then not applied, and a
+    later class relying on its import would be left without one (a second import is the lesser harm)."""
     line = ctx.node.lineno
     above = ctx.unit.text(1, line - 1) if line > 1 else ""
     if "TrainerCallback" in above and _IMPORT.search(above) is not None:
         return False
-    first = _IMPORTER.setdefault(ctx.unit, {}).setdefault(edit_type, line)
-    return first >= line
+    claims = _IMPORTER.setdefault(ctx.unit, {})
+    first = claims.get(edit_type)
+    if first is not None and first < line:
+        return False
+    if "noqa" not in ctx.unit.text(fn.lineno, fn.end_lineno or fn.lineno).lower():
+        claims[edit_type] = min(line, first or line)
+    return True
 
 
 def _camel(name: str) -> str:
@@ -171,7 +178,7 @@ def plan_move(
         has_init=init is not None,
         also=tuple(e for e in (*_extra(fn.name, events, effects, parts), *also) if e not in events),
         span=MICRO_BATCH_SPAN if _micro_batch_span(fn.name, events, effects, parts) else (),
-        needs_import=_needs_import(ctx, edit_type),
+        needs_import=_needs_import(ctx, fn, edit_type),
     )
 
 
