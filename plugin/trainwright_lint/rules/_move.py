@@ -6,7 +6,10 @@ registered; ``rules/_move_cst.py`` writes it with libcst:
 - a ``TrainerCallback`` class beside the trainer class, holding the trainer (``self.trainer``), whose
   event method runs the moved statements with ``self`` read as the trainer; statements before the
   ``super()`` call go to the first event (``on_step_begin``), those after it to the last
-  (``on_step_end``); a local that crosses from one to the other is kept on the callback;
+  (``on_step_end``); a local that crosses from one to the other is kept on the callback; code of a
+  per-micro-batch method (``training_step``) goes where it sees the same step state once per
+  micro-batch (``PER_MICRO_BATCH`` below), so that the moved program trains the same (the oracle:
+  ``scripts/move_oracle.py``);
 - the moved statements removed from the override, and the override itself removed when what is left is
   ``return super().m(...)`` with its own arguments;
 - ``self.add_callback(...)`` at the end of the trainer's ``__init__`` (one is added when it has none).
