@@ -57,7 +57,9 @@ def _names(text: str) -> _Names:
 
 def _event_method(event: str, text: str, bind: Sequence[tuple[str, str]], kept: set[str]) -> str:
     body = cst.parse_module(text).visit(_Rename(kept)).code if text.strip() else "pass\n"
-    lines = ["trainer = self.trainer\n", *(f'{name} = kwargs.get("{key}")\n' for name, key in bind), body]
+    read = _names(body).loaded  # bind only what this event's code reads: no unused locals (F841)
+    bound = [("trainer", "self.trainer"), *((name, f'kwargs.get("{key}")') for name, key in bind)]
+    lines = [*(f"{name} = {value}\n" for name, value in bound if name in read), body]
     return f"def {event}(self, args, state, control, **kwargs):\n" + textwrap.indent("".join(lines), "    ")
 
 

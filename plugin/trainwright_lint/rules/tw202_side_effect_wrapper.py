@@ -86,7 +86,6 @@ class SideEffectWrapper(Rule):
                     self.trainer = trainer
 
                 def on_step_begin(self, args, state, control, **kwargs):
-                    trainer = self.trainer
                     self.start = time.perf_counter()
 
                 def on_substep_end(self, args, state, control, **kwargs):
