@@ -440,7 +440,8 @@ def main(argv: list[str] | None = None) -> int:
     data = pack({v: extract_release(sources[v]) for v in sort_versions(list(sources))})
     PROOFS_FILE_PATH.write_text(json.dumps(proofs(data), separators=(",", ":"), sort_keys=True) + "\n")
     args.out.write_text(json.dumps(data, separators=(",", ":"), sort_keys=True) + "\n")
-    print(f"wrote {args.out} ({len(releases)} releases: {', '.join(releases)})", file=sys.stderr)
+    releases = sort_versions(list(sources))
+    print(f"wrote {args.out} ({len(releases)} releases: {releases[0]}-{releases[-1]})", file=sys.stderr)
     return 0
 
 

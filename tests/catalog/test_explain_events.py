@@ -37,3 +37,18 @@ def test_explain_json_has_the_event_paths(capsys: pytest.CaptureFixture[str]) ->
                                             "after": ["on_save"]} for p in loop)
     jit = [p for p in report["paths"] if p["opt_in"]]
     assert jit and all(p["callers"] == [] for p in jit)  # the SIGTERM checkpoint fires no event
+
+
+@pytest.mark.parametrize("method", ["save_model", "_save"])
+def test_save_advice_never_sends_files_to_on_save(method: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Condition 1 of issue 33: on_save fires on none of save_model's paths but the checkpoint's, so the
+    advice (guidance.json, echoed by explain) must not suggest it for files written when saving."""
+    from trainwright.catalog.events import load_events
+
+    assert not load_events().at("5.24.0").fires_on_every_path(method, "on_save")
+    assert main(["explain", method, "--transformers-version", "5.24.0"]) == 0
+    advice = capsys.readouterr().out.split("Advice:")[1]
+    assert "Callback events: on_save" not in advice
+    assert "belong in on_save" not in advice
+    if method == "save_model":
+        assert "on_save fires only after a training checkpoint" in " ".join(advice.split())

@@ -6,7 +6,10 @@ registered; ``rules/_move_cst.py`` writes it with libcst:
 - a ``TrainerCallback`` class beside the trainer class, holding the trainer (``self.trainer``), whose
   event method runs the moved statements with ``self`` read as the trainer; statements before the
   ``super()`` call go to the first event (``on_step_begin``), those after it to the last
-  (``on_step_end``); a local that crosses from one to the other is kept on the callback;
+  (``on_step_end``); a local that crosses from one to the other is kept on the callback; code of a
+  per-micro-batch method (``training_step``) goes where it sees the same step state once per
+  micro-batch (``PER_MICRO_BATCH`` below), so that the moved program trains the same (the oracle:
+  ``scripts/move_oracle.py``);
 - the moved statements removed from the override, and the override itself removed when what is left is
   ``return super().m(...)`` with its own arguments;
 - ``self.add_callback(...)`` at the end of the trainer's ``__init__`` (one is added when it has none).
@@ -22,11 +25,34 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from weakref import WeakKeyDictionary
 
+from trainwright_lint.analysis import kinds as K
 from trainwright_lint.analysis.effects import MethodEffects
+from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.edits import Edit
 from trainwright_lint.rules.base import ClassContext
 from trainwright_lint.syntax import FunctionNode, is_docstring, param_names
+
+# Methods ``_run_epoch`` calls once per micro-batch, between ``on_step_begin`` (before the first
+# micro-batch of a step) and ``on_substep_end`` (after each micro-batch but the last) / ``on_step_end``
+# (after the last one, once ``global_step`` and ``epoch`` have advanced): the events table's hops
+# (``tests/lint/test_move_fix.py`` checks it). Code that reads no result of the micro-batch sees
+# the same step state at ``on_step_begin`` and at each ``on_substep_end``, and those fire once per
+# micro-batch together, so the move runs it there; at ``on_step_end`` it would see the next step's
+# number (and run once per optimiser step), at ``on_log``/``on_save`` other steps.
+#
+# Code around the ``super()`` call (a timer) is split the same way: its first half runs at the event
+# right before each micro-batch (``on_step_begin``, then ``on_substep_end`` of the previous one), its
+# second half at the event right after it (``on_substep_end``, and ``on_pre_optimizer_step`` after the
+# last one, before the optimiser step): the span is the micro-batch's, plus the gradient clipping.
+PER_MICRO_BATCH = frozenset({"training_step"})
+MICRO_BATCH_EVENTS = ("on_step_begin", "on_substep_end")
+MICRO_BATCH_SPAN = (
+    ("on_step_begin", "before"),
+    ("on_substep_end", "after,before"),
+    ("on_pre_optimizer_step", "after"),
+)
 
 # Method parameters an event receives, bound from ``kwargs`` in the callback (``evaluation_loop`` sets its
 # ``dataloader`` as the handler's ``eval_dataloader``).
@@ -52,14 +78,43 @@ class MoveToCallback(Edit):
     has_init: bool
     needs_import: bool
     also: tuple[str, ...] = ()  # events that stand in on other paths (``on_prediction_step``, ``on_predict``)
+    # when set, the event methods to write and which halves (``before``/``after`` the ``super()`` call)
+    # each runs, in order: a span per micro-batch (``MICRO_BATCH_SPAN``)
+    span: tuple[tuple[str, str], ...] = ()
     unsafe: bool = True
 
     def describe(self) -> str:
-        events = self.before_event if self.before_event == self.after_event else (
-            f"{self.before_event}`/`{self.after_event}"
+        names = [e for e, _ in self.span] or list(
+            dict.fromkeys((self.before_event, self.after_event, *self.also))
         )
+        events = "`/`".join(names)
         gone = "; remove the override" if self.drop_override else ""
         return f"Move them to `{self.callback}.{events}`, registered in `__init__`{gone}"
+
+
+_IMPORT = re.compile(r"^\s*(from\s+\S+\s+)?import\b[^\n]*\bTrainerCallback\b", re.MULTILINE)
+# Per file and per move type (one fix pass applies all of a rule's moves at once, each in its own
+# segment): the line of the first class whose move writes the import. A second class in the file
+# planned from the same text would write it again (issue 33).
+_IMPORTER: WeakKeyDictionary[FileUnit, dict[type, int]] = WeakKeyDictionary()
+
+
+def _needs_import(ctx: ClassContext, fn: FunctionNode, edit_type: type) -> bool:
+    """No ``TrainerCallback`` import above the class, and no earlier class of the file whose move (of
+    the same pass) writes one. Classes are checked in the order of the file. A method with a ``noqa``
+    comment never claims the import: its finding may be suppressed, its fix then not applied, and a
+    later class relying on its import would be left without one (a second import is the lesser harm)."""
+    line = ctx.node.lineno
+    above = ctx.unit.text(1, line - 1) if line > 1 else ""
+    if "TrainerCallback" in above and _IMPORT.search(above) is not None:
+        return False
+    claims = _IMPORTER.setdefault(ctx.unit, {})
+    first = claims.get(edit_type)
+    if first is not None and first < line:
+        return False
+    if "noqa" not in ctx.unit.text(fn.lineno, fn.end_lineno or fn.lineno).lower():
+        claims[edit_type] = min(line, first or line)
+    return True
 
 
 def _camel(name: str) -> str:
@@ -102,12 +157,16 @@ def plan_move(
     params = set(param_names(fn)) - {"self"}
     if reads & result or (reads & params) - set(KWARGS):
         return None
+    parts = _with_definers(ctx.unit, effects, parts, under, reads - params, params)
+    if parts is None:
+        return None
     base = ctx.node.lineno
     init = ctx.cls.methods.get("__init__")
     if init is not None and "super" not in ctx.unit.text(init.line, init.end_line):
         return None  # the fixer rewrites only what mentions ``super``: an ``__init__`` without it stays as is
-    spans = tuple(sorted((effects.statements[i].line - base, effects.statements[i].end_line - base) for i in parts))
-    source = ctx.unit.source
+    spans = tuple(
+        sorted((effects.statements[i].line - base, effects.statements[i].end_line - base) for i in parts)
+    )
     return edit_type(
         method=fn.name,
         line=base,
@@ -116,12 +175,98 @@ def plan_move(
         callback=f"{ctx.name}{_camel(fn.name)}Callback",
         spans=spans,
         split_offset=delegation.line - base,
-        before_event=events[0],
-        after_event=events[-1],
+        **_placement(fn.name, events, effects, parts),
         bind=tuple((name, KWARGS[name]) for name in sorted(reads & params & set(KWARGS))),
         drop_override=_drop_override(effects, fn, set(parts)),
         has_init=init is not None,
-        also=tuple(e for e in also if e not in events),
-        needs_import="TrainerCallback" not in source
-        or re.search(r"^\s*(from\s+\S+\s+)?import\b[^\n]*\bTrainerCallback\b", source, re.M) is None,
+        also=tuple(e for e in (*_extra(fn.name, events, effects, parts), *also) if e not in events),
+        span=MICRO_BATCH_SPAN if _micro_batch_span(fn.name, events, effects, parts) else (),
+        needs_import=_needs_import(ctx, fn, edit_type),
     )
+
+
+def _with_definers(
+    unit: FileUnit,
+    effects: MethodEffects,
+    parts: list[int],
+    under: set[int],
+    names: set[str],
+    params: set[str],
+) -> list[int] | None:
+    """``parts`` plus the top-level statements that define the locals they read (``folder = ...``), so
+    the callback computes them too; ``None`` when such a statement has an effect of its own, reads a
+    parameter or another local, or defines a local the code left behind still reads."""
+    local = params | {d for s in effects.statements for d in s.defines}
+    extra: list[int] = []
+    for name in sorted(names & local):
+        definers = [i for i, s in enumerate(effects.statements) if name in s.defines and i not in under]
+        if not definers:
+            continue  # defined inside the moved statements (or not a local at all)
+        if len(definers) != 1:
+            return None
+        i = definers[0]
+        s = effects.statements[i]
+        if (
+            s.parent != -1
+            or s.kinds - {K.LOCAL}
+            or s.uses & local
+            or not _pure_assignment(s.node, unit.text(s.line, s.end_line))
+        ):
+            return None
+        extra.append(i)
+    moved = under | set(extra)
+    for i, s in enumerate(effects.statements):
+        if i not in moved and s.uses & {n for j in extra for n in effects.statements[j].defines}:
+            return None
+    return sorted(set(parts) | set(extra))
+
+
+_CALL = re.compile(r"([A-Za-z_][\w.]*)?\s*\(")
+
+
+def _pure_assignment(node: ast.stmt, text: str) -> bool:
+    """``name = <value>`` whose calls are all known to have no effect (``os.path.join``, ``.item()``):
+    computing it once more, in the callback, changes nothing else. Read from the statement's text
+    (rules walk no trees): a parenthesis that follows no name (a tuple, a call of a call's result)
+    counts as an unknown call, and so does one inside a string; too strict, never too lax."""
+    if not isinstance(node, ast.Assign):
+        return False
+    value = text.split("=", 1)[1] if "=" in text else text
+    for match in _CALL.finditer(value):
+        name = match.group(1) or ""
+        last = name.rsplit(".", 1)[-1]
+        if not (
+            name in K.PURE_CALLS or ("." in name and not name.startswith("self.") and last in K.PURE_METHODS)
+        ):
+            return False
+    return True
+
+
+def _per_micro_batch(method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]) -> bool:
+    """The code runs once per micro-batch and is not a span around the ``super()`` call (a timer keeps
+    its ``on_step_begin``/``on_step_end`` pair)."""
+    if method not in PER_MICRO_BATCH or effects.delegation is None:
+        return False
+    split = effects.statements[effects.delegation].line
+    sides = {effects.statements[i].line < split for i in parts}
+    return len(sides) == 1 and not ("on_step_begin" in events and "on_step_end" in events)
+
+
+def _micro_batch_span(method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]) -> bool:
+    """A span around a per-micro-batch ``super()`` call (a timer): statements on both sides of it."""
+    if method not in PER_MICRO_BATCH or effects.delegation is None:
+        return False
+    split = effects.statements[effects.delegation].line
+    return len({effects.statements[i].line < split for i in parts}) == 2
+
+
+def _placement(
+    method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]
+) -> dict[str, str]:
+    if _per_micro_batch(method, events, effects, parts):
+        return {"before_event": MICRO_BATCH_EVENTS[0], "after_event": MICRO_BATCH_EVENTS[0]}
+    return {"before_event": events[0], "after_event": events[-1]}
+
+
+def _extra(method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]) -> tuple[str, ...]:
+    return MICRO_BATCH_EVENTS[1:] if _per_micro_batch(method, events, effects, parts) else ()

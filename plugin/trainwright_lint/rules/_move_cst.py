@@ -57,15 +57,26 @@ def _names(text: str) -> _Names:
 
 def _event_method(event: str, text: str, bind: Sequence[tuple[str, str]], kept: set[str]) -> str:
     body = cst.parse_module(text).visit(_Rename(kept)).code if text.strip() else "pass\n"
-    lines = ["trainer = self.trainer\n", *(f'{name} = kwargs.get("{key}")\n' for name, key in bind), body]
+    read = _names(body).loaded  # bind only what this event's code reads: no unused locals (F841)
+    bound = [("trainer", "self.trainer"), *((name, f'kwargs.get("{key}")') for name, key in bind)]
+    lines = [*(f"{name} = {value}\n" for name, value in bound if name in read), body]
     return f"def {event}(self, args, state, control, **kwargs):\n" + textwrap.indent("".join(lines), "    ")
 
 
-def callback_source(edit: MoveToCallback, before: list[cst.BaseStatement], after: list[cst.BaseStatement]) -> str:
+def callback_source(
+    edit: MoveToCallback, before: list[cst.BaseStatement], after: list[cst.BaseStatement]
+) -> str:
     """The callback class for ``edit``, given the moved statements on each side of the ``super()`` call."""
     first, second = _code(before), _code(after)
     methods: list[str]
-    if edit.before_event == edit.after_event or not first.strip() or not second.strip():
+    if edit.span:
+        kept = _names(first).stored & _names(second).loaded
+        halves = {"before": first, "after": second}
+        methods = [
+            _event_method(event, "".join(halves[h] for h in sides.split(",")), edit.bind, kept)
+            for event, sides in edit.span
+        ]
+    elif edit.before_event == edit.after_event or not first.strip() or not second.strip():
         event = edit.after_event if not first.strip() else edit.before_event
         methods = [_event_method(e, first + second, edit.bind, set()) for e in (event, *edit.also)]
     else:
@@ -118,7 +129,9 @@ class Fixer(LineTransformer):
 
     leave_If = leave_For = leave_With = leave_While = leave_Try = _take
 
-    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+    def leave_IndentedBlock(
+        self, original: cst.IndentedBlock, updated: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
         if not updated.body:
             return updated.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
         return updated
@@ -167,8 +180,12 @@ class Fixer(LineTransformer):
         if needs_import and self.callbacks:  # the fixer sees the class statement: the import goes beside it
             first = out[0]
             out[0] = first.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
-            out.insert(0, cst.parse_statement("from transformers import TrainerCallback\n").with_changes(
-                leading_lines=first.leading_lines))
+            out.insert(
+                0,
+                cst.parse_statement("from transformers import TrainerCallback\n").with_changes(
+                    leading_lines=first.leading_lines
+                ),
+            )
         return updated.with_changes(body=out)
 
 

@@ -86,10 +86,14 @@ class SideEffectWrapper(Rule):
                     self.trainer = trainer
 
                 def on_step_begin(self, args, state, control, **kwargs):
-                    trainer = self.trainer
                     self.start = time.perf_counter()
 
-                def on_step_end(self, args, state, control, **kwargs):
+                def on_substep_end(self, args, state, control, **kwargs):
+                    trainer = self.trainer
+                    trainer.step_times.append(time.perf_counter() - self.start)
+                    self.start = time.perf_counter()
+
+                def on_pre_optimizer_step(self, args, state, control, **kwargs):
                     trainer = self.trainer
                     trainer.step_times.append(time.perf_counter() - self.start)
 
