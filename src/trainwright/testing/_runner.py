@@ -240,6 +240,17 @@ def _arguments(setup: Setup, output_dir: str, ga: int) -> Any:
     )
 
 
+def _tokenizer_keyword(cls: Any, base: Any) -> str:
+    """``processing_class`` or ``tokenizer``: the one the class's own ``__init__`` names (a subclass
+    written for 4.x that takes ``tokenizer`` and passes it on), else the one the Trainer takes."""
+    for init in (cls.__init__, base.__init__):
+        params = inspect.signature(init).parameters
+        for name in ("processing_class", "tokenizer"):
+            if name in params:
+                return name
+    return "tokenizer"
+
+
 def _trainer(setup: Setup, args: Any) -> Any:
     t = setup.transformers
     namespace = vars(setup.module)
@@ -251,8 +262,7 @@ def _trainer(setup: Setup, args: Any) -> Any:
         "data_collator": t.default_data_collator,
         "callbacks": setup.callbacks(),
     }
-    params = inspect.signature(t.Trainer.__init__).parameters
-    kwargs["processing_class" if "processing_class" in params else "tokenizer"] = setup.tokenizer
+    kwargs[_tokenizer_keyword(setup.trainer_class, t.Trainer)] = setup.tokenizer
     if setup.spec.get("trainer_kwargs"):
         kwargs.update(eval(setup.spec["trainer_kwargs"], {**namespace, "toy_tokenizer": setup.tokenizer}))
     trainer = setup.trainer_class(**kwargs)
