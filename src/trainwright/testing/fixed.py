@@ -24,9 +24,16 @@ class Fixed:
 
 
 def fixed_copy(
-    source: Path, folder: Path, *, target: str = DEFAULT_RANGE, unsafe: bool = False, name: str | None = None
+    source: Path,
+    folder: Path,
+    *,
+    target: str = DEFAULT_RANGE,
+    unsafe: bool = False,
+    name: str | None = None,
+    select: str | None = None,
 ) -> Fixed:
-    """``source`` copied into ``folder`` (as ``name``) and fixed by ``trainwright fix``."""
+    """``source`` copied into ``folder`` (as ``name``) and fixed by ``trainwright fix`` (only the rules
+    ``select`` names, e.g. ``"TW302"``, when given: one fix judged apart from the others)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "pyproject.toml").write_text(
         f'[project]\nname = "oracle-copy"\nversion = "0"\ndependencies = ["transformers{target}"]\n'
@@ -40,6 +47,7 @@ def fixed_copy(
         "trainwright_lint",
         "fix",
         *(["--unsafe-fixes"] if unsafe else []),
+        *(["--select", select] if select else []),
         dest.name,
     ]
     done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False, timeout=300)
