@@ -114,6 +114,15 @@ def _block(transformers: Any, names: Any) -> None:
             setattr(flags, f"_{name}_available", False)
 
 
+def _bare(cls: Any) -> bool:
+    """Whether ``cls()`` binds: its ``__init__`` has no required parameter."""
+    try:
+        inspect.signature(cls).bind()
+    except TypeError:
+        return False
+    return True
+
+
 class Setup:
     """The user's module, the transformers release and the tiny model's ingredients (built once)."""
 
@@ -171,8 +180,8 @@ class Setup:
         return leaves[0] if leaves else base
 
     def callbacks(self) -> list[Any]:
-        """The spec's callbacks; ``"*"`` is every ``TrainerCallback`` subclass the module defines,
-        constructed without arguments."""
+        """The spec's callbacks; ``"*"`` is every ``TrainerCallback`` subclass the module defines that
+        can be constructed without arguments (one that takes the trainer is registered by its code)."""
         namespace = vars(self.module)
         out = []
         for expression in self.spec.get("callbacks", ()):
@@ -183,7 +192,10 @@ class Setup:
             out += [
                 v()
                 for v in namespace.values()
-                if isinstance(v, type) and issubclass(v, base) and v.__module__ == self.module.__name__
+                if isinstance(v, type)
+                and issubclass(v, base)
+                and v.__module__ == self.module.__name__
+                and _bare(v)
             ]
         return out
 
