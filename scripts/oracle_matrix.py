@@ -12,19 +12,37 @@ before ``num_items_in_batch``) and on the pinned 5.24.0. A fix is **equal** on a
   the last release where it ran (``compare(..., ignore=ACROSS_RELEASES)``: failures, per-step loss and
   gradient norm, printed lines).
 
-A program whose original runs on no release (it needs its own data, model or arguments) is **not
-runnable** on the toy model and counted apart. Prints how many fixes, how many equal, and every
+A program whose original runs on no release (it needs its own data, model or arguments), or whose
+original and fixed copies fail alike on a release, is **not runnable** there on the toy model and
+counted apart, with the reason (the original's error). Prints how many fixes, how many equal, and every
 difference; ``docs/lint.md`` records the last run.
+
+``--dev-split`` judges instead every ``[*]`` safe fix on the dev split's repositories
+(``benchmarks/ecosystem/repos.toml``, exported from their snapshots as ``scripts/ecosystem_check.py``
+does; never the test split): the repository is fixed by ``trainwright fix`` for ``>=4.44,<6``, and each
+(file, class) holding a safe fix is one case, its class trained as the Trainer. A TW304 fix at a call
+site (the repository's own script builds the Trainer) cannot run on the toy model and is counted so.
+
+The gallery run also applies every ``fix --suggest`` output (``trainwright.testing.suggested``: the
+moved lines deleted, the callback appended, its "register it" line run) and trains it against the
+original on the pinned release; every difference must be one the suggestion's text names.
 
     PYTHONPATH=src:plugin .venv/bin/python scripts/oracle_matrix.py            # installs 4.x if missing
     PYTHONPATH=src:plugin .venv/bin/python scripts/oracle_matrix.py --gallery-only --releases 5.24.0
+    PYTHONPATH=src:plugin .venv/bin/python scripts/oracle_matrix.py --dev-split       # the dev split
+    PYTHONPATH=src:plugin .venv/bin/python scripts/oracle_matrix.py --suggestions-only
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
+import subprocess
+import sys
 import tempfile
 import textwrap
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +54,10 @@ from trainwright_lint.rules import RULES
 from trainwright.testing.fixed import DEFAULT_RANGE, fixed_copy
 from trainwright.testing.oracle import ACROSS_RELEASES, Difference, Record, Spec, compare, run_specs
 from trainwright.testing.releases import ensure
+from trainwright.testing.suggested import applied
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its neighbour, run as a script or imported
+import ecosystem_check  # the dev split's corpus and how its snapshots are exported
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAIN = ROOT / "tests" / "oracle" / "programs" / "plain.py"  # the stock Trainer: what a release changes
@@ -51,6 +73,9 @@ class Case:
     fixed: Path
     unsafe: bool  # only ``--unsafe-fixes`` makes this fix
     target: str = DEFAULT_RANGE  # the range the fix was made for: it is judged on those releases only
+    trainer: str | None = None  # the fixed Trainer class (default: the one the module defines)
+    fixes: int = 1  # how many fixes of the linter's this case judges
+    reason: str = ""  # why the original ran nowhere: the first line of its error
     verdicts: dict[str, str] = field(default_factory=dict)  # release -> equal / different / not runnable
     differences: dict[str, list[Difference]] = field(default_factory=dict)
 
@@ -88,13 +113,103 @@ def gallery_cases(work: Path) -> list[Case]:
     return cases
 
 
+def _export(repo: dict, dest: Path) -> str:
+    """The dev-split repository ``repo`` exported into ``dest`` as ``ecosystem_check`` does; returns why
+    it could not be (empty when it was)."""
+    name = repo["name"]
+    if repo.get("source") == "installed:trl":
+        trl_dir, _ = ecosystem_check.installed_trl(None)
+        if trl_dir is None:
+            return "TRL is not importable here"
+        shutil.copytree(trl_dir, dest / "trl", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        return ""
+    git_dir = ecosystem_check.mirror_dir(name, ecosystem_check.MIRROR_ROOT)
+    if not git_dir.is_dir() or not ecosystem_check.has_commit(git_dir, repo["commit"]):
+        return f"no snapshot of commit {repo['commit'][:12]} under {git_dir} (fetch github:{name})"
+    ecosystem_check.export_git(git_dir, repo["commit"], dest)
+    return ""
+
+
+def _linter(command: str, tree: Path, paths: Sequence[str], target: str, *extra: str) -> str:
+    """``trainwright <command>`` run in ``tree`` on ``paths`` for ``target`` (TRL at the labels' release)."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "trainwright_lint",
+            command,
+            *extra,
+            "--transformers-version",
+            target,
+            "--trl-version",
+            ecosystem_check.TRL_TARGET,
+            *paths,
+        ],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1800,
+    )
+    return done.stdout
+
+
+def repo_cases(repo: dict, work: Path, target: str) -> tuple[list[Case], list[str]]:
+    """One case per (file, class) with a safe fix in the dev-split repository ``repo``: the original
+    export against a copy fixed by ``trainwright fix`` (safe fixes only), as the user runs it on the
+    repository. Also the notes: why the repository or a fix was left out."""
+    tree, fixed = work / "original", work / "fixed"
+    tree.mkdir(parents=True)
+    missing = _export(repo, tree)
+    if missing:
+        return [], [f"{repo['name']}: {missing}"]
+    paths = list(repo.get("paths") or ["."])
+    findings = json.loads(_linter("lint", tree, paths, target, "--format", "json", "--exit-zero") or "[]")
+    resolve = ecosystem_check.PathResolver(tree, paths)  # reported names are relative to a project root
+    groups: dict[tuple[str, str | None], list[str]] = defaultdict(list)
+    for f in findings:
+        if (f.get("fix") or {}).get("applicability") == "safe":
+            groups[(resolve(f["filename"]), f.get("class"))].append(f["code"])
+    if not groups:
+        return [], []
+    shutil.copytree(tree, fixed)
+    _linter("fix", fixed, paths, target)
+    cases, notes = [], []
+    for (filename, cls), codes in sorted(groups.items(), key=str):
+        original, after = tree / filename, fixed / filename
+        label = f"{repo['name']}:{filename} {cls} ({', '.join(codes)})"
+        if original.read_bytes() == after.read_bytes():
+            notes.append(f"{label}: `fix` left the file unchanged")
+            continue
+        callback = all(code.startswith("TW4") for code in codes)
+        case = Case(label, original, after, False, target, None if callback else cls, len(codes))
+        if cls is None:  # TW304 at a call site: the script builds its own Trainer, the oracle its own
+            case.reason = "a call-site fix in the repository's own script (the oracle builds the Trainer)"
+        cases.append(case)
+    return cases, notes
+
+
+def dev_split_cases(work: Path, target: str = DEFAULT_RANGE) -> tuple[list[Case], list[str]]:
+    """Every safe fix of every dev-split repository (``benchmarks/ecosystem/repos.toml``)."""
+    repos, _, _ = ecosystem_check.load_corpus(ecosystem_check.SPLITS["dev"])
+    cases, notes = [], []
+    for i, repo in enumerate(repos):
+        found, said = repo_cases(repo, work / f"{i:02d}", target)
+        cases += found
+        notes += said
+    return cases, notes
+
+
+Program = tuple[str, str | None]  # (module path, Trainer class name or None for the module's own)
+
+
 def _records(
     cases: Sequence[Case], releases: dict[str, Path | None], task: str
-) -> dict[tuple[str, str], Record]:
-    """``(program path, release) -> Record``: every program (and the plain Trainer) on every release,
-    one child per release."""
-    programs = sorted({str(c.original) for c in cases} | {str(c.fixed) for c in cases} | {str(PLAIN)})
-    return _run(programs, releases, task)
+) -> dict[tuple[Program, str], Record]:
+    """``((program, trainer), release) -> Record``: every program (and the plain Trainer) on every
+    release, one child per release."""
+    programs = {(str(c.original), c.trainer) for c in cases} | {(str(c.fixed), c.trainer) for c in cases}
+    return _run(sorted(programs | {(str(PLAIN), None)}, key=str), releases, task)
 
 
 def across(reference: Record, ref_plain: Record, fixed: Record, plain: Record) -> list[Difference]:
@@ -115,34 +230,43 @@ def across(reference: Record, ref_plain: Record, fixed: Record, plain: Record) -
 
 
 def _run(
-    programs: Sequence[str], releases: dict[str, Path | None], task: str
-) -> dict[tuple[str, str], Record]:
+    programs: Sequence[Program], releases: dict[str, Path | None], task: str
+) -> dict[tuple[Program, str], Record]:
     specs = [
-        Spec(Path(p), callbacks=("*",), task=task, release=f) for f in releases.values() for p in programs
+        Spec(Path(p), trainer=t, callbacks=("*",), task=task, release=f)
+        for f in releases.values()
+        for p, t in programs
     ]
     keys = [(p, r) for r in releases for p in programs]
     return dict(zip(keys, run_specs(specs)))
 
 
-def judge(case: Case, records: dict[tuple[str, str], Record], releases: Sequence[str]) -> None:
+def _first_line(record: Record) -> str:
+    errors = [record.error] + [p.error for p in record.phases]
+    return next((e.strip().splitlines()[0][:160] for e in errors if e and e.strip()), "")
+
+
+def judge(case: Case, records: dict[tuple[Program, str], Record], releases: Sequence[str]) -> None:
     """Set ``case``'s verdict on each checked release (see the module docstring)."""
-    runs = [
-        r
-        for r in releases
-        if (str(case.original), r) in records and not records[(str(case.original), r)].failed
-    ]
+    original_key, fixed_key = (str(case.original), case.trainer), (str(case.fixed), case.trainer)
+    plain_key: Program = (str(PLAIN), None)
+    runs = [r for r in releases if (original_key, r) in records and not records[(original_key, r)].failed]
     for release in [r for r in releases if Version(r) in SpecifierSet(case.target)]:
-        original = records[(str(case.original), release)]
-        fixed = records[(str(case.fixed), release)]
-        if not original.failed:
-            found = compare(original, fixed)
-        else:
+        original = records[(original_key, release)]
+        fixed = records[(fixed_key, release)]
+        found = compare(original, fixed)
+        if original.failed and not found:  # both fail alike: the fix neither caused nor mended it
+            case.verdicts[release] = "not runnable"
+            case.reason = f"original and fixed fail alike: {_first_line(original)}"
+            continue
+        if original.failed:
             before = [r for r in runs if releases.index(r) < releases.index(release)]
             if not before:
                 case.verdicts[release] = "not runnable"
+                case.reason = _first_line(original)  # the last release's: the pinned one's
                 continue
-            reference = records[(str(case.original), before[-1])]
-            plain = (records[(str(PLAIN), before[-1])], records[(str(PLAIN), release)])
+            reference = records[(original_key, before[-1])]
+            plain = (records[(plain_key, before[-1])], records[(plain_key, release)])
             found = across(reference, plain[0], fixed, plain[1])
         case.verdicts[release] = "equal" if not found else "different"
         case.differences[release] = found
@@ -159,48 +283,108 @@ def run(cases: list[Case], releases: dict[str, Path | None]) -> None:
         for case in pending:
             case.verdicts.clear()
             case.differences.clear()
+            case.reason = ""
             judge(case, records, names)
         # Tried as a classifier only when the causal LM ran it nowhere in its range.
         pending = [c for c in pending if c.verdicts and set(c.verdicts.values()) == {"not runnable"}]
 
 
-def report(cases: Sequence[Case]) -> str:
+def _tally(kind: str, chosen: Sequence[Case], release: str) -> str | None:
+    """One summary line: programs (and the fixes they hold) per verdict on ``release``."""
+    judged = [c for c in chosen if release in c.verdicts]
+    if not judged:
+        return None
+
+    def count(verdict: str | None) -> str:
+        some = [c for c in judged if verdict is None or c.verdicts[release] == verdict]
+        return f"{len(some)} ({sum(c.fixes for c in some)} fixes)"
+
+    return (
+        f"{kind} fixes on {release}: {count(None)} in range, {count('equal')} equal, "
+        f"{count('different')} different, {count('not runnable')} not runnable on the toy model"
+    )
+
+
+def report(cases: Sequence[Case], notes: Sequence[str] = ()) -> str:
     lines = []
     for case in cases:
         verdicts = ", ".join(f"{r}: {v}" for r, v in case.verdicts.items())
         lines.append(f"{case.name}: {verdicts}")
+        if case.reason:
+            lines.append(f"    cannot run here: {case.reason}")
         for release, found in case.differences.items():
             lines += [f"    {release} {d}" for d in found]
+    lines += [f"not judged: {note}" for note in notes]
     for kind, chosen in (
         ("safe", [c for c in cases if not c.unsafe]),
         ("unsafe", [c for c in cases if c.unsafe]),
     ):
-        for release in RELEASES:
-            verdicts = [c.verdicts.get(release) for c in chosen]
-            if not any(verdicts):
-                continue
-            lines.append(
-                f"{kind} fixes on {release}: {len(verdicts) - verdicts.count(None)} in range, {verdicts.count('equal')} equal, "
-                f"{verdicts.count('different')} different, {verdicts.count('not runnable')} not runnable on the toy model"
-            )
+        lines += [t for t in (_tally(kind, chosen, r) for r in RELEASES) if t]
     return "\n".join(lines)
+
+
+def suggestion_report(work: Path) -> tuple[str, bool]:
+    """Every ``fix --suggest`` output over the gallery, applied as it says (moved lines deleted, the
+    callback appended, its "register it" line run) and trained against the original on the pinned
+    release. A difference is acceptable only when the suggestion names it (``# Differs from``).
+    Returns the report and whether every printed suggestion was equal or named its difference."""
+    sources = sorted((ROOT / "examples" / "gallery").glob("*_before.py"))
+    made = {s: applied(s, work / s.stem) for s in sources}
+    made = {s: m for s, m in made.items() if m.program is not None}
+    specs = []
+    for source, moved in made.items():
+        specs += [Spec(source), Spec(moved.program, register=moved.register)]  # type: ignore[arg-type]
+    records = run_specs(specs)
+    lines, good = [], 0
+    for i, (source, moved) in enumerate(made.items()):
+        found = compare(records[2 * i], records[2 * i + 1])
+        unnamed = moved.unnamed(found)
+        verdict = "equal" if not found else f"{len(found)} differences, {len(unnamed)} not named by it"
+        good += not unnamed
+        lines.append(f"suggestion for gallery {source.stem} on {PINNED}: {verdict}")
+        lines += [f"    not named: {d}" for d in unnamed]
+    lines.append(f"suggestions on {PINNED}: {len(made)} printed, {good} equal or naming every difference")
+    return "\n".join(lines), good == len(made)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gallery-only", action="store_true")
     parser.add_argument("--examples-only", action="store_true")
+    parser.add_argument(
+        "--dev-split", action="store_true", help="only the safe fixes of the dev split's repositories"
+    )
+    parser.add_argument(
+        "--suggestions-only", action="store_true", help="only the gallery's `fix --suggest` callbacks"
+    )
     parser.add_argument("--releases", nargs="+", default=list(RELEASES))
     args = parser.parse_args(argv)
+    if args.suggestions_only:
+        with tempfile.TemporaryDirectory(prefix="tw-oracle-suggest-") as tmp:
+            text, ok = suggestion_report(Path(tmp))
+        print(text)
+        return 0 if ok else 1
     releases = {r: (None if r == PINNED else ensure(r)) for r in args.releases}
+    notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="tw-oracle-matrix-") as tmp:
         work = Path(tmp)
-        cases = [] if args.gallery_only else rule_example_cases(work / "rules")
-        cases += [] if args.examples_only else gallery_cases(work / "gallery")
-        run(cases, releases)
-        print(report(cases))
+        if args.dev_split:
+            cases, notes = dev_split_cases(work / "dev")
+        else:
+            cases = [] if args.gallery_only else rule_example_cases(work / "rules")
+            cases += [] if args.examples_only else gallery_cases(work / "gallery")
+        suggested, ok = (
+            ("", True) if args.examples_only or args.dev_split else suggestion_report(work / "suggest")
+        )
+        run([c for c in cases if not c.reason], releases)
+        for case in cases:  # set aside before the run: not runnable wherever it is in range
+            if case.reason and not case.verdicts:
+                case.verdicts = {
+                    r: "not runnable" for r in releases if Version(r) in SpecifierSet(case.target)
+                }
+        print("\n".join(t for t in (report(cases, notes), suggested) if t))
     safe = [c for c in cases if not c.unsafe]
-    return 0 if all(v != "different" for c in safe for v in c.verdicts.values()) else 1
+    return 0 if ok and all(v != "different" for c in safe for v in c.verdicts.values()) else 1
 
 
 if __name__ == "__main__":

@@ -374,7 +374,7 @@ def suggest(source: str, finding: Finding, module: str | None = None) -> str | N
         f"class {name}(TrainerCallback):",
         f'    """Moved out of `{owner}.{finding.method}` ({finding.code}): runs on {event_names}."""',
     ]
-    lines += _differences(finding.method, [event for event, _ in bodies])
+    lines += _differences(finding.method, [event for event, _ in bodies], uses_log)
     lines += _init_lines(owner, given, uses_log)
     for (event, body), (_, stand_ins) in zip(bodies, placed):
         extra = "logs=None, " if event == "on_log" else ""
@@ -414,19 +414,32 @@ def _register_line(name: str, given: dict[str, str | None]) -> str:
 _MICRO_BATCH = frozenset({"training_step", "compute_loss"})
 
 
-def _differences(method: str | None, events: Sequence[str]) -> list[str]:
+def _differences(method: str | None, events: Sequence[str], logs: bool = False) -> list[str]:
     """Comment lines naming how the callback's timing differs from the override's (issue 32: the gated
-    timer fired one step later and measured the whole optimiser step, and nothing said so)."""
-    if method not in _MICRO_BATCH or "on_step_end" not in events:
+    timer fired one step later and measured the whole optimiser step, and nothing said so; a step-gated
+    file write moved to ``on_save`` wrote nothing between checkpoints, and nothing said so)."""
+    if method not in _MICRO_BATCH:
         return []
+    if "on_step_end" not in events:
+        if events != ["on_save"]:
+            return []
+        return [
+            f"    # Differs from `{method}`: it runs only when a checkpoint is saved, not on every step the",
+            "    # override's gate selects; to keep those steps, move it to `on_step_end` instead.",
+        ]
+    logged = (
+        ["    # its value goes into the Trainer's next log line, not a log entry of its own;"] if logs else []
+    )
     if "on_step_begin" not in events:
         return [
             f"    # Differs from `{method}`: it runs once per optimiser step, not per micro-batch, and",
             "    # `state.global_step` is already one higher in `on_step_end`.",
+            *[line.replace(";", ".") for line in logged],
         ]
     return [
         f"    # Differs from `{method}`: a timer from `on_step_begin` to `on_step_end` measures the whole",
         "    # optimiser step (every accumulated micro-batch and the optimiser), not one forward/backward;",
+        *logged,
         "    # it runs once per optimiser step, not per micro-batch, and `state.global_step` is already",
         "    # one higher in `on_step_end`.",
     ]

@@ -9,10 +9,9 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from oracle_suggested import Suggested, pasted
-
 from trainwright.testing.fixed import DEFAULT_RANGE, fixed_copy
 from trainwright.testing.oracle import Record, Spec, run_specs
+from trainwright.testing.suggested import Suggested, applied
 
 PROGRAMS = Path(__file__).parent / "programs"
 
@@ -57,10 +56,14 @@ def fixed_programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
-# name -> (original, the original without the moved code): suggestions judged by the oracle
-SUGGESTED = {
-    "eval_print": ("eval_print.py", "eval_print_rest.py"),
-    "sample_tok": ("sample_tok.py", "sample_tok_rest.py"),
+GALLERY = Path(__file__).parents[2] / "examples" / "gallery"
+# name -> (original, the original without the moved code, written by hand; None: the lines the
+# suggestion names are deleted): suggestions judged by the oracle
+SUGGESTED: dict[str, tuple[Path, Path | None]] = {
+    "eval_print": (PROGRAMS / "eval_print.py", PROGRAMS / "eval_print_rest.py"),
+    "sample_tok": (PROGRAMS / "sample_tok.py", PROGRAMS / "sample_tok_rest.py"),
+    "progress_file": (GALLERY / "progress_file_before.py", None),
+    "step_timer": (GALLERY / "step_timer_before.py", None),
 }
 TRAINER_KWARGS = {"sample_tok": "{'tokenizer': toy_tokenizer}"}
 
@@ -68,7 +71,7 @@ TRAINER_KWARGS = {"sample_tok": "{'tokenizer': toy_tokenizer}"}
 @pytest.fixture(scope="session")
 def suggested_programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Suggested]:
     folder = tmp_path_factory.mktemp("suggested")
-    return {name: pasted(PROGRAMS / a, PROGRAMS / b, folder / name) for name, (a, b) in SUGGESTED.items()}
+    return {name: applied(a, folder / name, b) for name, (a, b) in SUGGESTED.items()}
 
 
 @pytest.fixture(scope="session")
@@ -80,10 +83,8 @@ def oracle_records(
     specs["super_loss"] = Spec(PROGRAMS / "super_loss.py")
     for name, (original, _) in SUGGESTED.items():
         kwargs = TRAINER_KWARGS.get(name, "")
-        specs[name] = Spec(PROGRAMS / original, trainer_kwargs=kwargs)
+        specs[name] = Spec(original, trainer_kwargs=kwargs)
         moved = suggested_programs[name]
         if moved.program is not None:
-            specs[name + "_suggested"] = Spec(
-                moved.program, register=(moved.register,), trainer_kwargs=kwargs
-            )
+            specs[name + "_suggested"] = Spec(moved.program, register=moved.register, trainer_kwargs=kwargs)
     return dict(zip(specs, run_specs(list(specs.values()))))

@@ -104,5 +104,6 @@ def test_dropping_num_items_from_super_is_unsafe(tmp_path: Path) -> None:
     kept = fixed_copy(gallery, tmp_path)
     assert not kept.changed and "TW302 [*]" not in kept.output
     assert "dropping `num_items_in_batch` is an unsafe fix" in " ".join(kept.output.split())
+    # TW302 alone: with every rule, --unsafe-fixes now moves the whole override out (TW201, issue 33).
     unsafe = fixed_copy(gallery, tmp_path / "unsafe", unsafe=True, select="TW302")
     assert "super().training_step(model, inputs)" in unsafe.path.read_text()

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oracle_suggested import Suggested, suggestion
-
-from trainwright.testing.oracle import Record, compare
+from trainwright.testing.oracle import Difference, Record, compare
+from trainwright.testing.suggested import Suggested, moved_lines, suggestion, without
 
 PROGRAMS = Path(__file__).parent / "programs"
 
@@ -31,7 +30,7 @@ def test_evaluate_print_suggestion_is_oracle_equal(oracle_records: dict[str, Rec
 def test_registration_passes_the_trainers_value_not_none(suggested_programs: dict[str, Suggested]) -> None:
     moved = suggested_programs["sample_tok"]
     assert "(tok=None)" not in moved.text
-    assert moved.register == "trainer.add_callback(SampleTrainerTrainingStepCallback(tok=trainer.tok))"
+    assert moved.register == ("trainer.add_callback(SampleTrainerTrainingStepCallback(tok=trainer.tok))",)
 
 
 def test_registered_callback_runs_and_names_its_difference(
@@ -48,3 +47,43 @@ def test_registered_callback_runs_and_names_its_difference(
 def test_gated_timer_suggestion_names_its_span() -> None:
     text = " ".join(suggestion(PROGRAMS / "gated_timer.py").replace("#", " ").split())
     assert "measures the whole optimiser step" in text and "one higher in `on_step_end`" in text, text
+
+
+def test_step_gated_file_moved_to_on_save_names_that_it_skips_steps(
+    oracle_records: dict[str, Record], suggested_programs: dict[str, Suggested]
+) -> None:
+    # The gallery's progress file: written at every 10th step by training_step, moved to on_save it is
+    # written only at checkpoints (here: never). The suggestion printed that with nothing said.
+    moved = suggested_programs["progress_file"]
+    found = compare(oracle_records["progress_file"], oracle_records["progress_file_suggested"])
+    assert any(d.where.endswith("/progress.txt") for d in found), found  # the oracle sees the skipped write
+    assert moved.unnamed(found) == [], moved.text
+    assert "only when a checkpoint is saved" in " ".join(moved.text.replace("#", " ").split())
+
+
+def test_moved_step_timer_names_where_its_value_is_logged(
+    oracle_records: dict[str, Record], suggested_programs: dict[str, Suggested]
+) -> None:
+    # self.log() per micro-batch added log entries (and on_log events) of its own; the callback merges
+    # the value into the Trainer's next log line. The suggestion named the span but not that.
+    moved = suggested_programs["step_timer"]
+    found = compare(oracle_records["step_timer"], oracle_records["step_timer_suggested"])
+    assert any(".log_history" in d.where for d in found), found
+    assert moved.unnamed(found) == [], moved.unnamed(found)[:5]
+
+
+def test_a_difference_in_losses_is_never_named() -> None:
+    # Only timing, logging and checkpoint-only writes can be named; training itself must be equal.
+    moved = Suggested("    # Differs from `training_step`: it runs once per optimiser step", None, ())
+    step = Difference("ga2/train.steps[0].loss", 5.5, 11.0)
+    printed = Difference("ga1/train.lines[0:]", "", "@1 hello")
+    assert moved.unnamed([step, printed]) == [step]
+
+
+def test_applying_a_suggestion_deletes_exactly_the_lines_it_names() -> None:
+    text = "# t.py:3: TW201 `training_step` runs file output gated on the global step (lines 3–4, 6); move it"
+    assert moved_lines(text) == {3, 4, 6}
+    source = "class T:\n    def f(self):\n        if a:\n            b()\n        c()\n        d()\n"
+    assert (
+        without(source, {3, 4, 6}) == "class T:\n    def f(self):\n        pass\n        c()\n        pass\n"
+    )

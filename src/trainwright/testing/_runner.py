@@ -114,6 +114,15 @@ def _block(transformers: Any, names: Any) -> None:
             setattr(flags, f"_{name}_available", False)
 
 
+def _bare(cls: Any) -> bool:
+    """Whether ``cls()`` binds: its ``__init__`` has no required parameter."""
+    try:
+        inspect.signature(cls).bind()
+    except TypeError:
+        return False
+    return True
+
+
 class Setup:
     """The user's module, the transformers release and the tiny model's ingredients (built once)."""
 
@@ -171,8 +180,8 @@ class Setup:
         return leaves[0] if leaves else base
 
     def callbacks(self) -> list[Any]:
-        """The spec's callbacks; ``"*"`` is every ``TrainerCallback`` subclass the module defines,
-        constructed without arguments."""
+        """The spec's callbacks; ``"*"`` is every ``TrainerCallback`` subclass the module defines that
+        can be constructed without arguments (one that takes the trainer is registered by its code)."""
         namespace = vars(self.module)
         out = []
         for expression in self.spec.get("callbacks", ()):
@@ -183,7 +192,10 @@ class Setup:
             out += [
                 v()
                 for v in namespace.values()
-                if isinstance(v, type) and issubclass(v, base) and v.__module__ == self.module.__name__
+                if isinstance(v, type)
+                and issubclass(v, base)
+                and v.__module__ == self.module.__name__
+                and _bare(v)
             ]
         return out
 
@@ -240,6 +252,17 @@ def _arguments(setup: Setup, output_dir: str, ga: int) -> Any:
     )
 
 
+def _tokenizer_keyword(cls: Any, base: Any) -> str:
+    """``processing_class`` or ``tokenizer``: the one the class's own ``__init__`` names (a subclass
+    written for 4.x that takes ``tokenizer`` and passes it on), else the one the Trainer takes."""
+    for init in (cls.__init__, base.__init__):
+        params = inspect.signature(init).parameters
+        for name in ("processing_class", "tokenizer"):
+            if name in params:
+                return name
+    return "tokenizer"
+
+
 def _trainer(setup: Setup, args: Any) -> Any:
     t = setup.transformers
     namespace = vars(setup.module)
@@ -251,8 +274,7 @@ def _trainer(setup: Setup, args: Any) -> Any:
         "data_collator": t.default_data_collator,
         "callbacks": setup.callbacks(),
     }
-    params = inspect.signature(t.Trainer.__init__).parameters
-    kwargs["processing_class" if "processing_class" in params else "tokenizer"] = setup.tokenizer
+    kwargs[_tokenizer_keyword(setup.trainer_class, t.Trainer)] = setup.tokenizer
     if setup.spec.get("trainer_kwargs"):
         kwargs.update(eval(setup.spec["trainer_kwargs"], {**namespace, "toy_tokenizer": setup.tokenizer}))
     trainer = setup.trainer_class(**kwargs)

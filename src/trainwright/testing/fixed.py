@@ -32,8 +32,8 @@ def fixed_copy(
     name: str | None = None,
     select: str | None = None,
 ) -> Fixed:
-    """``source`` copied into ``folder`` (as ``name``) and fixed by ``trainwright fix`` (only the codes
-    ``select`` names, when given: another rule's fix in the same file must not mask the one under test)."""
+    """``source`` copied into ``folder`` (as ``name``) and fixed by ``trainwright fix`` (only the rules
+    ``select`` names, e.g. ``"TW302"``, when given: one fix judged apart from the others)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "pyproject.toml").write_text(
         f'[project]\nname = "oracle-copy"\nversion = "0"\ndependencies = ["transformers{target}"]\n'
