@@ -57,7 +57,9 @@ def test_the_hook_reports_the_pinned_range(
     output = result.stdout + result.stderr
     assert result.returncode == 1 and "files were modified by this hook" in output, output
     assert "checked against transformers >=4.44,<4.46 (pyproject.toml) → 4.44.0–4.45.2" in output
-    assert "fixed 3 findings in 1 file" in output
+    # TW302 on `super().training_step(..., num_items_in_batch)` is left for a person: dropping the argument
+    # changes the loss normalisation (issue 32), so the hook applies the two safe fixes only.
+    assert "fixed 2 findings in 1 file" in output
 
 
 def test_the_fixed_code_is_right_on_every_release_of_the_range(
@@ -65,7 +67,7 @@ def test_the_fixed_code_is_right_on_every_release_of_the_range(
 ) -> None:
     project, _ = fixed_project
     fixed = (project / "train.py").read_text(encoding="utf-8")
-    assert "return super().training_step(model, inputs)\n" in fixed
+    assert "return super().training_step(model, inputs, num_items_in_batch)\n" in fixed  # unsafe: not applied
     assert "super().log(logs)\n" in fixed
     assert "def on_log(self, args, state, control, logs=None, **kwargs):" in fixed
     assert "self.tokenizer is not None" in fixed and "processing_class" not in fixed
@@ -87,4 +89,5 @@ def test_the_fixed_code_is_right_on_every_release_of_the_range(
             text=True,
             check=False,
         )
-        assert lint.returncode == 0, (release, lint.stdout)
+        left = [line.split(": ")[1].split()[0] for line in lint.stdout.splitlines() if ": TW" in line]
+        assert lint.returncode == 1 and left == ["TW302"], (release, lint.stdout)  # only the unsafe one
