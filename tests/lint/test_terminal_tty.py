@@ -12,6 +12,7 @@ import sys
 import termios
 
 import pytest
+from lint_helpers import read_pty
 from trainwright_lint.terminal import visible
 
 MAIN = "import sys; from trainwright_lint.cli import main; sys.exit(main(sys.argv[1:]))"
@@ -32,20 +33,9 @@ def on_a_pty(argv: list[str], columns: int, **extra: str) -> str:
         [sys.executable, "-c", MAIN, *argv], stdout=follower, stderr=subprocess.DEVNULL, env=_env(**extra)
     )
     os.close(follower)
-    chunks = []
-    try:
-        while True:
-            try:
-                data = os.read(leader, 65536)
-            except OSError:  # EIO: the child closed its side
-                break
-            if not data:
-                break
-            chunks.append(data)
-    finally:
-        os.close(leader)
+    out = read_pty(leader)
     assert proc.wait(timeout=60) == 0
-    return b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+    return out.decode("utf-8").replace("\r\n", "\n")
 
 
 def piped(argv: list[str], **extra: str) -> str:
