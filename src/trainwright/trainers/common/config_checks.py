@@ -3,7 +3,7 @@
 Two kinds of bad input are refused here, before a model is loaded:
 
 * **TRL options trainwright lacks** (``use_vllm``, ``f_divergence_type``, ...): refused by name with the
-  reason from :mod:`trainwright.trainers.trl_fields`. The check sits in ``__new__`` because the
+  reason from :mod:`trainwright.trainers.common.trl_fields`. The check sits in ``__new__`` because the
   dataclass-generated ``__init__`` would otherwise reject them first, with Python's anonymous
   ``unexpected keyword argument``; ``__new__`` receives the same keywords and runs before it.
 * **Non-finite numbers**: ``beta=nan`` passes ``beta <= 0`` checks (every comparison with NaN is False)
@@ -25,7 +25,7 @@ import math
 import numbers
 from typing import Any, ClassVar
 
-from trainwright.trainers.trl_fields import refuse_unsupported_trl_options
+from trainwright.trainers.common.trl_fields import refuse_unsupported_trl_options
 
 #: float fields where +inf has a meaning (``max_grad_norm=inf``: report the gradient norm, never clip)
 INFINITY_ALLOWED = frozenset({"max_grad_norm"})

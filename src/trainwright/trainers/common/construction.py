@@ -6,11 +6,11 @@ TRL; ``quantization_config`` as TRL, see :func:`quantization_kwargs`), seeded fi
 adapter (``peft_config``) is initialised the same in every run with one seed, wrap it in that adapter, load the tokenizer from the model's folder when none
 is given, set up the reference policy, and turn dropout off (``disable_dropout``).
 After it (:func:`attach_owned_callbacks`): move the reference to the device (sharded like the policy under
-FSDP2, see :mod:`trainwright.trainers.distributed`) and attach the callbacks the configuration asks for
+FSDP2, see :mod:`trainwright.trainers.common.distributed`) and attach the callbacks the configuration asks for
 (TR-DPO's :class:`ReferenceSyncCallback`, the GRPO completions table).
 
 TRL loads a second copy of the policy from ``model.config._name_or_path`` as the reference, which fails
-for a model built in memory; :func:`~trainwright.trainers.reference.build_reference_model` takes a
+for a model built in memory; :func:`~trainwright.trainers.common.reference.build_reference_model` takes a
 frozen copy instead, so the reference works for any ``nn.Module``.
 """
 
@@ -35,14 +35,14 @@ from trainwright.callbacks.checkpoint_guard import (
 from trainwright.callbacks.checkpointed import restore_from_checkpoint
 from trainwright.callbacks.completions_log import CompletionsLogCallback
 from trainwright.callbacks.reference_sync import ReferenceSyncCallback
-from trainwright.trainers.distributed import (
+from trainwright.trainers.common.distributed import (
     check_distributed_support,
     check_launch,
     enable_fsdp_on_cpu,
     prepare_reference,
     refuse_deepspeed_on_cpu,
 )
-from trainwright.trainers.reference import build_reference_model, is_peft_model
+from trainwright.trainers.common.reference import build_reference_model, is_peft_model
 
 _DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
 
@@ -291,7 +291,7 @@ def attach_owned_callbacks(trainer: Trainer, ref_model: nn.Module | None) -> Com
     args = trainer.args
     check_distributed_support(trainer)
     if ref_model is not None:
-        # on the device; under FSDP2 sharded like the policy (trainwright.trainers.distributed)
+        # on the device; under FSDP2 sharded like the policy (trainwright.trainers.common.distributed)
         ref_model = trainer.ref_model = prepare_reference(trainer, ref_model)
     if getattr(args, "sync_ref_model", False):
         if ref_model is None:

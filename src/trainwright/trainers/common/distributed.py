@@ -37,7 +37,7 @@ What the trainers add, and why:
 
 Combinations that cannot work raise a ``ValueError`` naming the setting and the fix (:func:`check_distributed_support`).
 Private torch FSDP2 / accelerate state is used only where no public API exists, and only in
-:mod:`trainwright.trainers.fsdp_private` (reading a unit's ``reshard_after_forward``; FSDP state on CPU
+:mod:`trainwright.trainers.common.fsdp_private` (reading a unit's ``reshard_after_forward``; FSDP state on CPU
 processes), whose test fails by name when a release changes it.
 """
 
@@ -51,7 +51,7 @@ from typing import Any
 from torch import nn
 
 from trainwright.storage.module_state import fsdp_modules
-from trainwright.trainers.fsdp_private import force_fsdp_state, reshards_after_forward
+from trainwright.trainers.common.fsdp_private import force_fsdp_state, reshards_after_forward
 
 REFERENCE_ENV = "TRAINWRIGHT_FSDP_REFERENCE"
 REFERENCE_CHOICES = ("shard", "replicate")

@@ -9,7 +9,7 @@ Why confined: two things have no public API on the pinned releases (torch 2.13, 
 * accelerate selects FSDP on GPU processes only; on CPU processes (gloo) the trainers set the state accelerate
   would have set on GPUs (``AcceleratorState.fsdp_plugin``, ``distributed_type`` on it and on ``PartialState``).
 
-Everything else in :mod:`trainwright.trainers.distributed` goes through public APIs. :func:`missing_internals`
+Everything else in :mod:`trainwright.trainers.common.distributed` goes through public APIs. :func:`missing_internals`
 lists what these two need and is missing on the installed releases; the functions here raise a named
 ``RuntimeError`` built from it instead of an ``AttributeError`` deep in a step, and a test asserts the list is
 empty, so a release that changes the internals fails that test loudly, naming the attribute.
@@ -53,7 +53,7 @@ def _require(what: str) -> None:
     if missing:
         raise RuntimeError(
             f"{what} relies on private torch/accelerate state that the installed releases no longer have "
-            f"({', '.join(missing)}); trainwright needs an update for them (see trainwright.trainers.fsdp_private)"
+            f"({', '.join(missing)}); trainwright needs an update for them (see trainwright.trainers.common.fsdp_private)"
         )
 
 

@@ -18,13 +18,13 @@ gradient of ``log p(y)``). The weight gradient is ``∂L/∂zᵀ h``, a tensor o
 ``(V, H)`` layout, so autograd can add the tied embedding's dense gradient into it in place: two
 vocabulary × hidden buffers at the peak instead of three. With a tied embedding that the trainer looks
 up itself, the head's gradient is handed to the lookup instead of being returned
-(``trainers/tied_embedding.py``): one buffer. No logits are recomputed (the backward costs the same two
+(``trainers/common/tied_embedding.py``): one buffer. No logits are recomputed (the backward costs the same two
 matmuls as ``nn.Linear``'s).
 
 :func:`fused_head` says when a model can use it: a plain ``nn.Linear`` output embedding applied to
 the backbone's last hidden state with nothing in between (model types in :data:`PLAIN_HEAD_MODELS`),
 called directly (not through DDP / ``torch.compile`` / PEFT, which must see their own forward).
-Otherwise the callers keep the plain path (``trainers/logprobs.py``).
+Otherwise the callers keep the plain path (``trainers/common/logprobs.py``).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 
-from trainwright.trainers.tied_embedding import TiedGradient, embed_tied, tied_embedding
+from trainwright.trainers.common.tied_embedding import TiedGradient, embed_tied, tied_embedding
 
 #: Model types whose ``*ForCausalLM.forward`` is ``lm_head(backbone(...).last_hidden_state[:, keep])``
 #: with no logit scaling or soft-capping in between (read in transformers 5.24's modeling files).
@@ -94,7 +94,7 @@ def fused_head(model: nn.Module) -> FusedHead | None:
 
 
 def embed_ids(head: FusedHead, input_ids: torch.Tensor) -> torch.Tensor | None:
-    """The input embeddings of ``input_ids`` through ``head``'s tie (``trainers/tied_embedding.py``), or
+    """The input embeddings of ``input_ids`` through ``head``'s tie (``trainers/common/tied_embedding.py``), or
     ``None`` when the embedding is not tied or no gradient is being recorded (then call the model with
     the ids)."""
     if head.tie is None or head.embedding is None or not torch.is_grad_enabled():

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
-from trainwright.trainers.lm_head import FusedHead, backbone_hidden, embed_ids
+from trainwright.trainers.common.lm_head import FusedHead, backbone_hidden, embed_ids
 
 
 def selective_log_softmax(logits: torch.Tensor, index: torch.Tensor, chunk_size: int = 4) -> torch.Tensor:
@@ -79,7 +79,7 @@ def log_sum_squared_probs(logits: torch.Tensor, chunk_size: int = 4) -> torch.Te
 
     ``Σ_v p_v² = Σ_v exp(2·z_v) / (Σ_v exp(z_v))²``, so its log is ``logsumexp(2z) − 2·logsumexp(z)``:
     computed chunk by chunk in float32 like :func:`selective_log_softmax`. WPO's pair weights use it
-    (:func:`trainwright.trainers.dpo_losses.wpo_pair_weights`).
+    (:func:`trainwright.trainers.dpo.losses.wpo_pair_weights`).
     """
     pieces = []
     for chunk in logits.split(chunk_size):
@@ -319,7 +319,7 @@ def embed_tokens(
     The shared-prefix forward feeds slices of this one tensor to its model calls, so the embedding's
     backward runs once (a dense vocabulary × hidden gradient per embedding call otherwise: 545 MB at
     Qwen2.5-0.5B's size), as in the plain forward. With ``head`` (the fused head of the calls), a tied
-    embedding adds that gradient into the head's (:func:`~trainwright.trainers.lm_head.embed_ids`).
+    embedding adds that gradient into the head's (:func:`~trainwright.trainers.common.lm_head.embed_ids`).
     """
     embeds = None if head is None else embed_ids(head, input_ids)
     if embeds is not None:
@@ -384,9 +384,9 @@ def continue_after_prefix(
     """Logits at positions ``k−1 … T−2`` of rows ``input_ids`` ``(n, T)`` whose first ``k`` columns are
     the prefixes of ``state`` rows ``index`` ``(n,)`` (``None``: row ``i`` is prefix ``i``): ``(n, T−k, V)``,
     or ``None`` when ``T ≤ k`` (no column after the prefix). ``embeds``: :func:`embed_tokens` of these
-    rows, fed instead of the ids. With ``head`` (:func:`~trainwright.trainers.lm_head.fused_head` of
+    rows, fed instead of the ids. With ``head`` (:func:`~trainwright.trainers.common.lm_head.fused_head` of
     ``model``) the final hidden states of those positions instead, ``(n, T−k, H)``, for the caller to
-    score with :func:`~trainwright.trainers.lm_head.head_token_logps`."""
+    score with :func:`~trainwright.trainers.common.lm_head.head_token_logps`."""
     from transformers import DynamicCache
 
     cached = state.keys_values[0][0].shape[-2]  # k − 1

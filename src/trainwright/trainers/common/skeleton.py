@@ -9,14 +9,14 @@ file for its own algorithm.
 A trainer's ``__init__`` runs, in order:
 
 1. :meth:`TrainerSkeleton.prepare`: the construction checks and parts of
-   :func:`~trainwright.trainers.construction.prepare_parts` (config type, model and tokenizer loading,
+   :func:`~trainwright.trainers.common.construction.prepare_parts` (config type, model and tokenizer loading,
    PEFT, the reference policy, dropout off), with TRL's default output folder
    (``<model name>-DPO`` / ``<model name>-GRPO``), the pad id, the metrics window and the weight of
    a Mixture-of-Experts model's load-balancing loss (TRL's ``aux_loss_enabled``);
 2. its own set-up, then ``Trainer.__init__``;
 3. :meth:`TrainerSkeleton.finish`: the model tags (``trl`` and the trainer's name), the reference on
    the device and the callbacks the configuration asks for
-   (:func:`~trainwright.trainers.construction.attach_owned_callbacks`).
+   (:func:`~trainwright.trainers.common.construction.attach_owned_callbacks`).
 
 Public overrides only: ``train`` (resume from the newest *complete* checkpoint and give the
 trainer-owned callbacks their checkpoint state back) and ``log`` (the metrics window's means, in
@@ -31,7 +31,7 @@ from torch import nn
 from transformers import Trainer
 
 from trainwright.callbacks.completions_log import CompletionsLogCallback
-from trainwright.trainers.construction import (
+from trainwright.trainers.common.construction import (
     TrainerParts,
     attach_owned_callbacks,
     default_output_dir,
@@ -40,9 +40,9 @@ from trainwright.trainers.construction import (
     resolve_resume,
     tag_model,
 )
-from trainwright.trainers.grpo_model import router_aux_loss_coef
-from trainwright.trainers.metrics import MetricsWindow
-from trainwright.trainers.trl_hooks import warn_unused_trl_overrides
+from trainwright.trainers.grpo.model import router_aux_loss_coef
+from trainwright.trainers.common.metrics import MetricsWindow
+from trainwright.trainers.common.trl_hooks import warn_unused_trl_overrides
 
 
 class TrainerSkeleton(Trainer):

@@ -8,7 +8,7 @@ step: measured with an RSS timeline on ``benchmarks/real_size.py``'s DPO set-up,
 adds a sparse gradient that arrives after a dense one out of place (a new buffer again), and the head's
 always arrives first (it is the first node of the backward).
 
-So the head's weight gradient is handed over instead: :class:`~trainwright.trainers.lm_head.HeadLogps`
+So the head's weight gradient is handed over instead: :class:`~trainwright.trainers.common.lm_head.HeadLogps`
 puts its ``(V, H)`` gradient into a :class:`TiedGradient` rather than returning it, and the lookup
 (:class:`TiedLookup`), whose backward runs last, adds its rows into that tensor in place and returns it
 as the weight's gradient. Autograd then sees one dense gradient: a single vocabulary × hidden buffer.

@@ -6,7 +6,7 @@ accepted; fields we do not implement must fail loudly *by name*, with the reason
 One table drives three things, so they cannot drift apart:
 
 * :func:`refuse_unsupported_trl_options`, called when a config is constructed
-  (:class:`trainwright.trainers.config_checks.TRLCompatibleConfig`);
+  (:class:`trainwright.trainers.common.config_checks.TRLCompatibleConfig`);
 * the field tables of ``docs/trainers.md`` (:func:`render_markdown` prints them; a test checks that the
   page holds exactly this rendering);
 * a test that introspects TRL's dataclasses and checks every TRL field is listed and is accepted or

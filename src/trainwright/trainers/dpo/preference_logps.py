@@ -1,6 +1,6 @@
 """Sequence log-probs of preference batches (DPO's ``[prompt+chosen; prompt+rejected]`` rows).
 
-Kept next to :mod:`trainwright.trainers.logprobs` (the per-token kernels and the shared-prefix
+Kept next to :mod:`trainwright.trainers.common.logprobs` (the per-token kernels and the shared-prefix
 forward they build on), so that the trainer module holds the training logic and the forward variants
 (plain, shared prompt, padding-free) live in one place with their equivalence arguments.
 """
@@ -13,8 +13,8 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
-from trainwright.trainers.lm_head import FusedHead, backbone_hidden, fused_head, head_token_logps
-from trainwright.trainers.logprobs import (
+from trainwright.trainers.common.lm_head import FusedHead, backbone_hidden, fused_head, head_token_logps
+from trainwright.trainers.common.logprobs import (
     SharedPrefix,
     continue_after_prefix,
     embed_tokens,
@@ -62,14 +62,14 @@ def sequence_logps(
     A packed batch (``PreferenceCollator(padding_free=True)``) goes through :func:`packed_sequence_logps`.
 
     With ``cache_argument`` (the model's KV-cache argument, see
-    :func:`~trainwright.trainers.logprobs.kv_cache_argument`) and a batch whose chosen row ``i`` and
+    :func:`~trainwright.trainers.common.logprobs.kv_cache_argument`) and a batch whose chosen row ``i`` and
     rejected row ``B + i`` agree on every column before the first scored one, the batch goes through
     :func:`shared_prompt_sequence_logps` instead, provided that saves at least ``min_shared_tokens``
     tokens (``B × start``: the prompt columns that are cached once per pair), and continues the two
     halves in separate calls when that skips at least ``min_split_tokens`` padding tokens (the
-    trainer takes both from :func:`~trainwright.trainers.logprobs.sharing_cost`).
+    trainer takes both from :func:`~trainwright.trainers.common.logprobs.sharing_cost`).
 
-    A batch with ``logp_weights`` (LD-DPO, :class:`~trainwright.trainers.dpo_data.PreferenceCollator`) sums
+    A batch with ``logp_weights`` (LD-DPO, :class:`~trainwright.trainers.dpo.data.PreferenceCollator`) sums
     each token's log-prob with its weight; lengths and the other statistics count tokens unweighted. With
     ``aux_loss`` the model is asked for its router logits and its load-balancing loss is returned (one plain
     forward then).
@@ -123,7 +123,7 @@ def sequence_logps(
     kwargs: dict[str, Any] = {"input_ids": input_ids, "attention_mask": attention_mask, "use_cache": False}
     row_weights = None if weights is None else weights[:, 1:][:, start:]
     head = None if aux_loss or with_sum_sq else fused_head(model)
-    if head is not None:  # the LM head and the log-softmax in one node (trainers/lm_head.py)
+    if head is not None:  # the LM head and the log-softmax in one node (trainers/common/lm_head.py)
         hidden = backbone_hidden(head, input_ids.shape[1] - start, **kwargs)[:, :-1]
         return _summed(
             [hidden], input_ids[:, start + 1 :], target_mask[:, start:], chunk_size, False, row_weights, head
@@ -155,13 +155,13 @@ def shared_prompt_sequence_logps(
     be reused.
 
     The chosen row ``i`` and the rejected row ``B + i`` hold the same first ``prompt_length`` (``k``)
-    columns, so those run once for the ``B`` pairs (:func:`~trainwright.trainers.logprobs.run_shared_prefix`);
+    columns, so those run once for the ``B`` pairs (:func:`~trainwright.trainers.common.logprobs.run_shared_prefix`);
     then all ``2B`` rows continue from the prompt keys/values up to the longer half's end (``ends``: one
     past each half's last attended column), or, with ``split``, the chosen half and the rejected half
     each in its own call up to its own end, so the padding that the shorter half carries is not run
     either (one more model call and LM-head gradient: worth it only for a large length difference).
     Same values and gradients as the single forward, up to float rounding
-    (:func:`~trainwright.trainers.logprobs.shared_prefix_logits`).
+    (:func:`~trainwright.trainers.common.logprobs.shared_prefix_logits`).
     """
     input_ids, attention_mask = batch["input_ids"], batch["attention_mask"]
     completion_mask, weights = batch["completion_mask"], batch.get("logp_weights")
@@ -214,7 +214,7 @@ def _summed(
     ``targets`` / ``target_mask``: ``(n, t)`` the token each logit position scores and whether it counts;
     the pieces' widths add up to ``t``. ``weights`` (``(n, t)``, LD-DPO) weigh the log-probs' sum only.
     With ``head`` the pieces are the final hidden states of those positions, projected and scored in one
-    node (:func:`~trainwright.trainers.lm_head.head_token_logps`; not with ``with_sum_sq``).
+    node (:func:`~trainwright.trainers.common.lm_head.head_token_logps`; not with ``with_sum_sq``).
     """
     split = targets.split([piece.shape[1] for piece in pieces], dim=1)
     if head is not None:

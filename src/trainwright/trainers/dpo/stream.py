@@ -1,7 +1,7 @@
 """DPO on streamed (``IterableDataset``) preference data: what the trainer checks and sets up, as TRL.
 
-Rows are tokenised lazily as they are read (:func:`~trainwright.trainers.dpo_data.prepare_preference_dataset`);
-training reads the stream through :class:`~trainwright.trainers.streaming.RepeatedStream`, so
+Rows are tokenised lazily as they are read (:func:`~trainwright.trainers.dpo.data.prepare_preference_dataset`);
+training reads the stream through :class:`~trainwright.trainers.common.streaming.RepeatedStream`, so
 ``max_steps`` (which the Trainer needs without a length) may outrun one pass and a resume skips exactly
 the batches already trained. Evaluation reads a stream once, to its end.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from trainwright.trainers.streaming import is_streamed, read_stream_with_one_worker, uses_streaming
+from trainwright.trainers.common.streaming import is_streamed, read_stream_with_one_worker, uses_streaming
 
 logger = logging.getLogger(__name__)
 

@@ -6,13 +6,13 @@ checkpointing and logging stay Trainer's):
 * ``compute_loss``: one forward pass over ``[prompt+chosen; prompt+rejected]`` (for models big enough to
   pay for a second call, the pair's shared prompt runs once and each half continues from its keys/values,
   :func:`shared_prompt_sequence_logps`), sequence log-probs, the reference log-probs, then a pure loss
-  function from :mod:`dpo_losses`;
+  function from :mod:`.losses`;
 * ``prediction_step``: evaluation batches have no ``labels``, so Trainer would not ask for a loss;
 * ``log``: adds the preference metrics (TRL's names) averaged over the logging window;
 * ``evaluate``: tokenises a raw dataset handed to it after construction and, with
   ``precompute_ref_log_probs``, computes its reference log-probs while the reference is still known;
 * ``get_eval_dataloader``: the same tokenisation for a loader asked for directly;
-* ``train`` and the metrics window's part of ``log`` are :class:`~trainwright.trainers.skeleton.TrainerSkeleton`'s,
+* ``train`` and the metrics window's part of ``log`` are :class:`~trainwright.trainers.common.skeleton.TrainerSkeleton`'s,
   shared with GRPO (resume from the newest complete checkpoint, TR-DPO reference restored).
 
 Streamed (``IterableDataset``) training and evaluation sets are accepted (:mod:`dpo_stream`).
@@ -43,33 +43,33 @@ from torch.utils.data import DataLoader
 from transformers import PreTrainedTokenizerBase, TrainerCallback
 
 from trainwright.storage.tensor_files import UNREADABLE, load_tensor_file, save_tensor_file, why_unusable
-from trainwright.trainers.config_checks import finite_knob
-from trainwright.trainers.dpo_config import DPOConfig
-from trainwright.trainers.dpo_data import (
+from trainwright.trainers.common.config_checks import finite_knob
+from trainwright.trainers.dpo.config import DPOConfig
+from trainwright.trainers.dpo.data import (
     REF_COLUMNS,
     TOKEN_COLUMNS,
     PreferenceCollator,
     prepare_preference_dataset,
 )
-from trainwright.trainers.dpo_losses import (
+from trainwright.trainers.dpo.losses import (
     LossParams,
     PairLogps,
     combined_loss,
     needs_reference,
     wpo_pair_weights,
 )
-from trainwright.trainers.dpo_stream import check_stream_settings
-from trainwright.trainers.logprobs import prefix_sharing_for
-from trainwright.trainers.model_card import ModelCardCallback
-from trainwright.trainers.preference_logps import (
+from trainwright.trainers.dpo.stream import check_stream_settings
+from trainwright.trainers.common.logprobs import prefix_sharing_for
+from trainwright.trainers.common.model_card import ModelCardCallback
+from trainwright.trainers.dpo.preference_logps import (
     SequenceLogps,
     packed_sequence_logps,
     sequence_logps,
     shared_prompt_sequence_logps,
 )
-from trainwright.trainers.reference import is_peft_model, kept, reference_forward
-from trainwright.trainers.skeleton import TrainerSkeleton
-from trainwright.trainers.streaming import RepeatedStream, is_streamed
+from trainwright.trainers.common.reference import is_peft_model, kept, reference_forward
+from trainwright.trainers.common.skeleton import TrainerSkeleton
+from trainwright.trainers.common.streaming import RepeatedStream, is_streamed
 
 logger = logging.getLogger(__name__)
 
@@ -338,7 +338,7 @@ class DPOTrainer(TrainerSkeleton):
 
     def _prompt_sharing(self, model: nn.Module) -> dict[str, Any]:
         """:func:`sequence_logps` arguments of the shared-prompt forward for ``model`` (none: one plain
-        forward); see :class:`~trainwright.trainers.logprobs.PrefixSharing`."""
+        forward); see :class:`~trainwright.trainers.common.logprobs.PrefixSharing`."""
         sharing = self.__dict__.get("_prefix_sharing")
         if sharing is None:
             sharing = self._prefix_sharing = prefix_sharing_for(self)
@@ -367,7 +367,7 @@ class DPOTrainer(TrainerSkeleton):
         if self.args.ld_alpha is not None and "logp_weights" not in inputs:
             raise ValueError(
                 "ld_alpha (LD-DPO) is set but the batch has no 'logp_weights': a custom data_collator must add "
-                "them (see trainwright.trainers.dpo_data.ld_token_weights), or use the default collator"
+                "them (see trainwright.trainers.dpo.data.ld_token_weights), or use the default collator"
             )
         use_weighting, aux = self.args.use_weighting, self.aux_loss_enabled
         # one pass over [chosen; rejected]
@@ -551,7 +551,7 @@ class DPOTrainer(TrainerSkeleton):
 
     def get_eval_dataloader(self, eval_dataset: str | Dataset | IterableDataset | None = None) -> DataLoader:
         """Tokenise a raw preference dataset handed here directly (``evaluate`` already did); read a stream
-        with ``dispatch_batches=False`` (:func:`~trainwright.trainers.dpo_stream.check_stream_settings`)."""
+        with ``dispatch_batches=False`` (:func:`~trainwright.trainers.dpo.stream.check_stream_settings`)."""
         if isinstance(eval_dataset, (Dataset, IterableDataset)):
             eval_dataset = _prepared(eval_dataset, self.processing_class, self.args, "eval")
         resolved = self.eval_dataset[eval_dataset] if isinstance(eval_dataset, str) else eval_dataset

@@ -2,7 +2,7 @@
 
 :class:`AgentRollouts` is built once by the trainer from those three arguments (checked there, so a bad
 tool or environment fails at construction by name) and turns a round's dataset rows into a
-:class:`~trainwright.trainers.grpo_rollout.Rollout`: environments drawn from their pools and reset,
+:class:`~trainwright.trainers.grpo.rollout.Rollout`: environments drawn from their pools and reset,
 prompts rendered with each row's tools, the first turn generated (or the user's rollout function
 called), completions parsed into messages, and the tool loop run. The trainer then scores, pads and
 trains on the rollout as on any round, with the tool mask taken out of the loss.
@@ -14,17 +14,17 @@ import copy
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from trainwright.trainers.grpo_environments import EMPTY_PROMPT, EnvironmentFactory, Environments
-from trainwright.trainers.grpo_rollout import (
+from trainwright.trainers.grpo.environments import EMPTY_PROMPT, EnvironmentFactory, Environments
+from trainwright.trainers.grpo.rollout import (
     Rollout,
     RolloutFunc,
     ToolLoop,
     check_rollout_output,
     expand_extra_fields,
 )
-from trainwright.trainers.grpo_round import is_conversational
-from trainwright.trainers.grpo_tool_chat import parse_completion, prepare_tool_tokenizer
-from trainwright.trainers.grpo_tools import ToolBox, check_tools
+from trainwright.trainers.grpo.round_data import is_conversational
+from trainwright.trainers.grpo.tool_chat import parse_completion, prepare_tool_tokenizer
+from trainwright.trainers.grpo.tools import ToolBox, check_tools
 
 Generate = Callable[[list[list[int]]], list[list[int]]]
 

@@ -110,7 +110,7 @@ def _checked_state(state: Any) -> tuple[tuple[int, int] | None, list[dict[str, A
     return (tuple(key) if key is not None else None), micro_batches  # type: ignore[return-value]
 
 
-#: what every micro-batch holds (:func:`~trainwright.trainers.grpo_round.split_round`)
+#: what every micro-batch holds (:func:`~trainwright.trainers.grpo.round_data.split_round`)
 _IDS = ("prompt_ids", "prompt_mask", "completion_ids", "completion_mask")
 _PER_ROW = ("advantages", "prompt_inverse")
 

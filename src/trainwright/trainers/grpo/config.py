@@ -1,4 +1,4 @@
-"""Configuration of :class:`trainwright.trainers.grpo.GRPOTrainer`.
+"""Configuration of :class:`trainwright.trainers.grpo.trainer.GRPOTrainer`.
 
 Batching vocabulary (the same as TRL's, so configs carry over):
 
@@ -21,11 +21,11 @@ from typing import Any
 
 from trainwright._extras import require_train_extra
 
-require_train_extra("trainwright.trainers.grpo_config")
+require_train_extra("trainwright.trainers.grpo.config")
 
 from transformers import TrainingArguments
 
-from trainwright.trainers.config_checks import (
+from trainwright.trainers.common.config_checks import (
     TRLCompatibleConfig,
     check_choice,
     check_finite_fields,
@@ -45,7 +45,7 @@ class GRPOConfig(TRLCompatibleConfig, TrainingArguments):
     """``TrainingArguments`` plus the GRPO knobs (defaults follow TRL 1.16 unless noted).
 
     TRL options trainwright does not implement are refused by name (see
-    :mod:`trainwright.trainers.trl_fields` and the table in ``docs/trainers.md``).
+    :mod:`trainwright.trainers.common.trl_fields` and the table in ``docs/trainers.md``).
     """
 
     trl_config_name = "GRPOConfig"

@@ -4,7 +4,7 @@
   tokens whose entropy reaches the (1 − ρ) quantile of the micro-batch's active tokens (pooled over all
   processes) enter the policy loss; the forks of a reasoning path are where RL learns.
   :func:`high_entropy_mask` is the rule; ``GRPOTrainer.get_high_entropy_mask`` pools the processes.
-* ``entropy_coef`` c: the loss subtracts ``c · H̄`` (:mod:`.grpo_loss`). With ``use_adaptive_entropy``
+* ``entropy_coef`` c: the loss subtracts ``c · H̄`` (:mod:`.loss`). With ``use_adaptive_entropy``
   (Skywork-OR1, He et al. 2025, arXiv:2505.22312) :class:`EntropyController` moves c after every
   optimizer step: ``c ← min(c + δ, c_max)`` while the step's entropy ``H`` (token-weighted over the
   whole accumulation window and all processes) is at or below ``entropy_target``, else
@@ -30,7 +30,7 @@ from transformers import TrainerControl, TrainerState, TrainingArguments
 
 from trainwright.callbacks.checkpointed import CheckpointedCallback, checkpoint_folder
 from trainwright.storage.atomic import atomic_write_bytes
-from trainwright.trainers.metrics import MetricsWindow
+from trainwright.trainers.common.metrics import MetricsWindow
 
 
 def high_entropy_mask(

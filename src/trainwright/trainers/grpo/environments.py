@@ -24,7 +24,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from trainwright.trainers.grpo_tools import ToolBox, check_tools
+from trainwright.trainers.grpo.tools import ToolBox, check_tools
 
 EnvironmentFactory = Callable[[], Any]
 

@@ -5,7 +5,7 @@ than ``model.generate`` on GPUs. The trainer only needs "token ids of prompts in
 completions out", so a backend is anything with :meth:`GenerationBackend.generate`; a vLLM backend
 would add a ``sync_weights(model)`` call before each round (not included: vLLM is an optional extra
 that cannot run on CPU). Under FSDP2 the backend receives the sharded policy; the built-in one gathers it
-for the call (:func:`~trainwright.trainers.distributed.gathered_for_generation`), and so can another.
+for the call (:func:`~trainwright.trainers.common.distributed.gathered_for_generation`), and so can another.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import torch
 from torch import nn
 from transformers import GenerationConfig
 
-from trainwright.trainers.distributed import gathered_for_generation
-from trainwright.trainers.kv_cache import preallocated_cache
-from trainwright.trainers.logprobs import PrefixSharing, distinct_rows
+from trainwright.trainers.common.distributed import gathered_for_generation
+from trainwright.trainers.grpo.kv_cache import preallocated_cache
+from trainwright.trainers.common.logprobs import PrefixSharing, distinct_rows
 
 
 @dataclass
@@ -54,7 +54,7 @@ class TransformersGenerateBackend:
     The G copies of a prompt are prefilled once (:meth:`prefilled_cache`): a round's prompt tokens
     run through the model once per distinct prompt instead of G times, and decoding starts from their
     keys/values copied out to the G rows, in buffers sized for the whole generation
-    (:mod:`trainwright.trainers.kv_cache`: no copy of the cache per new token). The sampled tokens are
+    (:mod:`trainwright.trainers.grpo.kv_cache`: no copy of the cache per new token). The sampled tokens are
     those of the plain call up to float rounding (the same random draws, from the same logits).
     """
 
@@ -95,7 +95,7 @@ class TransformersGenerateBackend:
         # The model samples in the mode it is in, as TRL's does: train mode (dropout on) in a training round,
         # eval mode during evaluation. An FSDP2-sharded policy is gathered once and decodes on local full
         # weights (no collective per token, so processes may stop at different lengths); see
-        # trainwright.trainers.distributed.
+        # trainwright.trainers.common.distributed.
         with torch.no_grad(), gathered_for_generation(model) as gathered:
             input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
             extra: dict[str, Any] = {"synced_gpus": False} if gathered else {}

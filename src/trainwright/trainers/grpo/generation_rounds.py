@@ -1,10 +1,10 @@
-"""The generation-round half of :class:`~trainwright.trainers.grpo.GRPOTrainer`, in the order a round runs.
+"""The generation-round half of :class:`~trainwright.trainers.grpo.trainer.GRPOTrainer`, in the order a round runs.
 
 :class:`GenerationRounds` is mixed into the trainer (it uses the trainer's ``args``, ``accelerator``,
 ``pad_token_id``, ``uses_reference``, ``scorer``, ``generation_backend``, ``metrics``, ...): generate
 G completions per prompt, score them, turn the rewards gathered over all processes into advantages, log the round's
 metrics, split it into micro-batches and add the π_old / π_ref log-probs they need. The update itself
-(forward, loss) stays in ``grpo.py``. Evaluation batches go through the same steps
+(forward, loss) stays in ``grpo/trainer.py``. Evaluation batches go through the same steps
 (:meth:`GenerationRounds.evaluation_batch`), without buffering.
 """
 
@@ -20,11 +20,11 @@ from typing import Any
 import torch
 from accelerate.utils import gather_object
 
-from trainwright.trainers.generation import TransformersGenerateBackend
-from trainwright.trainers.grpo_advantages import AdvantageResult, combine_rewards, round_advantages
-from trainwright.trainers.grpo_metrics import completion_metrics, reward_metrics
-from trainwright.trainers.grpo_rollout import ToolLoop, tool_metrics
-from trainwright.trainers.grpo_round import (
+from trainwright.trainers.grpo.generation import TransformersGenerateBackend
+from trainwright.trainers.grpo.advantages import AdvantageResult, combine_rewards, round_advantages
+from trainwright.trainers.grpo.metrics import completion_metrics, reward_metrics
+from trainwright.trainers.grpo.rollout import ToolLoop, tool_metrics
+from trainwright.trainers.grpo.round_data import (
     RoundSample,
     check_rows,
     completion_rows,
@@ -35,9 +35,9 @@ from trainwright.trainers.grpo_round import (
     shuffle_rows,
     split_round,
 )
-from trainwright.trainers.grpo_sampler import RoundBatch
-from trainwright.trainers.logprobs import distinct_rows
-from trainwright.trainers.reference import kept, reference_forward
+from trainwright.trainers.grpo.sampler import RoundBatch
+from trainwright.trainers.common.logprobs import distinct_rows
+from trainwright.trainers.common.reference import kept, reference_forward
 
 logger = logging.getLogger(__name__)
 
@@ -336,7 +336,7 @@ class GenerationRounds:
         batch: dict[str, torch.Tensor],
         sample: RoundSample,
     ) -> None:
-        """TRL's metric names, from the gathered round (:mod:`trainwright.trainers.grpo_metrics`); a
+        """TRL's metric names, from the gathered round (:mod:`trainwright.trainers.grpo.metrics`); a
         training round also adds its prompt and completion tokens to ``state.num_input_tokens_seen``
         (``num_tokens``), as TRL."""
         gather, device = self.accelerator.gather, self.args.device

@@ -7,7 +7,7 @@ the round's loss has no gradient from the rewards (only the KL term, if ``beta >
 the logs look normal, and nothing is learnt. TRL logs ``frac_reward_zero_std`` and says nothing; a run
 that spends hours there deserves a line in the log.
 
-Through ``logging`` (logger ``trainwright.trainers.learning_signal``), not ``warnings``: the default
+Through ``logging`` (logger ``trainwright.trainers.grpo.learning_signal``), not ``warnings``: the default
 warnings filter shows one message per code location once, and a warning per round would flood the log.
 The first such round is logged, then every ``every``-th one, each line with the running count, so a
 long run shows the problem persisting without a line per step.

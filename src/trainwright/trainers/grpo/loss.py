@@ -65,7 +65,7 @@ from typing import Any
 
 import torch
 
-from trainwright.trainers.config_checks import finite_knob
+from trainwright.trainers.common.config_checks import finite_knob
 
 #: loss types built on PPO's clipped surrogate (they log clip_ratio/*)
 CLIPPED_LOSSES = ("grpo", "bnpo", "dr_grpo", "dapo", "luspo")
@@ -98,7 +98,7 @@ class LossSettings:
     @classmethod
     def from_config(cls, args: Any) -> LossSettings:
         """The settings of a ``GRPOConfig`` (``epsilon`` is ε_low), its float knobs checked where the loss reads
-        them (:func:`~trainwright.trainers.config_checks.finite_knob`: a schedule may change them)."""
+        them (:func:`~trainwright.trainers.common.config_checks.finite_knob`: a schedule may change them)."""
         names = {f.name for f in dataclasses.fields(cls)} - {"epsilon_low", *_CHECKED_KNOBS}
         checked = {name: finite_knob(args, name, minimum=0.0) for name in _CHECKED_KNOBS}
         return cls(

@@ -12,7 +12,7 @@ Pure functions (no trainer state), so that the key set and each value can be che
   completions has no std and does not count) and ``frac_reward_unscorable`` (share no function scored; trainwright's own).
 
 :class:`StepTimeCallback` adds ``step_time``. The loss-side metrics (``entropy``, ``clip_ratio/*``, ``kl``, ...) come from
-:class:`~trainwright.trainers.grpo_loss.LossOutput`.
+:class:`~trainwright.trainers.grpo.loss.LossOutput`.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from typing import Any
 import torch
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
-from trainwright.trainers.grpo_advantages import AdvantageResult, combine_rewards, nanstd, unscorable
-from trainwright.trainers.metrics import MetricsWindow
+from trainwright.trainers.grpo.advantages import AdvantageResult, combine_rewards, nanstd, unscorable
+from trainwright.trainers.common.metrics import MetricsWindow
 
 
 def completion_metrics(lengths: torch.Tensor, truncated: torch.Tensor) -> dict[str, float]:

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from trainwright.trainers.reference import is_peft_model
+from trainwright.trainers.common.reference import is_peft_model
 
 
 def _base(model: nn.Module) -> nn.Module:

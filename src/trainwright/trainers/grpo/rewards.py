@@ -9,7 +9,7 @@ Calling convention (TRL 1.16's, so TRL reward functions work unchanged)::
 
 * Conversational data gives ``completions`` as ``[{"role": "assistant", "content": text}]`` per row.
 * ``None`` (or NaN) means "this function does not apply to this row": it becomes NaN and the row's
-  weighted reward skips it (:func:`trainwright.trainers.grpo_loss.combine_rewards`). An infinite
+  weighted reward skips it (:func:`trainwright.trainers.grpo.loss.combine_rewards`). An infinite
   reward is an error: it would make every advantage of its group NaN or ±inf.
 * ``trainer_state`` is the live ``TrainerState`` (``global_step``, ``max_steps``, ...), for rewards that
   change over training (curricula).

@@ -1,12 +1,12 @@
 """Multi-turn rollouts for GRPO: the tool-calling loop and user rollout functions (TRL 1.16's semantics).
 
-Every model call goes through the trainer's :class:`~trainwright.trainers.generation.GenerationBackend`
+Every model call goes through the trainer's :class:`~trainwright.trainers.grpo.generation.GenerationBackend`
 (``generate(model, prompt_ids) -> completion_ids``), so a custom backend (a serving engine) serves tool
 turns too; no trainer method has to be overridden.
 
 The tool loop (:class:`ToolLoop`), as TRL: completions whose parsed message has ``tool_calls`` run
-them (:func:`~trainwright.trainers.grpo_tools.run_tool_calls`); the tool results' tokens
-(:func:`~trainwright.trainers.grpo_tool_chat.tool_suffix_ids`) are appended to the completion and the
+them (:func:`~trainwright.trainers.grpo.tools.run_tool_calls`); the tool results' tokens
+(:func:`~trainwright.trainers.grpo.tool_chat.tool_suffix_ids`) are appended to the completion and the
 model continues from ``prompt + completion + results``, up to ``max_tool_calling_iterations`` times.
 The result tokens are part of the completion (the model attends to them) but not of the loss: the
 *tool mask* is 0 on them and 1 on sampled tokens. A turn whose results would push the completion past
@@ -28,8 +28,8 @@ from typing import Any
 
 import torch
 
-from trainwright.trainers.grpo_tool_chat import parse_completion, tool_suffix_ids
-from trainwright.trainers.grpo_tools import ToolBox, run_tool_calls
+from trainwright.trainers.grpo.tool_chat import parse_completion, tool_suffix_ids
+from trainwright.trainers.grpo.tools import ToolBox, run_tool_calls
 
 RolloutFunc = Callable[[list[Any], Any], dict[str, Any]]
 REQUIRED_ROLLOUT_KEYS = ("prompt_ids", "completion_ids", "logprobs")

@@ -1,6 +1,6 @@
 """One GRPO generation round as data: what was sampled and scored, then the padded micro-batches.
 
-A round goes (see :meth:`trainwright.trainers.grpo.GRPOTrainer.generate_round`):
+A round goes (see :meth:`trainwright.trainers.grpo.trainer.GRPOTrainer.generate_round`):
 
 1. sample and score: a :class:`RoundSample` per process (prompts, token ids, decoded completions,
    ``(N, K)`` rewards, what the reward functions logged);
@@ -23,8 +23,8 @@ from typing import Any
 
 import torch
 
-from trainwright.trainers.grpo_rewards import RewardLog
-from trainwright.trainers.logprobs import distinct_rows
+from trainwright.trainers.grpo.rewards import RewardLog
+from trainwright.trainers.common.logprobs import distinct_rows
 
 
 def is_conversational(prompt: Any) -> bool:
@@ -229,7 +229,7 @@ def split_round(
 
     Trimming matters because the round is padded to its longest prompt and completion; a micro-batch
     whose rows are all short would otherwise run the model over columns of padding. Each micro-batch
-    also gets ``prompt_rows`` / ``prompt_inverse`` (:func:`~trainwright.trainers.logprobs.distinct_rows`
+    also gets ``prompt_rows`` / ``prompt_inverse`` (:func:`~trainwright.trainers.common.logprobs.distinct_rows`
     of its prompts), computed here on the CPU so the forward needs no host sync to share prompts.
     """
     micro_batches = []

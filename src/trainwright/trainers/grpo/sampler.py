@@ -21,7 +21,7 @@ A trailing partial round (fewer prompts left than one round needs) is dropped, a
 
 The loader looks each item's row up in the dataset (:class:`RoundRows`) and hands the Trainer a
 :class:`RoundBatch`: the round's rows, tagged with the epoch, round and slot. A streamed dataset has
-no indices to sample; :mod:`trainwright.trainers.grpo_stream` yields the same items from the stream.
+no indices to sample; :mod:`trainwright.trainers.grpo.stream` yields the same items from the stream.
 """
 
 from __future__ import annotations

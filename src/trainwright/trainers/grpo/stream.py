@@ -1,6 +1,6 @@
 """Generation rounds from a streamed (``IterableDataset``) training set.
 
-A stream cannot be indexed, so :class:`~trainwright.trainers.grpo_sampler.GroupedRoundSampler` cannot
+A stream cannot be indexed, so :class:`~trainwright.trainers.grpo.sampler.GroupedRoundSampler` cannot
 order it; :class:`RoundStream` yields the same ``(RoundItem, row)`` pairs straight from the stream:
 it reads ``prompts_per_round`` rows (over all processes), then yields the round once per micro-step,
 each row ``num_generations`` times in a row. Each process takes its contiguous slice of every micro-step
@@ -24,8 +24,8 @@ from typing import Any
 
 import torch
 
-from trainwright.trainers.grpo_sampler import RoundItem, RoundLayout
-from trainwright.trainers.streaming import is_streamed, pass_rows, read_stream_with_one_worker, uses_streaming
+from trainwright.trainers.grpo.sampler import RoundItem, RoundLayout
+from trainwright.trainers.common.streaming import is_streamed, pass_rows, read_stream_with_one_worker, uses_streaming
 
 logger = logging.getLogger(__name__)
 

@@ -2,26 +2,26 @@
 
 GRPO (Shao et al. 2024, arXiv:2402.03300) samples G completions per prompt, scores them with reward
 functions, and pushes up the completions that beat their group's mean reward (formulas in
-:mod:`trainwright.trainers.grpo_advantages` and :mod:`trainwright.trainers.grpo_loss`).
+:mod:`trainwright.trainers.grpo.advantages` and :mod:`trainwright.trainers.grpo.loss`).
 
 How it fits the Trainer without private overrides (TRL overrides ``_prepare_inputs`` and
 ``_get_train_sampler``):
 
 * ``get_train_dataloader`` returns a loader of *round batches*
-  (:class:`~trainwright.trainers.grpo_sampler.RoundBatch`: a round's dataset rows tagged with the round
+  (:class:`~trainwright.trainers.grpo.sampler.RoundBatch`: a round's dataset rows tagged with the round
   and micro-step, its *slot*), one per micro-step: over a
-  :class:`~trainwright.trainers.grpo_sampler.GroupedRoundSampler` for a map-style dataset, from a
-  :class:`~trainwright.trainers.grpo_stream.RoundStream` for a streamed one. Each round's batch is
+  :class:`~trainwright.trainers.grpo.sampler.GroupedRoundSampler` for a map-style dataset, from a
+  :class:`~trainwright.trainers.grpo.stream.RoundStream` for a streamed one. Each round's batch is
   repeated once per micro-step, so the Trainer's step, epoch and resume bookkeeping is right.
 * ``training_step`` turns that batch into a real micro-batch: at slot 0 it runs one generation round
-  (:meth:`~trainwright.trainers.grpo_rounds.GenerationRounds.generate_round`: one ``generate`` call
+  (:meth:`~trainwright.trainers.grpo.generation_rounds.GenerationRounds.generate_round`: one ``generate`` call
   covering ``steps_per_generation`` micro-batches, then rewards, advantages, and old/reference
-  log-probs when needed) into a :class:`~trainwright.trainers.grpo_buffer.RoundBuffer`; at every slot
+  log-probs when needed) into a :class:`~trainwright.trainers.grpo.buffer.RoundBuffer`; at every slot
   it hands ``super().training_step`` the buffered micro-batch ``slot % steps_per_generation``.
 * ``compute_loss`` computes the policy log-probs and token entropies (each distinct prompt of a
   micro-batch run once for its completions when that pays off, :meth:`GRPOTrainer.completion_scores`)
   and the loss; ``log`` adds the windowed metrics.
-* ``train`` (:class:`~trainwright.trainers.skeleton.TrainerSkeleton`'s, shared with DPO) gives the
+* ``train`` (:class:`~trainwright.trainers.common.skeleton.TrainerSkeleton`'s, shared with DPO) gives the
   trainer-owned callbacks their checkpoint state back: the generation buffer (so a resume in the
   middle of a round continues with the same completions), the TR-DPO reference and the adaptive
   entropy coefficient.
@@ -37,55 +37,55 @@ from typing import Any, NamedTuple
 
 from trainwright._extras import require_train_extra
 
-require_train_extra("trainwright.trainers.grpo")
+require_train_extra("trainwright.trainers.grpo.trainer")
 
 import torch
 from torch import nn
 from torch.utils.data import DataLoader
 
-from trainwright.trainers.config_checks import finite_knob
-from trainwright.trainers.construction import load_pretrained
-from trainwright.trainers.generation import GenerationBackend, backend_from_config
-from trainwright.trainers.grpo_agent import (
+from trainwright.trainers.common.config_checks import finite_knob
+from trainwright.trainers.common.construction import load_pretrained
+from trainwright.trainers.grpo.generation import GenerationBackend, backend_from_config
+from trainwright.trainers.grpo.agent import (
     agent_rollouts,
     environment_reward_weights,
     with_environment_rewards,
 )
-from trainwright.trainers.grpo_buffer import BufferSchema, RoundBuffer, SaveRoundBufferCallback
-from trainwright.trainers.grpo_config import GRPOConfig, check_batching, loss_setting_notes
-from trainwright.trainers.grpo_entropy import (
+from trainwright.trainers.grpo.buffer import BufferSchema, RoundBuffer, SaveRoundBufferCallback
+from trainwright.trainers.grpo.config import GRPOConfig, check_batching, loss_setting_notes
+from trainwright.trainers.grpo.entropy import (
     EntropyControlCallback,
     EntropyController,
     high_entropy_mask,
 )
-from trainwright.trainers.grpo_environments import EnvironmentFactory, environment_owned_dataset
-from trainwright.trainers.grpo_loss import LossOutput, LossSettings, grpo_loss, off_policy_mask
-from trainwright.trainers.grpo_metrics import StepTimeCallback
-from trainwright.trainers.grpo_model import cast_lm_head_to_fp32
-from trainwright.trainers.grpo_rewards import RewardFunc, RewardScorer
-from trainwright.trainers.grpo_rollout import RolloutFunc
-from trainwright.trainers.grpo_round import check_prompt_dataset, loss_mask
-from trainwright.trainers.grpo_rounds import GenerationRounds
-from trainwright.trainers.grpo_sampler import (
+from trainwright.trainers.grpo.environments import EnvironmentFactory, environment_owned_dataset
+from trainwright.trainers.grpo.loss import LossOutput, LossSettings, grpo_loss, off_policy_mask
+from trainwright.trainers.grpo.metrics import StepTimeCallback
+from trainwright.trainers.grpo.model import cast_lm_head_to_fp32
+from trainwright.trainers.grpo.rewards import RewardFunc, RewardScorer
+from trainwright.trainers.grpo.rollout import RolloutFunc
+from trainwright.trainers.grpo.round_data import check_prompt_dataset, loss_mask
+from trainwright.trainers.grpo.generation_rounds import GenerationRounds
+from trainwright.trainers.grpo.sampler import (
     GroupedRoundSampler,
     RoundBatch,
     RoundLayout,
     RoundRows,
     collate_round,
 )
-from trainwright.trainers.grpo_stream import NO_DISPATCH, RoundStream, configure_for_streaming
-from trainwright.trainers.learning_signal import NoSignalRounds
-from trainwright.trainers.lm_head import FusedHead, backbone_hidden, fused_head, head_token_logps
-from trainwright.trainers.logprobs import (
+from trainwright.trainers.grpo.stream import NO_DISPATCH, RoundStream, configure_for_streaming
+from trainwright.trainers.grpo.learning_signal import NoSignalRounds
+from trainwright.trainers.common.lm_head import FusedHead, backbone_hidden, fused_head, head_token_logps
+from trainwright.trainers.common.logprobs import (
     SharedPrefix,
     prefix_sharing_for,
     selective_log_softmax,
     shared_prefix_logits,
     token_logps_and_entropy,
 )
-from trainwright.trainers.reference import kept, reference_forward
-from trainwright.trainers.skeleton import TrainerSkeleton
-from trainwright.trainers.streaming import is_streamed
+from trainwright.trainers.common.reference import kept, reference_forward
+from trainwright.trainers.common.skeleton import TrainerSkeleton
+from trainwright.trainers.common.streaming import is_streamed
 
 logger = logging.getLogger(__name__)
 
@@ -295,7 +295,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
 
     # ------------------------------------------------------------------ data
     def get_train_dataloader(self) -> DataLoader:
-        """A loader of round batches, one per micro-step; see :mod:`trainwright.trainers.grpo_sampler`."""
+        """A loader of round batches, one per micro-step; see :mod:`trainwright.trainers.grpo.sampler`."""
         if self.train_dataset is None:
             raise ValueError("GRPOTrainer: training requires a train_dataset")
         args = self.args
@@ -452,7 +452,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         self, entropies: torch.Tensor, mask: torch.Tensor, threshold: float
     ) -> torch.Tensor:
         """Bool mask of the active tokens whose entropy reaches the ``threshold`` quantile of the active
-        tokens of every process (TRL's name; :func:`~trainwright.trainers.grpo_entropy.high_entropy_mask`)."""
+        tokens of every process (TRL's name; :func:`~trainwright.trainers.grpo.entropy.high_entropy_mask`)."""
         local = entropies[mask.bool()].float()
         padded = self.accelerator.pad_across_processes(local, dim=0, pad_index=float("-inf"))
         pooled = self.accelerator.gather(padded)
@@ -466,7 +466,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         mask: torch.Tensor,
         off_policy_threshold: float,
     ) -> torch.Tensor:
-        """TRL's name for :func:`~trainwright.trainers.grpo_loss.off_policy_mask`: (B, 1), 1 keeps a sequence."""
+        """TRL's name for :func:`~trainwright.trainers.grpo.loss.off_policy_mask`: (B, 1), 1 keeps a sequence."""
         return off_policy_mask(
             advantages, per_token_logps, sampling_per_token_logps, mask, off_policy_threshold
         )
@@ -489,7 +489,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         Logits are divided by the sampling temperature so that π_θ, π_old and π_ref are the
         distributions the completions were actually drawn from (as TRL does). The MoE loss needs router
         logits of the one forward over the whole sequences, so it turns the shared-prompt forward off.
-        A model with a plain LM head (:func:`~trainwright.trainers.lm_head.fused_head`) is scored from its
+        A model with a plain LM head (:func:`~trainwright.trainers.common.lm_head.fused_head`) is scored from its
         hidden states, the head and the log-softmax in one node, unless the entropy needs a gradient.
         """
         prompt_ids, completion_ids = batch["prompt_ids"], batch["completion_ids"]
@@ -538,9 +538,9 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         head: FusedHead | None = None,
     ) -> list[torch.Tensor] | None:
         """The completion logits (with ``head``: hidden states) with each distinct prompt of the micro-batch
-        run once (its G completions share it; :func:`~trainwright.trainers.logprobs.shared_prefix_logits`),
+        run once (its G completions share it; :func:`~trainwright.trainers.common.logprobs.shared_prefix_logits`),
         or ``None`` for one plain
-        forward: no prompt groups in the batch (see :func:`~trainwright.trainers.grpo_round.split_round`),
+        forward: no prompt groups in the batch (see :func:`~trainwright.trainers.grpo.round_data.split_round`),
         no repeated prompt, too small a saving, or a model / set-up that cannot reuse a KV cache."""
         rows, inverse = batch.get("prompt_rows"), batch.get("prompt_inverse")
         if rows is None or inverse is None or rows.numel() >= inverse.numel():
