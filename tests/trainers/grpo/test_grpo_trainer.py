@@ -94,8 +94,8 @@ def test_grpo_shared_prompt_forward_equals_plain(
 ):
     """Each distinct prompt of a micro-batch runs once (its G completions share it): same log-probs, loss and
     gradients as one plain forward. Forced on here, since the tiny model is below the size threshold."""
-    from trainwright.trainers.grpo import trainer as grpo_module
     from trainwright.trainers.common import logprobs
+    from trainwright.trainers.grpo import trainer as grpo_module
     from trainwright.trainers.grpo.loss import grpo_loss
 
     monkeypatch.setattr(logprobs, "CALL_OVERHEAD_PARAMETER_TOKENS", 0)

@@ -40,9 +40,9 @@ from trainwright.trainers.common.construction import (
     resolve_resume,
     tag_model,
 )
-from trainwright.trainers.grpo.model import router_aux_loss_coef
 from trainwright.trainers.common.metrics import MetricsWindow
 from trainwright.trainers.common.trl_hooks import warn_unused_trl_overrides
+from trainwright.trainers.grpo.model import router_aux_loss_coef
 
 
 class TrainerSkeleton(Trainer):

@@ -44,6 +44,11 @@ from transformers import PreTrainedTokenizerBase, TrainerCallback
 
 from trainwright.storage.tensor_files import UNREADABLE, load_tensor_file, save_tensor_file, why_unusable
 from trainwright.trainers.common.config_checks import finite_knob
+from trainwright.trainers.common.logprobs import prefix_sharing_for
+from trainwright.trainers.common.model_card import ModelCardCallback
+from trainwright.trainers.common.reference import is_peft_model, kept, reference_forward
+from trainwright.trainers.common.skeleton import TrainerSkeleton
+from trainwright.trainers.common.streaming import RepeatedStream, is_streamed
 from trainwright.trainers.dpo.config import DPOConfig
 from trainwright.trainers.dpo.data import (
     REF_COLUMNS,
@@ -58,18 +63,13 @@ from trainwright.trainers.dpo.losses import (
     needs_reference,
     wpo_pair_weights,
 )
-from trainwright.trainers.dpo.stream import check_stream_settings
-from trainwright.trainers.common.logprobs import prefix_sharing_for
-from trainwright.trainers.common.model_card import ModelCardCallback
 from trainwright.trainers.dpo.preference_logps import (
     SequenceLogps,
     packed_sequence_logps,
     sequence_logps,
     shared_prompt_sequence_logps,
 )
-from trainwright.trainers.common.reference import is_peft_model, kept, reference_forward
-from trainwright.trainers.common.skeleton import TrainerSkeleton
-from trainwright.trainers.common.streaming import RepeatedStream, is_streamed
+from trainwright.trainers.dpo.stream import check_stream_settings
 
 logger = logging.getLogger(__name__)
 

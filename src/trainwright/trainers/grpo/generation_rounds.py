@@ -20,8 +20,10 @@ from typing import Any
 import torch
 from accelerate.utils import gather_object
 
-from trainwright.trainers.grpo.generation import TransformersGenerateBackend
+from trainwright.trainers.common.logprobs import distinct_rows
+from trainwright.trainers.common.reference import kept, reference_forward
 from trainwright.trainers.grpo.advantages import AdvantageResult, combine_rewards, round_advantages
+from trainwright.trainers.grpo.generation import TransformersGenerateBackend
 from trainwright.trainers.grpo.metrics import completion_metrics, reward_metrics
 from trainwright.trainers.grpo.rollout import ToolLoop, tool_metrics
 from trainwright.trainers.grpo.round_data import (
@@ -36,8 +38,6 @@ from trainwright.trainers.grpo.round_data import (
     split_round,
 )
 from trainwright.trainers.grpo.sampler import RoundBatch
-from trainwright.trainers.common.logprobs import distinct_rows
-from trainwright.trainers.common.reference import kept, reference_forward
 
 logger = logging.getLogger(__name__)
 

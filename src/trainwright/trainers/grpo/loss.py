@@ -1,4 +1,5 @@
-"""GRPO's loss family, as pure tensor functions (no trainer state). Advantages: :mod:`.grpo_advantages`.
+"""GRPO's loss family, as pure tensor functions (no trainer state). Advantages: :mod:`.advantages`; each
+loss type's policy term and aggregation are its entry in :mod:`.loss_types` (the formulas below, one place to add one).
 
 Notation: ``A`` the advantage of a completion, ``M_t`` its completion mask, ``π_θ`` the policy being
 trained, ``π_old`` the policy that sampled the completions, ``π_ref`` the frozen reference.
@@ -59,20 +60,17 @@ the same for every loss type)::
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from trainwright.trainers.common.config_checks import finite_knob
+from trainwright.trainers.grpo import loss_types
+from trainwright.trainers.grpo.loss_types import PolicyInputs
 
-#: loss types built on PPO's clipped surrogate (they log clip_ratio/*)
-CLIPPED_LOSSES = ("grpo", "bnpo", "dr_grpo", "dapo", "luspo")
 #: float knobs of ``GRPOConfig`` checked (finite, >= 0) every time the loss reads them
 _CHECKED_KNOBS = ("beta", "epsilon_high")
-#: loss types normalised by the tokens of the accumulation window (N̄)
-WINDOW_NORMALISED_LOSSES = ("dapo", "cispo", "vespo")
 
 
 @dataclass(frozen=True)
@@ -164,50 +162,9 @@ def off_policy_mask(
     return ((advantages >= 0) | (mean_gap <= threshold)).to(mask.dtype)
 
 
-@torch.no_grad()
-def vespo_weights(
-    advantages: torch.Tensor, log_ratio: torch.Tensor, mask: torch.Tensor, settings: LossSettings
-) -> torch.Tensor:
-    """VESPO's φ(w) per sequence, (B, 1), without gradient (see the module docstring)."""
-    log_floor = math.log(1e-8)
-    log_w = (log_ratio.clamp(-20.0, 20.0) * mask).sum(-1, keepdim=True).clamp(log_floor, 20.0)
-    positive = advantages >= 0
-    k = torch.where(positive, settings.vespo_k_pos, settings.vespo_k_neg)
-    lam = torch.where(positive, settings.vespo_lambda_pos, settings.vespo_lambda_neg).clamp(min=1e-4)
-    phi = torch.exp(lam + k * log_w - lam * torch.exp(log_w))
-    return torch.nan_to_num(phi, nan=0.0, posinf=0.0, neginf=0.0)
-
-
-def _policy_term(
-    per_token_logps: torch.Tensor,
-    log_ratio: torch.Tensor,
-    ratio: torch.Tensor,
-    adv: torch.Tensor,
-    mask: torch.Tensor,
-    settings: LossSettings,
-    stats: dict[str, torch.Tensor],
-) -> torch.Tensor:
-    """``ℓ_t`` of ``settings.loss_type``; puts the tensors its statistics need into ``stats``."""
-    loss_type = settings.loss_type
-    if loss_type in CLIPPED_LOSSES:
-        clipped = torch.clamp(ratio, 1 - settings.epsilon_low, 1 + settings.epsilon_high)
-        unclipped = ratio if settings.delta is None else torch.clamp(ratio, max=settings.delta)
-        stats["clip_low"] = (unclipped < 1 - settings.epsilon_low) & (adv < 0)
-        stats["clip_high"] = (unclipped > 1 + settings.epsilon_high) & (adv > 0)
-        return -torch.min(unclipped * adv, clipped * adv)
-    if loss_type == "cispo":
-        stats["cispo_clip"] = (ratio > settings.epsilon_high) & (adv > 0)
-        return -torch.clamp(ratio, max=settings.epsilon_high).detach() * adv * per_token_logps
-    if loss_type == "sapo":
-        tau = torch.where(adv > 0, settings.sapo_temperature_pos, settings.sapo_temperature_neg)
-        return -(torch.sigmoid(tau * (ratio - 1)) * 4 / tau) * adv
-    if loss_type == "vespo":
-        phi = vespo_weights(adv, log_ratio, mask, settings)
-        stats["vespo_phi"] = phi
-        return -phi * adv * per_token_logps
-    raise ValueError(
-        f"loss_type={loss_type!r}; choose grpo, bnpo, dr_grpo, dapo, cispo, sapo, luspo or vespo"
-    )
+def _policy_term(inputs: PolicyInputs, stats: dict[str, torch.Tensor]) -> torch.Tensor:
+    """``ℓ_t`` of ``settings.loss_type`` (its registry entry's policy term); fills ``stats`` for the metrics."""
+    return loss_types.get(inputs.settings.loss_type).policy_term(inputs, stats)
 
 
 def _aggregate(
@@ -216,24 +173,9 @@ def _aggregate(
     settings: LossSettings,
     tokens_per_micro_step: float | torch.Tensor | None,
 ) -> torch.Tensor:
-    loss_type = settings.loss_type
-    masked = per_token_loss * mask
-    if loss_type in ("grpo", "sapo"):
-        return (masked.sum(-1) / mask.sum(-1).clamp(min=1.0)).mean()
-    if loss_type == "bnpo":
-        return masked.sum() / mask.sum().clamp(min=1.0)
-    if loss_type == "dr_grpo":
-        if settings.max_completion_length is None:
-            raise ValueError("loss_type='dr_grpo' needs max_completion_length")
-        return masked.sum() / (per_token_loss.size(0) * settings.max_completion_length)
-    if loss_type in WINDOW_NORMALISED_LOSSES:
-        if tokens_per_micro_step is None:
-            raise ValueError(f"loss_type={loss_type!r} needs tokens_per_micro_step")
-        normaliser = torch.as_tensor(tokens_per_micro_step, dtype=per_token_loss.dtype).clamp(min=1.0)
-        return masked.sum() / normaliser.to(per_token_loss.device)
-    if loss_type == "luspo":
-        return masked.sum(-1).mean()
-    raise ValueError(f"loss_type={loss_type!r} has no aggregation")
+    """The micro-batch loss by the registry entry's aggregation."""
+    aggregation = loss_types.get(settings.loss_type).aggregation
+    return aggregation.fn(per_token_loss * mask, mask, settings, tokens_per_micro_step)
 
 
 def _masked(x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -291,7 +233,7 @@ def grpo_loss(
     ratio = torch.exp(log_weights)
 
     stats: dict[str, torch.Tensor] = {}
-    per_token_loss = _policy_term(per_token_logps, log_ratio, ratio, adv, mask, settings, stats)
+    per_token_loss = _policy_term(PolicyInputs(per_token_logps, log_ratio, ratio, adv, mask, settings), stats)
     if settings.off_policy_mask_threshold is not None:
         per_token_loss = per_token_loss * off_policy_mask(
             adv, per_token_logps, old, mask, settings.off_policy_mask_threshold

@@ -24,8 +24,8 @@ from typing import Any
 import torch
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
-from trainwright.trainers.grpo.advantages import AdvantageResult, combine_rewards, nanstd, unscorable
 from trainwright.trainers.common.metrics import MetricsWindow
+from trainwright.trainers.grpo.advantages import AdvantageResult, combine_rewards, nanstd, unscorable
 
 
 def completion_metrics(lengths: torch.Tensor, truncated: torch.Tensor) -> dict[str, float]:

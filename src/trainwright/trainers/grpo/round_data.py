@@ -23,8 +23,8 @@ from typing import Any
 
 import torch
 
-from trainwright.trainers.grpo.rewards import RewardLog
 from trainwright.trainers.common.logprobs import distinct_rows
+from trainwright.trainers.grpo.rewards import RewardLog
 
 
 def is_conversational(prompt: Any) -> bool:

@@ -45,7 +45,17 @@ from torch.utils.data import DataLoader
 
 from trainwright.trainers.common.config_checks import finite_knob
 from trainwright.trainers.common.construction import load_pretrained
-from trainwright.trainers.grpo.generation import GenerationBackend, backend_from_config
+from trainwright.trainers.common.lm_head import FusedHead, backbone_hidden, fused_head, head_token_logps
+from trainwright.trainers.common.logprobs import (
+    SharedPrefix,
+    prefix_sharing_for,
+    selective_log_softmax,
+    shared_prefix_logits,
+    token_logps_and_entropy,
+)
+from trainwright.trainers.common.reference import kept, reference_forward
+from trainwright.trainers.common.skeleton import TrainerSkeleton
+from trainwright.trainers.common.streaming import is_streamed
 from trainwright.trainers.grpo.agent import (
     agent_rollouts,
     environment_reward_weights,
@@ -59,13 +69,15 @@ from trainwright.trainers.grpo.entropy import (
     high_entropy_mask,
 )
 from trainwright.trainers.grpo.environments import EnvironmentFactory, environment_owned_dataset
+from trainwright.trainers.grpo.generation import GenerationBackend, backend_from_config
+from trainwright.trainers.grpo.generation_rounds import GenerationRounds
+from trainwright.trainers.grpo.learning_signal import NoSignalRounds
 from trainwright.trainers.grpo.loss import LossOutput, LossSettings, grpo_loss, off_policy_mask
 from trainwright.trainers.grpo.metrics import StepTimeCallback
 from trainwright.trainers.grpo.model import cast_lm_head_to_fp32
 from trainwright.trainers.grpo.rewards import RewardFunc, RewardScorer
 from trainwright.trainers.grpo.rollout import RolloutFunc
 from trainwright.trainers.grpo.round_data import check_prompt_dataset, loss_mask
-from trainwright.trainers.grpo.generation_rounds import GenerationRounds
 from trainwright.trainers.grpo.sampler import (
     GroupedRoundSampler,
     RoundBatch,
@@ -74,18 +86,6 @@ from trainwright.trainers.grpo.sampler import (
     collate_round,
 )
 from trainwright.trainers.grpo.stream import NO_DISPATCH, RoundStream, configure_for_streaming
-from trainwright.trainers.grpo.learning_signal import NoSignalRounds
-from trainwright.trainers.common.lm_head import FusedHead, backbone_hidden, fused_head, head_token_logps
-from trainwright.trainers.common.logprobs import (
-    SharedPrefix,
-    prefix_sharing_for,
-    selective_log_softmax,
-    shared_prefix_logits,
-    token_logps_and_entropy,
-)
-from trainwright.trainers.common.reference import kept, reference_forward
-from trainwright.trainers.common.skeleton import TrainerSkeleton
-from trainwright.trainers.common.streaming import is_streamed
 
 logger = logging.getLogger(__name__)
 
