@@ -449,3 +449,24 @@ def test_grpo_missing_tokenizer_and_reward_model_tokenizer(
             train_dataset=prompts_dataset,
             processing_class=tokenizer,
         )
+
+
+def test_grpo_model_tags_reach_the_checkpoint_model_card(
+    tiny_model, tokenizer, reward_a, prompts_dataset, tmp_path
+):
+    """As TRL's GRPOTrainer (and our DPOTrainer, through the shared skeleton): every checkpoint writes
+    ``output_dir/README.md`` with the model's tags."""
+    out = tmp_path / "out"
+    trainer = GRPOTrainer(
+        tiny_model,
+        reward_funcs=reward_a,
+        args=small_config(out, max_steps=1, save_strategy="steps", save_steps=1),
+        train_dataset=prompts_dataset,
+        processing_class=tokenizer,
+    )
+    assert {"trl", "grpo"} <= set(trainer.model.model_tags)
+    assert not (out / "README.md").exists()
+    trainer.train()
+    card = (out / "README.md").read_text()
+    assert "- trl" in card and "- grpo" in card
+    assert (out / "checkpoint-1").is_dir()

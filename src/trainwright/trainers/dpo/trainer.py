@@ -44,8 +44,6 @@ from transformers import PreTrainedTokenizerBase, TrainerCallback
 
 from trainwright.storage.tensor_files import UNREADABLE, load_tensor_file, save_tensor_file, why_unusable
 from trainwright.trainers.common.config_checks import finite_knob
-from trainwright.trainers.common.logprobs import prefix_sharing_for
-from trainwright.trainers.common.model_card import ModelCardCallback
 from trainwright.trainers.common.reference import is_peft_model, kept, reference_forward
 from trainwright.trainers.common.skeleton import TrainerSkeleton
 from trainwright.trainers.common.streaming import RepeatedStream, is_streamed
@@ -207,7 +205,6 @@ class DPOTrainer(TrainerSkeleton):
         base_model = model.get_base_model() if is_peft_model(model) else model
         self._accepts_logits_to_keep = "logits_to_keep" in inspect.signature(base_model.forward).parameters
         self.num_reference_forwards = 0  # precompute batches actually run (0 when the cache was reused)
-        self.add_callback(ModelCardCallback(self))  # TRL writes the tagged model card at every checkpoint
 
         given = parts.given_ref_model
         precompute = self.uses_reference and args.precompute_ref_log_probs
@@ -339,9 +336,7 @@ class DPOTrainer(TrainerSkeleton):
     def _prompt_sharing(self, model: nn.Module) -> dict[str, Any]:
         """:func:`sequence_logps` arguments of the shared-prompt forward for ``model`` (none: one plain
         forward); see :class:`~trainwright.trainers.common.logprobs.PrefixSharing`."""
-        sharing = self.__dict__.get("_prefix_sharing")
-        if sharing is None:
-            sharing = self._prefix_sharing = prefix_sharing_for(self)
+        sharing = self.prefix_sharing
         argument = sharing.argument(model)
         if argument is None:
             return {}

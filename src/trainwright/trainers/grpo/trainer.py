@@ -48,7 +48,6 @@ from trainwright.trainers.common.construction import load_pretrained
 from trainwright.trainers.common.lm_head import FusedHead, backbone_hidden, fused_head, head_token_logps
 from trainwright.trainers.common.logprobs import (
     SharedPrefix,
-    prefix_sharing_for,
     selective_log_softmax,
     shared_prefix_logits,
     token_logps_and_entropy,
@@ -545,9 +544,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         rows, inverse = batch.get("prompt_rows"), batch.get("prompt_inverse")
         if rows is None or inverse is None or rows.numel() >= inverse.numel():
             return None
-        sharing = self.__dict__.get("_prefix_sharing")
-        if sharing is None:
-            sharing = self._prefix_sharing = prefix_sharing_for(self)
+        sharing = self.prefix_sharing
         width = batch["prompt_ids"].shape[1]
         saved = (inverse.numel() - rows.numel()) * (width - 1)  # cached prompt tokens not run again
         argument = sharing.argument(model, saved_tokens=saved)
