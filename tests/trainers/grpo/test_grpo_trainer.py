@@ -66,7 +66,7 @@ def test_grpo_old_logps_only_when_the_ratio_can_differ(
         train_dataset=prompts_dataset,
         processing_class=tokenizer,
     )
-    assert not on_policy.needs_old_logps()
+    assert not on_policy.rounds.needs_old_logps()
     off_policy = GRPOTrainer(
         tiny_model,
         lambda completion_ids, **kwargs: [float(sum(ids) % 7) for ids in completion_ids],  # dense: a gradient
@@ -74,7 +74,7 @@ def test_grpo_old_logps_only_when_the_ratio_can_differ(
         train_dataset=prompts_dataset,
         processing_class=tokenizer,
     )
-    assert off_policy.needs_old_logps()
+    assert off_policy.rounds.needs_old_logps()
     sampler = copy.deepcopy(off_policy.model)  # the policy that will generate the (only) round
     off_policy.train()
     buffered = off_policy.round_buffer.micro_batches
@@ -222,7 +222,7 @@ def test_grpo_conversational_prompts_use_the_chat_template(tmp_path, tokenizer, 
     )
     expected = tokenizer.apply_chat_template(dataset[0]["prompt"], add_generation_prompt=True, tokenize=True)
     expected = expected["input_ids"] if hasattr(expected, "keys") else expected
-    assert trainer.tokenize_prompts([dataset[0]["prompt"]]) == [list(expected)]
+    assert trainer.rounds.tokenize_prompts([dataset[0]["prompt"]]) == [list(expected)]
     trainer.train()
     assert all(c[0]["role"] == "assistant" for c in seen)
 
@@ -238,7 +238,7 @@ def test_grpo_reward_model_scores_prompt_plus_completion(tmp_path, tokenizer, ti
         reward_processing_classes=tokenizer,
     )
     trainer.train()
-    sample = trainer.sample_completions([prompts_dataset[0]] * 2)
+    sample = trainer.rounds.sample_completions([prompts_dataset[0]] * 2)
     text = sample.prompts[0] + sample.completions[0]
     encoded = tokenizer([text], return_tensors="pt", add_special_tokens=False)
     with torch.no_grad():

@@ -6,7 +6,7 @@ which changes the completions (new samples), hence the gradients, hence the whol
 We write each process's buffer into the checkpoint folder (``on_save`` of a callback, a public
 route) and load it back before training resumes (:meth:`SaveRoundBufferCallback.load_checkpoint`).
 Random state: a round's completions are sampled from an RNG seeded by ``(seed, process, epoch,
-round)`` (``GRPOTrainer.generation_rng``), so they do not depend on what ran before; the global RNG
+round)`` (``GenerationRounds.generation_rng``), so they do not depend on what ran before; the global RNG
 (dropout, ...) comes back through the Trainer's own ``rng_state*.pth``. Together they make a resumed run continue exactly as the uninterrupted one.
 
 Crashes: the file is written to a temporary file in the checkpoint folder, fsynced and renamed over

@@ -70,7 +70,6 @@ from trainwright.trainers.grpo.entropy import (
 from trainwright.trainers.grpo.environments import EnvironmentFactory, environment_owned_dataset
 from trainwright.trainers.grpo.generation import GenerationBackend, backend_from_config
 from trainwright.trainers.grpo.generation_rounds import GenerationRounds
-from trainwright.trainers.grpo.learning_signal import NoSignalRounds
 from trainwright.trainers.grpo.loss import LossOutput, LossSettings, grpo_loss, off_policy_mask
 from trainwright.trainers.grpo.metrics import StepTimeCallback
 from trainwright.trainers.grpo.model import cast_lm_head_to_fp32
@@ -101,7 +100,7 @@ class CompletionScores(NamedTuple):
     aux_loss: torch.Tensor | None  # the MoE load-balancing loss of the forward
 
 
-class GRPOTrainer(GenerationRounds, TrainerSkeleton):
+class GRPOTrainer(TrainerSkeleton):
     """GRPO with generation batched across ``steps_per_generation`` micro-steps (see module docstring).
 
     The arguments are TRL's, in TRL's order; ``peft_config``, ``ref_model`` (an explicit reference for
@@ -196,12 +195,15 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         self.generation_backend = generation_backend or backend_from_config(
             self.args, model, tokenizer, self.pad_token_id
         )
-        self.eos_token_ids = (
-            set(self.generation_backend.eos_token_ids)
-            if hasattr(self.generation_backend, "eos_token_ids")
-            else {tokenizer.eos_token_id}
+        self.rounds = GenerationRounds(
+            self,
+            scorer=self.scorer,
+            agent=self.agent,
+            processing_class=tokenizer,
+            pad_token_id=self.pad_token_id,
+            uses_reference=self.uses_reference,
+            metrics=self.metrics,
         )
-        self.no_signal_rounds = NoSignalRounds()  # logs rounds whose groups all agree (no gradient)
         self.round_buffer = RoundBuffer()
         self.round_sampler: GroupedRoundSampler | None = None
         self.entropy_controller = EntropyController(
@@ -224,11 +226,11 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         if self.args.entropy_bonus_enabled:
             reduce_sum = lambda stats: self.accelerator.reduce(stats, reduction="sum")
             self.add_callback(EntropyControlCallback(self.entropy_controller, self.metrics, reduce_sum))
-        self.completions_logger = self.finish()
+        self.rounds.completions_logger = self.finish()
 
     def buffer_schema(self) -> BufferSchema:
         """What this run's round buffer holds: a saved buffer must fit it to be resumed from."""
-        logps = ("old_per_token_logps",) if self.needs_old_logps() else ()
+        logps = ("old_per_token_logps",) if self.rounds.needs_old_logps() else ()
         logps += ("ref_per_token_logps",) if self.uses_reference else ()
         return BufferSchema(
             micro_batches=self.args.steps_per_generation,
@@ -248,7 +250,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         """The last training round's completions in the shape of TRL's private ``_logs`` (``prompt``,
         ``completion``, ``rewards`` per function, ``advantages``, ``extra`` per ``log_extra`` column), for
         scripts that read it; :attr:`last_completions` holds the same rows as completions-table rows."""
-        rows = self.__dict__.get("last_completions") or []
+        rows = self.last_completions
         standard = {"prompt", "completion", "rewards", "advantage"}
         return {
             "prompt": [row["prompt"] for row in rows],
@@ -259,6 +261,11 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
                 key: [row[key] for row in rows] for key in (rows[0] if rows else {}) if key not in standard
             },
         }
+
+    @property
+    def last_completions(self) -> list[dict[str, Any]]:
+        """The last training round's completions-table rows (empty before the first round)."""
+        return self.rounds.last_completions
 
     @property
     def tools(self) -> list[Callable[..., Any]]:
@@ -378,7 +385,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
                     f"this round",
                     stacklevel=2,
                 )
-            self.round_buffer = RoundBuffer(inputs.key, self.generate_round(inputs))
+            self.round_buffer = RoundBuffer(inputs.key, self.rounds.generate_round(inputs))
         micro_batch = self.round_buffer.micro_batches[inputs.slot % self.args.steps_per_generation]
         return super().training_step(model, micro_batch, num_items_in_batch)
 
@@ -569,7 +576,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         The eval batch counts prompts; G is ``num_generations_eval`` (default ``num_generations``);
         advantages are normalised over the batch of every process, metrics logged as in training.
         """
-        batch = self.evaluation_batch(inputs)
+        batch = self.rounds.evaluation_batch(inputs)
         with torch.no_grad():
             if self.uses_reference:
                 with reference_forward(self.accelerator.unwrap_model(model), self.ref_model) as ref:
