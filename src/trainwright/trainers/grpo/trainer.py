@@ -60,10 +60,14 @@ from trainwright.trainers.grpo.agent import (
     environment_reward_weights,
     with_environment_rewards,
 )
-from trainwright.trainers.grpo.buffer import BufferSchema, RoundBuffer, SaveRoundBufferCallback
+from trainwright.trainers.grpo.buffer import BufferSchema, RoundBuffer
+from trainwright.trainers.grpo.callbacks import (
+    EntropyControlCallback,
+    SaveRoundBufferCallback,
+    StepTimeCallback,
+)
 from trainwright.trainers.grpo.config import GRPOConfig, check_batching, loss_setting_notes
 from trainwright.trainers.grpo.entropy import (
-    EntropyControlCallback,
     EntropyController,
     high_entropy_mask,
 )
@@ -71,7 +75,6 @@ from trainwright.trainers.grpo.environments import EnvironmentFactory, environme
 from trainwright.trainers.grpo.generation import GenerationBackend, backend_from_config
 from trainwright.trainers.grpo.generation_rounds import GenerationRounds
 from trainwright.trainers.grpo.loss import LossOutput, LossSettings, grpo_loss, off_policy_mask
-from trainwright.trainers.grpo.metrics import StepTimeCallback
 from trainwright.trainers.grpo.model import cast_lm_head_to_fp32
 from trainwright.trainers.grpo.rewards import RewardFunc, RewardScorer
 from trainwright.trainers.grpo.rollout import RolloutFunc
