@@ -194,6 +194,58 @@ def _per_sequence(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return (x * mask).sum(-1) / mask.sum(-1)
 
 
+def _importance_ratio(log_ratio: torch.Tensor, mask: torch.Tensor, level: str) -> torch.Tensor:
+    """``r_t`` (token level, (B, T)) or GSPO's ``r`` (sequence level, (B, 1)) from ``log π_θ − log π_old``."""
+    if level == "token":
+        log_weights = log_ratio
+    elif level == "sequence":
+        log_weights = ((log_ratio * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)).unsqueeze(-1)
+    else:
+        raise ValueError(f"importance_sampling_level={level!r}; choose 'token' or 'sequence'")
+    return torch.exp(log_weights)
+
+
+def _k3_kl(
+    per_token_logps: torch.Tensor,
+    ref_per_token_logps: torch.Tensor | None,
+    ratio: torch.Tensor,
+    settings: LossSettings,
+) -> torch.Tensor:
+    """``KL_t`` to the reference by the k3 estimator, times ``r_t`` with ``use_bias_correction_kl``."""
+    if ref_per_token_logps is None:
+        raise ValueError(
+            f"beta={settings.beta} needs reference log-probs (ref_per_token_logps), but this run has no "
+            "reference model: beta was 0 when the trainer was built (as TRL, beta=0 builds none). Set a "
+            "non-zero beta in the config to schedule or change it during training"
+        )
+    gap = ref_per_token_logps - per_token_logps
+    per_token_kl = torch.exp(gap) - gap - 1
+    if settings.use_bias_correction_kl:
+        per_token_kl = per_token_kl * ratio
+    return per_token_kl
+
+
+def _add_metrics(
+    output: LossOutput, stats: dict[str, torch.Tensor], mask: torch.Tensor, entropies: torch.Tensor | None
+) -> None:
+    """The statistics the policy term and the KL put into ``stats`` (and the entropies), as metrics."""
+    if "kl" in stats:
+        output.means["kl"] = _masked(stats["kl"], mask)
+    if entropies is not None:
+        output.means["entropy"] = _masked(entropies, mask)
+    if "clip_low" in stats:
+        low, high = stats["clip_low"].float(), stats["clip_high"].float()
+        output.means["clip_ratio/low_mean"] = _masked(low, mask)
+        output.means["clip_ratio/high_mean"] = _masked(high, mask)
+        output.means["clip_ratio/region_mean"] = _masked((low + high).clamp(max=1.0), mask)
+        output.per_sequence["clip_ratio/low_min"] = _per_sequence(low, mask)
+        output.per_sequence["clip_ratio/high_max"] = _per_sequence(high, mask)
+    if "cispo_clip" in stats:
+        output.means["cispo_clip_ratio"] = _masked(stats["cispo_clip"].float(), mask)
+    if "vespo_phi" in stats:
+        output.means["vespo/phi_seq_mean"] = _masked(stats["vespo_phi"], mask)
+
+
 def grpo_loss(
     per_token_logps: torch.Tensor,
     advantages: torch.Tensor,
@@ -222,15 +274,7 @@ def grpo_loss(
     adv = adv.unsqueeze(1) if adv.dim() == 1 else adv
     old = per_token_logps.detach() if old_per_token_logps is None else old_per_token_logps
     log_ratio = per_token_logps - old
-    if settings.importance_sampling_level == "token":
-        log_weights = log_ratio
-    elif settings.importance_sampling_level == "sequence":
-        log_weights = ((log_ratio * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)).unsqueeze(-1)
-    else:
-        raise ValueError(
-            f"importance_sampling_level={settings.importance_sampling_level!r}; choose 'token' or 'sequence'"
-        )
-    ratio = torch.exp(log_weights)
+    ratio = _importance_ratio(log_ratio, mask, settings.importance_sampling_level)
 
     stats: dict[str, torch.Tensor] = {}
     per_token_loss = _policy_term(PolicyInputs(per_token_logps, log_ratio, ratio, adv, mask, settings), stats)
@@ -241,18 +285,8 @@ def grpo_loss(
     if token_mask is not None:
         per_token_loss = per_token_loss * token_mask.to(per_token_loss.dtype)
     if settings.beta != 0.0:
-        if ref_per_token_logps is None:
-            raise ValueError(
-                f"beta={settings.beta} needs reference log-probs (ref_per_token_logps), but this run has no "
-                "reference model: beta was 0 when the trainer was built (as TRL, beta=0 builds none). Set a "
-                "non-zero beta in the config to schedule or change it during training"
-            )
-        gap = ref_per_token_logps - per_token_logps
-        per_token_kl = torch.exp(gap) - gap - 1
-        if settings.use_bias_correction_kl:
-            per_token_kl = per_token_kl * ratio
-        per_token_loss = per_token_loss + settings.beta * per_token_kl
-        stats["kl"] = per_token_kl
+        stats["kl"] = _k3_kl(per_token_logps, ref_per_token_logps, ratio, settings)
+        per_token_loss = per_token_loss + settings.beta * stats["kl"]
 
     loss = _aggregate(per_token_loss, mask, settings, tokens_per_micro_step)
     policy_loss = loss.detach()
@@ -263,19 +297,5 @@ def grpo_loss(
 
     output = LossOutput(loss=loss, policy_loss=policy_loss)
     with torch.no_grad():
-        if "kl" in stats:
-            output.means["kl"] = _masked(stats["kl"], mask)
-        if entropies is not None:
-            output.means["entropy"] = _masked(entropies, mask)
-        if "clip_low" in stats:
-            low, high = stats["clip_low"].float(), stats["clip_high"].float()
-            output.means["clip_ratio/low_mean"] = _masked(low, mask)
-            output.means["clip_ratio/high_mean"] = _masked(high, mask)
-            output.means["clip_ratio/region_mean"] = _masked((low + high).clamp(max=1.0), mask)
-            output.per_sequence["clip_ratio/low_min"] = _per_sequence(low, mask)
-            output.per_sequence["clip_ratio/high_max"] = _per_sequence(high, mask)
-        if "cispo_clip" in stats:
-            output.means["cispo_clip_ratio"] = _masked(stats["cispo_clip"].float(), mask)
-        if "vespo_phi" in stats:
-            output.means["vespo/phi_seq_mean"] = _masked(stats["vespo_phi"], mask)
+        _add_metrics(output, stats, mask, entropies)
     return output

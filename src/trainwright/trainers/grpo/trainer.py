@@ -56,6 +56,7 @@ from trainwright.trainers.common.reference import kept, reference_forward
 from trainwright.trainers.common.skeleton import TrainerSkeleton
 from trainwright.trainers.common.streaming import is_streamed
 from trainwright.trainers.grpo.agent import (
+    AgentRollouts,
     agent_rollouts,
     environment_reward_weights,
     with_environment_rewards,
@@ -89,6 +90,44 @@ from trainwright.trainers.grpo.sampler import (
 from trainwright.trainers.grpo.stream import NO_DISPATCH, RoundStream, configure_for_streaming
 
 logger = logging.getLogger(__name__)
+
+
+def _check_datasets(
+    args: GRPOConfig, train_dataset: Any, eval_dataset: Any, agent: AgentRollouts | None
+) -> None:
+    """Refuse datasets a round cannot start from (before a model is moved): prompts checked (unless an
+    environment owns the data), streaming configured, dynamic sampling only on map-style data."""
+    has_prompts = "prompt" in getattr(train_dataset, "column_names", ["prompt"])
+    if agent is None or agent.environments is None or has_prompts:
+        check_prompt_dataset(train_dataset, "train_dataset")
+    check_prompt_dataset(eval_dataset, "eval_dataset")
+    configure_for_streaming(args, train_dataset, eval_dataset)
+    if args.dynamic_sampling and is_streamed(train_dataset):
+        raise ValueError(
+            "dynamic_sampling refills groups with prompts looked up by index, which a streamed "
+            "train_dataset does not have; turn dynamic_sampling off or pass a map-style Dataset"
+        )
+
+
+def _reward_scorer(
+    args: GRPOConfig, reward_funcs: Any, processing_classes: Any, agent: AgentRollouts | None
+) -> RewardScorer:
+    """The reward functions (and environments' rewards) with their weights; reward models given as ids are
+    loaded with the config's ``model_init_kwargs``."""
+    return RewardScorer(
+        reward_funcs,
+        environment_reward_weights(args.reward_weights, agent),
+        processing_classes,
+        load=lambda model_id, auto_class: load_pretrained(model_id, auto_class, args, num_labels=1),
+        chat_template_kwargs=args.chat_template_kwargs,
+    )
+
+
+def _cast_heads_to_fp32(*models: nn.Module | None) -> None:
+    """``cast_lm_head_to_fp32`` on the policy and the reference (when there is one)."""
+    for module in models:
+        if module is not None:
+            cast_lm_head_to_fp32(module)
 
 
 def _identity_collator(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -156,32 +195,12 @@ class GRPOTrainer(TrainerSkeleton):
         reward_funcs = with_environment_rewards(reward_funcs, self.agent)
         if owned_data:
             train_dataset = environment_owned_dataset(args, multi=isinstance(environment_factory, dict))
-        if (
-            self.agent is None
-            or self.agent.environments is None
-            or "prompt" in getattr(train_dataset, "column_names", ["prompt"])
-        ):
-            check_prompt_dataset(train_dataset, "train_dataset")
-        check_prompt_dataset(eval_dataset, "eval_dataset")
-        configure_for_streaming(args, train_dataset, eval_dataset)
-        if args.dynamic_sampling and is_streamed(train_dataset):
-            raise ValueError(
-                "dynamic_sampling refills groups with prompts looked up by index, which a streamed "
-                "train_dataset does not have; turn dynamic_sampling off or pass a map-style Dataset"
-            )
+        _check_datasets(args, train_dataset, eval_dataset, self.agent)
         for note in loss_setting_notes(args):
             logger.warning(note)
-        self.scorer = RewardScorer(
-            reward_funcs,
-            environment_reward_weights(args.reward_weights, self.agent),
-            reward_processing_classes,
-            load=lambda model_id, auto_class: load_pretrained(model_id, auto_class, args, num_labels=1),
-            chat_template_kwargs=args.chat_template_kwargs,
-        )
+        self.scorer = _reward_scorer(args, reward_funcs, reward_processing_classes, self.agent)
         if args.cast_lm_head_to_fp32:
-            for module in (model, parts.ref_model):
-                if module is not None:
-                    cast_lm_head_to_fp32(module)
+            _cast_heads_to_fp32(model, parts.ref_model)
         super().__init__(
             model=model,
             args=args,
@@ -195,14 +214,21 @@ class GRPOTrainer(TrainerSkeleton):
         for func in self.scorer.funcs:
             if isinstance(func, nn.Module):
                 func.to(self.args.device)
-        self.generation_backend = generation_backend or backend_from_config(
-            self.args, model, tokenizer, self.pad_token_id
+        self._set_up_rounds(
+            generation_backend or backend_from_config(self.args, model, tokenizer, self.pad_token_id)
         )
+        self._attach_grpo_callbacks()
+        self.rounds.completions_logger = self.finish()
+
+    def _set_up_rounds(self, generation_backend: GenerationBackend) -> None:
+        """After ``Trainer.__init__``: the backend, the generation rounds, the round buffer and sampler, and the
+        entropy controller."""
+        self.generation_backend = generation_backend
         self.rounds = GenerationRounds(
             self,
             scorer=self.scorer,
             agent=self.agent,
-            processing_class=tokenizer,
+            processing_class=self.processing_class,
             pad_token_id=self.pad_token_id,
             uses_reference=self.uses_reference,
             metrics=self.metrics,
@@ -217,6 +243,9 @@ class GRPOTrainer(TrainerSkeleton):
             coef_min=self.args.entropy_coef_min,
             coef_max=self.args.entropy_coef_max,
         )
+
+    def _attach_grpo_callbacks(self) -> None:
+        """The GRPO callbacks this trainer attaches to itself (:mod:`trainwright.trainers.grpo.callbacks`)."""
         self.add_callback(
             SaveRoundBufferCallback(
                 lambda: self.round_buffer,
@@ -229,7 +258,6 @@ class GRPOTrainer(TrainerSkeleton):
         if self.args.entropy_bonus_enabled:
             reduce_sum = lambda stats: self.accelerator.reduce(stats, reduction="sum")
             self.add_callback(EntropyControlCallback(self.entropy_controller, self.metrics, reduce_sum))
-        self.rounds.completions_logger = self.finish()
 
     def buffer_schema(self) -> BufferSchema:
         """What this run's round buffer holds: a saved buffer must fit it to be resumed from."""
