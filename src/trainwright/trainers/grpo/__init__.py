@@ -4,7 +4,8 @@
 TRL field); the other modules are the steps a round runs (``generation``, ``rollout``, ``rewards``, ``advantages``,
 ``round_data``, ``generation_rounds``), the update (``loss``, one registry entry per loss type in ``loss_types``,
 ``entropy``, ``metrics``) and the callbacks the trainer attaches to itself (``callbacks``).
-``GRPOTrainer``/``GRPOConfig`` are imported on first access, so importing one part (``trainwright.trainers.grpo.loss``) does not build the trainer.
+``GRPOTrainer``/``GRPOConfig`` are imported on first access, so importing one part
+(``trainwright.trainers.grpo.loss``) does not build the trainer.
 """
 
 from __future__ import annotations
