@@ -97,8 +97,11 @@ def _check_datasets(
 ) -> None:
     """Refuse datasets a round cannot start from (before a model is moved): prompts checked (unless an
     environment owns the data), streaming configured, dynamic sampling only on map-style data."""
-    has_prompts = "prompt" in getattr(train_dataset, "column_names", ["prompt"])
-    if agent is None or agent.environments is None or has_prompts:
+    if (
+        agent is None
+        or agent.environments is None
+        or "prompt" in getattr(train_dataset, "column_names", ["prompt"])
+    ):
         check_prompt_dataset(train_dataset, "train_dataset")
     check_prompt_dataset(eval_dataset, "eval_dataset")
     configure_for_streaming(args, train_dataset, eval_dataset)
