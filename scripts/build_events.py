@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import itertools
 import json
 import sys
 import zipfile
@@ -39,10 +40,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from trainwright.catalog.events import DATA_FILE, FORMAT, PROOFS_FILE, EventTables  # noqa: E402
+from trainwright.catalog.events import DATA_FILE, FORMAT, PROOFS_FILE, EventTables
+from trainwright.catalog.versions import sort_versions
 
 PROOFS_FILE_PATH = Path(PROOFS_FILE)
-from trainwright.catalog.versions import sort_versions  # noqa: E402
 
 # What a user calls on a trainer object. ``__init__`` fires ``on_init_end``.
 ENTRY_POINTS = ("__init__", "train", "evaluate", "predict", "save_model", "push_to_hub", "hyperparameter_search")
@@ -172,9 +173,9 @@ class _StepCollector(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self.generic_visit(node)
         # ``find_executable_batch_size(self._inner_training_loop, ...)``: handed on, then called
-        if id(node) not in self._called and self._is_receiver(node.value) and node.attr in self.methods:
-            if isinstance(getattr(node, "ctx", None), ast.Load):
-                self._add("call", node.attr, node)
+        handed_on = id(node) not in self._called and self._is_receiver(node.value) and node.attr in self.methods
+        if handed_on and isinstance(getattr(node, "ctx", None), ast.Load):
+            self._add("call", node.attr, node)
 
     def _is_receiver_method(self, node: ast.expr) -> bool:
         return isinstance(node, ast.Attribute) and self._is_receiver(node.value) and node.attr in self.methods
@@ -349,7 +350,7 @@ def extract_release(sources: Sources) -> dict[str, Any]:
             "paths": [
                 {
                     "entry": path[0],
-                    "hops": [hop(all_bodies, inside, a, b) for a, b in zip(path, path[1:])],
+                    "hops": [hop(all_bodies, inside, a, b) for a, b in itertools.pairwise(path)],
                     "via": path[1:-1],
                 }
                 for path in found

@@ -26,14 +26,14 @@ if torch is not None:
 # --------------------------------------------------------------------------------------------------
 # Two real CPU processes under `accelerate launch`, for the trainers' distributed tests.
 # --------------------------------------------------------------------------------------------------
-import os as _os  # noqa: E402
-import shutil as _shutil  # noqa: E402
-import signal as _signal  # noqa: E402
-import socket as _socket  # noqa: E402
-import subprocess as _subprocess  # noqa: E402
-import sys as _sys  # noqa: E402
+import os as _os
+import shutil as _shutil
+import signal as _signal
+import socket as _socket
+import subprocess as _subprocess
+import sys as _sys
 
-import pytest as _pytest  # noqa: E402
+import pytest as _pytest
 
 
 def _free_port() -> int:
@@ -94,5 +94,5 @@ def _launch_two_processes(
 
 
 @_pytest.fixture(scope="session")  # a plain function: module-scoped fixtures may launch once per module
-def launch_two_processes():  # noqa: ANN201 - returns the launcher function
+def launch_two_processes():
     return _launch_two_processes
