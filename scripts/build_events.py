@@ -32,7 +32,6 @@ import ast
 import itertools
 import json
 import sys
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from trainwright.catalog.events import DATA_FILE, FORMAT, PROOFS_FILE, EventTables
+from trainwright.catalog.extract.transformers_source import Sources, dir_sources, wheel_sources
 from trainwright.catalog.versions import sort_versions
 
 PROOFS_FILE_PATH = Path(PROOFS_FILE)
@@ -52,8 +52,6 @@ EXTERNAL_FILES = ("trainer_jit_checkpoint.py",)
 FILES = ("trainer.py", "trainer_callback.py")
 MAX_PATHS = 64
 MAX_DEPTH = 10
-
-Sources = dict[str, str]
 
 
 @dataclass
@@ -70,27 +68,6 @@ class Step:
 @dataclass
 class Body:
     steps: list[Step] = field(default_factory=list)
-
-
-# ------------------------------------------------------------------------------------------ reading
-
-
-def wheel_sources(wheel: Path) -> Sources:
-    with zipfile.ZipFile(wheel) as zf:
-        present = set(zf.namelist())
-        return {
-            name: zf.read(f"transformers/{name}").decode("utf-8")
-            for name in (*FILES, *EXTERNAL_FILES)
-            if f"transformers/{name}" in present
-        }
-
-
-def dir_sources(directory: Path) -> Sources:
-    return {
-        name: (directory / name).read_text(encoding="utf-8")
-        for name in (*FILES, *EXTERNAL_FILES)
-        if (directory / name).is_file()
-    }
 
 
 # --------------------------------------------------------------------------------------- extraction
@@ -431,11 +408,11 @@ def main(argv: list[str] | None = None) -> int:
         version, _, directory = item.partition("=")
         if not directory or not Path(directory, "trainer.py").is_file():
             parser.error(f"--source {item!r}: expected VERSION=DIR with DIR/trainer.py")
-        sources[version] = dir_sources(Path(directory))
+        sources[version] = dir_sources(Path(directory), FILES, EXTERNAL_FILES)
     if args.wheel_dir is not None:
         for wheel in sorted(args.wheel_dir.glob("transformers-*.whl")):
             version = wheel.name.split("-")[1]
-            sources.setdefault(version, wheel_sources(wheel))
+            sources.setdefault(version, wheel_sources(wheel, FILES, EXTERNAL_FILES))
     if not sources:
         parser.error("nothing to read: give --source or --wheel-dir")
     data = pack({v: extract_release(sources[v]) for v in sort_versions(list(sources))})
