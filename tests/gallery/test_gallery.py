@@ -64,6 +64,7 @@ def _load(path: Path):  # type: ignore[no-untyped-def]
     return module
 
 
+@pytest.mark.train("each builder trains a tiny model")
 @pytest.mark.parametrize("path", [p for p in AFTER if "def build_trainer" in p.read_text()], ids=lambda p: p.stem)
 def test_after_builder_trains(path: Path, tmp_path: Path) -> None:
     """The "after" code is real: its Trainer trains two steps on a tiny model with its callbacks."""
@@ -97,6 +98,7 @@ def test_after_builder_trains(path: Path, tmp_path: Path) -> None:
     assert result.global_step == 2
 
 
+@pytest.mark.train("the suggested callback runs in a real training run")
 def test_suggested_callback_for_the_timing_wrapper_really_times_steps(tmp_path: Path) -> None:
     """`trainwright fix --suggest` on the timing wrapper prints a callback that, pasted as is, measures
     each step (start in on_step_begin, end in on_step_end) and puts it in the logs."""

@@ -12,11 +12,6 @@ from datasets import Dataset
 from trainwright.toy import build_tiny_causal_lm, build_tokenizer
 
 
-@pytest.fixture(scope="session")
-def tokenizer():
-    return build_tokenizer()
-
-
 @pytest.fixture
 def tiny_model(tokenizer):
     return build_tiny_causal_lm(tokenizer, hidden_size=16, num_layers=1, num_heads=2)
