@@ -27,8 +27,9 @@ from trainwright_lint.finding import Finding
 from trainwright_lint.fixes import FixError, Linter, fix_bytes, has_fixable
 from trainwright_lint.fixes.fileio import WriteError, read_bytes, read_snapshot, write_fixed
 from trainwright_lint.project.model import ProjectModel
+from trainwright_lint.rules import suggested
 from trainwright_lint.runner import LintResult, timeout_problem, withhold_fixes
-from trainwright_lint.suggest import SUGGESTED_CODES, module_name, suggest
+from trainwright_lint.suggest import module_name, suggest
 from trainwright_lint.supervisor import Beat
 
 
@@ -219,10 +220,12 @@ def unified_diff(path: str, before: bytes, after: bytes) -> str:
 def print_suggestions(
     findings: Sequence[Finding], out: TextIO, shown_path: Callable[[str], str] = str
 ) -> int:
-    """A ready ``TrainerCallback`` per TW2xx finding (one per distinct suggestion), never written."""
+    """A ready ``TrainerCallback`` per finding of a rule that declares a suggestion (one per distinct
+    suggestion), never written."""
     shown: dict[str, list[Finding]] = {}  # suggestion text -> the findings it answers
+    codes = suggested()
     for f in findings:
-        if f.code not in SUGGESTED_CODES:
+        if f.code not in codes:
             continue
         try:
             source = read_bytes(f.path).decode("utf-8")

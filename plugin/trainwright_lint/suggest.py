@@ -28,9 +28,13 @@ from pathlib import PurePosixPath
 import libcst as cst
 
 from trainwright_lint.finding import Finding
+from trainwright_lint.rules import RULES, suggested
+from trainwright_lint.rules.base import MOVE_WRAPPER
 from trainwright_lint.suggest_inputs import attribute_defaults, local_assignments, recomputed
 
-SUGGESTED_CODES = ("TW201", "TW202", "TW203")
+# The rules that declare a ``suggestion``, for the language server's code actions (``suggested()``
+# is the same list, read from the registry when asked).
+SUGGESTED_CODES = suggested()
 _EVENT = re.compile(r"\bon_[a-z_]+\b")
 _EVENT_ARGUMENTS = {"state": "state", "args": "args", "control": "control"}
 _EVENT_KWARGS = frozenset(
@@ -263,7 +267,7 @@ def _plan(source: str, finding: Finding) -> Plan | None:
     )
     if func is None:
         return None
-    if finding.code == "TW202" and not finding.moved:
+    if RULES[finding.code].suggestion == MOVE_WRAPPER and not finding.moved:
         finding_body = [s for s in func.body if not _is_docstring(s)]
         moved = [s for s in finding_body if not _calls_super(source, s) and not isinstance(s, ast.Return)]
     else:
@@ -304,7 +308,8 @@ def suggest(source: str, finding: Finding, module: str | None = None) -> str | N
     moved code reads. The result never reads a name it does not define (pyflakes-clean): a value
     that cannot be carried over is bound to ``None`` on a line that says, as a TODO, what to do.
     """
-    if finding.code not in SUGGESTED_CODES:
+    rule = RULES.get(finding.code)
+    if rule is None or rule.suggestion is None:
         return None
     try:
         plan = _plan(source, finding)

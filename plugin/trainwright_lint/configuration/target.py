@@ -19,7 +19,7 @@ a range reaching below the catalogue is checked on the catalogued part, with a w
 range entirely outside it (``3.0``, ``<4.30``, ``7.0``, ``>=6``) is a :class:`TargetError` (exit 2)
 naming the catalogue's span, except a project's own declared or installed release entirely below
 the catalogue (``transformers==4.18.0``): that is checked against the oldest catalogued release by the
-rules that hold on every release, the others off (``RELEASE_DEPENDENT``), with one warning. Why the newest major line counts as inside: releases ship faster than
+rules that hold on every release, the others off (``release_dependent``), with one warning. Why the newest major line counts as inside: releases ship faster than
 the catalogue is rebuilt, and a patch or minor release keeps its line's Trainer API far more often
 than a major one does. For TRL from a declared or installed release (not one the user chose), an
 out-of-catalogue version warns and uses the nearest end of the catalogue instead: a stale TRL pin
@@ -56,11 +56,14 @@ class _BelowCatalogue(TargetError):
     """A project's declared or installed release older than every catalogued one."""
 
 
-#: The rules whose verdict depends on what a release's Trainer defines, passes or removed (dead
-#: overrides, signatures, super() calls, removed APIs and arguments, public contracts). For a project
-#: pinned below the catalogue they would judge code against a Trainer it does not run, so they are off;
-#: the rest (TW101 private overrides, TW2xx timing logic, TW4xx callbacks) hold on old releases too.
-RELEASE_DEPENDENT = ("TW102", "TW301", "TW302", "TW303", "TW304", "TW305")
+def release_dependent() -> tuple[str, ...]:
+    """The rules whose verdict depends on what a release's Trainer defines, passes or removed, as each
+    rule declares it (``Rule.release_facts``). For a project pinned below the catalogue they would judge
+    code against a Trainer it does not run, so they are off; the rest hold on old releases too. Read
+    from the registry when a pin is below the catalogue only: resolving a target imports no rule."""
+    from trainwright_lint.rules import release_dependent as declared
+
+    return declared()
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,7 @@ class Target:
     source: str
     warnings: tuple[str, ...] = ()
     # The project's own pin lies entirely below the catalogue (``transformers==4.18.0``): only the rules
-    # that hold on every release run, checked against the oldest catalogued one (``RELEASE_DEPENDENT``).
+    # that hold on every release run, checked against the oldest catalogued one (``release_dependent``).
     below_catalogue: bool = False
     # Where the facts of releases added after the catalogue shipped came from ("5.25.0 from the installed
     # source"), for those among ``releases``.
@@ -261,7 +264,7 @@ def _resolve(
         if warning:
             warnings.append(warning)
     if not chosen and below:
-        codes = ", ".join(RELEASE_DEPENDENT)
+        codes = ", ".join(release_dependent())
         warning = (
             f"{asked} is older than the catalogue ({versions[0]}–{versions[-1]}): checking only the rules "
             f"that hold on every release, against {versions[0]}; {codes} are off. Declare a release in "

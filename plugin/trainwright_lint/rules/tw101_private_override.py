@@ -9,7 +9,7 @@ from trainwright_lint.analysis.upstream import copy_of
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.summary import MethodSummary
 from trainwright_lint.rules._advice import alternative
-from trainwright_lint.rules.base import ClassContext, Example, Rule
+from trainwright_lint.rules.base import EVERY_RELEASE, ClassContext, Example, Rule
 from trainwright_lint.syntax import FunctionNode
 
 
@@ -67,7 +67,7 @@ class PrivateOverride(Rule):
     code = "TW101"
     FACTS = (METHODS,)
     name = "private-override"
-    version_dependent = False  # "defined in some catalogued release" does not depend on the target
+    release_facts = EVERY_RELEASE  # "defined in some catalogued release" does not depend on the target
     message = "`{method}` overrides a private Trainer method{churn}; instead, {alternative}"
 
     library_message = (
