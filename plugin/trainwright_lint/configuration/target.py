@@ -40,6 +40,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
 
 FALLBACK_SOURCE = "newest catalogued, no requirement found"
 INSTALLED_SOURCE = "installed"
@@ -281,9 +285,8 @@ def _resolve(
 def _releases(
     library: str, versions: tuple[str, ...], specifier: str, asked: str, *, strict: bool, option: str
 ) -> tuple[tuple[str, ...], str | None]:
-    from trainwright.catalog.versions import nearest_at_or_below, version_key
+    from trainwright.catalog.versions import version_key
 
-    span = f"{versions[0]}–{versions[-1]}"
     exact = _EXACT.match(specifier)
     if exact:
         pinned = exact["version"]
@@ -302,16 +305,39 @@ def _releases(
         lower = _lower_bound(spec)
         reaches_below = _admits_below(spec, versions[0], version_key)
     if inside:
-        notes = []
-        if reaches_below:
-            part = inside[0] if len(inside) == 1 else f"{inside[0]}–{inside[-1]}"
-            notes.append(
-                f"{asked} reaches below the catalogue ({span}); checking only its catalogued part, {part}"
-            )
-        newer = _uncovered_installed(library, versions[-1])
-        if newer is not None and not exact and spec.contains(newer, prereleases=True):
-            notes.append(f"{asked} admits {newer} (installed), {_not_covered(library, newer, span)}")
-        return inside, "; ".join(notes) or None
+        return inside, _inside_notes(library, versions, asked, inside, reaches_below, None if exact else spec)
+    return _nearest(library, versions, asked, lower, exact is not None, strict=strict, option=option)
+
+
+def _inside_notes(
+    library: str,
+    versions: tuple[str, ...],
+    asked: str,
+    inside: tuple[str, ...],
+    reaches_below: bool,
+    spec: SpecifierSet | None,
+) -> str | None:
+    """The warning for a specifier with catalogued releases: the part below the catalogue it drops, and
+    an installed newer release it admits that the catalogue does not cover."""
+    span = f"{versions[0]}–{versions[-1]}"
+    notes = []
+    if reaches_below:
+        part = inside[0] if len(inside) == 1 else f"{inside[0]}–{inside[-1]}"
+        notes.append(f"{asked} reaches below the catalogue ({span}); checking only its catalogued part, {part}")
+    newer = _uncovered_installed(library, versions[-1])
+    if newer is not None and spec is not None and spec.contains(newer, prereleases=True):
+        notes.append(f"{asked} admits {newer} (installed), {_not_covered(library, newer, span)}")
+    return "; ".join(notes) or None
+
+
+def _nearest(
+    library: str, versions: tuple[str, ...], asked: str, lower: str | None, exact: bool, *, strict: bool, option: str
+) -> tuple[tuple[str, ...], str | None]:
+    """The release standing for a specifier with no catalogued release (and the warning saying so), or
+    the error when none may (``strict``: the user typed it for the linter)."""
+    from trainwright.catalog.versions import nearest_at_or_below, version_key
+
+    span = f"{versions[0]}–{versions[-1]}"
     key = version_key(lower) if lower is not None else None
     newest_key = version_key(versions[-1])
     if key is not None and version_key(versions[0]) <= key:
