@@ -248,3 +248,23 @@ def test_a_registered_rule_is_linted_fixed_and_listed_everywhere(throwaway: type
 
 def test_the_throwaway_rule_is_gone_after_the_test() -> None:
     assert "TW399" not in RULES and "TW399" not in fixable()
+
+
+# ----------------------------------------------------------------------------------------------------
+# One caching idiom for facts about code (docs/lint.md, "Caching facts"): the fact store. Nothing is
+# kept on a tree node, anywhere in the plugin.
+
+
+def test_no_fact_is_kept_on_a_tree_node() -> None:
+    sys.path.insert(0, str(ROOT / "tests"))
+    try:
+        from test_architecture import ad_hoc_caches
+    finally:
+        sys.path.remove(str(ROOT / "tests"))
+    on_nodes = [
+        f"{path.relative_to(PLUGIN)}: {found}"
+        for path in sorted(PLUGIN.rglob("*.py"))
+        for found in ad_hoc_caches(path)
+        if found.endswith(" set")
+    ]
+    assert on_nodes == []
