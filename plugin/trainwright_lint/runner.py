@@ -169,17 +169,19 @@ def _lint(state: _State, path: str) -> tuple[list[Finding], dict[str, float], by
     if unit is None:
         return [not_linted(path, "cannot read or parse file")], {}, b""
     lines = unit.lines
-    digest = text_digest(unit.source)
     if noqa.file_is_skipped(lines, unit.source):
-        return [], {}, digest
+        return [], {}, b""
     rules = enabled_rules(state.config, path)
     timings: dict[str, float] = {}
     try:
         findings = lint_unit(unit, state.workspace, target_releases(state.config), rules, timings)
     except RecursionError:
-        return [not_linted(path, "skipped: nested too deeply for the rules (RecursionError)")], timings, digest
-    kept = noqa_applied(findings, unit.source, lines, path, state.config)
-    return withhold_fixes(kept, unit.source), timings, digest
+        return [not_linted(path, "skipped: nested too deeply for the rules (RecursionError)")], timings, b""
+    kept = withhold_fixes(noqa_applied(findings, unit.source, lines, path, state.config), unit.source)
+    # The digest tells the fixer that its text is the one these findings' edits address; a file without
+    # an edit is never fixed, so it costs nothing there (``driver`` skips a file with no fixable finding).
+    digest = text_digest(unit.source) if any(f.fix is not None for f in kept) else b""
+    return kept, timings, digest
 
 
 def noqa_applied(
@@ -188,7 +190,7 @@ def noqa_applied(
     """``findings`` less those a ``# noqa`` silences, plus a TW001 for each ``TW`` code of a ``# noqa``
     that silences nothing or names no code (``noqa.unused_directives``; when TW001 is enabled)."""
     kept = noqa.filter_noqa(findings, lines)
-    if config.code_enabled(noqa.UNUSED_NOQA, path):
+    if noqa.may_list_codes(source) and config.code_enabled(noqa.UNUSED_NOQA, path):
         enabled = functools.partial(config.code_enabled, path=path)
         unused = noqa.unused_directives(findings, source, path, known_codes(), enabled)
         kept += noqa.filter_noqa(unused, lines)
@@ -198,6 +200,8 @@ def noqa_applied(
 def withhold_fixes(findings: list[Finding], source: str) -> list[Finding]:
     """``findings`` without their fixes when the fixer could not apply them to ``source``
     (``sourcefile.fix_blocker``): lint must never mark ``[*]`` a fix that ``fix`` then refuses."""
+    if not any(f.fix is not None for f in findings):
+        return findings  # nothing to withhold: the text is not scanned
     blocker = fix_blocker(source)
     if blocker is None:
         return findings
