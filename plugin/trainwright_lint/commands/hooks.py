@@ -247,7 +247,7 @@ def methods_text(
 ) -> str:
     term = term or Terminal()
     partial = any(not r.get("in_whole_range", True) for r in rows)
-    table_rows = [_method_row(catalog, view, cls, r, term) for r in rows]
+    table_rows = [_table_row(catalog, view, cls, r, term) for r in rows]
     all_methods = view.methods(cls)
     hidden = [n for n, m in all_methods.items() if m.private] if not include_private else []
     hidden_hot = [n for n in hidden if catalog.guidance(n) is not None]
@@ -285,7 +285,7 @@ def methods_text(
     return term.paint("\n".join(out), PAINT)
 
 
-def _method_row(catalog: Catalog, view: VersionView, cls: str, r: dict[str, Any], term: Terminal) -> list[Cell]:
+def _table_row(catalog: Catalog, view: VersionView, cls: str, r: dict[str, Any], term: Terminal) -> list[Cell]:
     """One method's row of the ``methods`` table: name and marks, visibility, since, signature and advice."""
     marks = "".join(
         mark
