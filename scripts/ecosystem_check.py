@@ -502,34 +502,8 @@ def score_repo(
     by_path: dict[str, list[Method]] = defaultdict(list)
     for m in methods:
         by_path[m.path].append(m)
-    cls_by_path: dict[str, list[ClassRow]] = defaultdict(list)
-    for c in classes:
-        cls_by_path[c.path].append(c)
-    src_classes: dict[str, list[tuple[int, int, str]]] = {}
-
-    def context(path: str, line: int) -> str:
-        if path not in src_classes:
-            try:
-                src_classes[path] = enclosing_classes(
-                    (root / path).read_text(encoding="utf8", errors="replace")
-                )
-            except OSError:
-                src_classes[path] = []
-        inner = [c for c in src_classes[path] if c[0] <= line <= c[1]]
-        if not inner:
-            return "module level"
-        lo, _, cname = max(inner, key=lambda c: c[0])
-        for c in cls_by_path.get(path, []):
-            if c.line == lo:
-                return (
-                    f"{c.role} class {cname} (outside its labelled methods)"
-                    if c.role != "not_target"
-                    else f"not_target class {cname}"
-                )
-        return f"unlabelled class {cname}"
-
-    call_rows = {(c.path, c.line, c.keyword): c for c in calls}
-    matched: set[tuple[str, int, str]] = set()
+    where = _Where(root, classes)
+    outside = _Outside(name, tallies, {(c.path, c.line, c.keyword): c for c in calls}, where, call_hits)
     # method -> family -> list of (code, line, message)
     hits: dict[int, dict[str, list[tuple[str, int, str]]]] = defaultdict(lambda: defaultdict(list))
     for code, path, line, msg in findings:
@@ -543,87 +517,137 @@ def score_repo(
             other["TW304 call site (no calls.csv, not scored)"].append(f"{name} {path}:{line} {msg[:100]}")
             continue
         if not owner:
-            t = tallies[fam]
-            kw = finding_keyword(msg) if code == "TW304" else None
-            row = call_rows.get((path, line, kw)) if kw else None
-            if kw is not None:  # one verdict per (path, line, keyword), however many records say it
-                if (path, line, kw) in matched:
-                    continue
-                matched.add((path, line, kw))
-            if row is not None and row.expected == "TW304":
-                t.tp += 1
-                t.hit(code, "call site", msg, True)
-                continue
-            t.fp += 1
-            t.hit(code, context(path, line), msg, False)
-            tag = (
-                f"hard negative (calls.csv: {_short(row.notes, 110)})"
-                if row is not None
-                else context(path, line)
-            )
-            t.fps.append(f"{code} {name} {path}:{line} [{tag}] {msg[:120]}")
-            if row is not None and call_hits is not None:
-                call_hits.append(row.where())
+            outside.score(code, fam, path, line, msg)
             continue
         m = min(owner, key=lambda m: m.end - m.line)  # innermost (nested functions are not labelled)
         hits[id(m)][fam].append((code, line, msg))
     t = tallies[family_of("TW304")]
     for c in calls:
-        if c.expected == "TW304" and (c.path, c.line, c.keyword) not in matched:
+        if c.expected == "TW304" and (c.path, c.line, c.keyword) not in outside.matched:
             t.fn += 1
             t.fns.append(f"TW304 {c.where()} [call site] ({_short(c.notes)})")
-
     for m in methods:
         got = hits.get(id(m), {})
         for fam in FAMILIES:
             expected = m.expected.get(fam, set())
             found = got.get(fam, [])
-            t = tallies[fam]
             if fam == "TW2xx":
-                if "TW2" in expected:
-                    right = [h for h in found if h[1] in m.obs]
-                    if found:
-                        t.lenient_tp += 1
-                    if right:
-                        t.tp += 1
-                        t.hit(right[0][0], m.name, right[0][2], True)
-                    else:
-                        t.fn += 1
-                        t.fns.append(
-                            f"TW2xx {m.where()} obs={_ranges(m.obs)}"
-                            + (f" (reported at {', '.join(str(h[1]) for h in found)})" if found else "")
-                        )
-                    for h in dict.fromkeys((h[0], h[1], h[2]) for h in found):  # once per statement
-                        if h[1] not in m.obs:
-                            t.fp += 1
-                            t.hit(h[0], m.name, h[2], False)
-                            t.fps.append(
-                                f"{h[0]} {m.where()} line {h[1]}: points at the wrong statement "
-                                f"(obs={_ranges(m.obs)})"
-                            )
-                elif found:
-                    t.fp += 1
-                    t.hit(found[0][0], m.name, found[0][2], False)
-                    codes = ",".join(sorted({h[0] for h in found}))
-                    tag = "hard negative" if m.hard_negative else (m.tw2 or "callback-class method")
-                    t.fps.append(f"{codes} {m.where()} line {found[0][1]} [{tag}] {found[0][2][:100]}")
-                    if m.hard_negative:
-                        hn_hits.append(m.where())
-                continue
-            codes_found = {h[0] for h in found}
-            for code in sorted(expected | codes_found):
-                if code in expected and code in codes_found:
-                    t.tp += 1
-                    h = next(h for h in found if h[0] == code)
-                    t.hit(code, m.name, h[2], True)
-                elif code in expected:
-                    t.fn += 1
-                    t.fns.append(f"{code} {m.where()} ({_short(m.notes)})")
-                else:
-                    t.fp += 1
-                    h = next(h for h in found if h[0] == code)
-                    t.hit(code, m.name, h[2], False)
-                    t.fps.append(f"{code} {m.where()} line {h[1]}: {h[2][:120]}")
+                _score_callback_method(m, expected, found, tallies[fam], hn_hits)
+            else:
+                _score_method_codes(m, expected, found, tallies[fam])
+
+
+class _Where:
+    """What holds a line of a file, for an FP outside the labelled methods: a labelled class (outside its
+    methods), a ``not_target`` one, an unlabelled class or the module (each file read once)."""
+
+    def __init__(self, root: Path, classes: list[ClassRow]) -> None:
+        self.root = root
+        self.by_path: dict[str, list[ClassRow]] = defaultdict(list)
+        for c in classes:
+            self.by_path[c.path].append(c)
+        self.src_classes: dict[str, list[tuple[int, int, str]]] = {}
+
+    def __call__(self, path: str, line: int) -> str:
+        if path not in self.src_classes:
+            try:
+                self.src_classes[path] = enclosing_classes(
+                    (self.root / path).read_text(encoding="utf8", errors="replace")
+                )
+            except OSError:
+                self.src_classes[path] = []
+        inner = [c for c in self.src_classes[path] if c[0] <= line <= c[1]]
+        if not inner:
+            return "module level"
+        lo, _, cname = max(inner, key=lambda c: c[0])
+        for c in self.by_path.get(path, []):
+            if c.line == lo:
+                return (
+                    f"{c.role} class {cname} (outside its labelled methods)"
+                    if c.role != "not_target"
+                    else f"not_target class {cname}"
+                )
+        return f"unlabelled class {cname}"
+
+
+@dataclass
+class _Outside:
+    """Scores findings outside every labelled method: a TW304 against calls.csv (one verdict per path,
+    line and keyword), anything else an FP of its family."""
+
+    name: str
+    tallies: dict
+    call_rows: dict
+    where: _Where
+    call_hits: list | None
+    matched: set = field(default_factory=set)
+
+    def score(self, code: str, fam: str, path: str, line: int, msg: str) -> None:
+        t = self.tallies[fam]
+        kw = finding_keyword(msg) if code == "TW304" else None
+        row = self.call_rows.get((path, line, kw)) if kw else None
+        if kw is not None:  # one verdict per (path, line, keyword), however many records say it
+            if (path, line, kw) in self.matched:
+                return
+            self.matched.add((path, line, kw))
+        if row is not None and row.expected == "TW304":
+            t.tp += 1
+            t.hit(code, "call site", msg, True)
+            return
+        t.fp += 1
+        t.hit(code, self.where(path, line), msg, False)
+        tag = f"hard negative (calls.csv: {_short(row.notes, 110)})" if row is not None else self.where(path, line)
+        t.fps.append(f"{code} {self.name} {path}:{line} [{tag}] {msg[:120]}")
+        if row is not None and self.call_hits is not None:
+            self.call_hits.append(row.where())
+
+
+def _score_callback_method(m: Method, expected: set, found: list, t: Tally, hn_hits: list) -> None:
+    """TW2xx per method: a TP only on one of the ``obs=`` lines of a method labelled CALLBACK."""
+    if "TW2" in expected:
+        right = [h for h in found if h[1] in m.obs]
+        if found:
+            t.lenient_tp += 1
+        if right:
+            t.tp += 1
+            t.hit(right[0][0], m.name, right[0][2], True)
+        else:
+            t.fn += 1
+            t.fns.append(
+                f"TW2xx {m.where()} obs={_ranges(m.obs)}"
+                + (f" (reported at {', '.join(str(h[1]) for h in found)})" if found else "")
+            )
+        for h in dict.fromkeys((h[0], h[1], h[2]) for h in found):  # once per statement
+            if h[1] not in m.obs:
+                t.fp += 1
+                t.hit(h[0], m.name, h[2], False)
+                t.fps.append(f"{h[0]} {m.where()} line {h[1]}: points at the wrong statement (obs={_ranges(m.obs)})")
+    elif found:
+        t.fp += 1
+        t.hit(found[0][0], m.name, found[0][2], False)
+        codes = ",".join(sorted({h[0] for h in found}))
+        tag = "hard negative" if m.hard_negative else (m.tw2 or "callback-class method")
+        t.fps.append(f"{codes} {m.where()} line {found[0][1]} [{tag}] {found[0][2][:100]}")
+        if m.hard_negative:
+            hn_hits.append(m.where())
+
+
+def _score_method_codes(m: Method, expected: set, found: list, t: Tally) -> None:
+    """The other families per (method, code) against labels.csv."""
+    codes_found = {h[0] for h in found}
+    for code in sorted(expected | codes_found):
+        if code in expected and code in codes_found:
+            t.tp += 1
+            h = next(h for h in found if h[0] == code)
+            t.hit(code, m.name, h[2], True)
+        elif code in expected:
+            t.fn += 1
+            t.fns.append(f"{code} {m.where()} ({_short(m.notes)})")
+        else:
+            t.fp += 1
+            h = next(h for h in found if h[0] == code)
+            t.hit(code, m.name, h[2], False)
+            t.fps.append(f"{code} {m.where()} line {h[1]}: {h[2][:120]}")
 
 
 def _ranges(lines: set[int]) -> str:
@@ -711,110 +735,15 @@ def main(argv: list[str] | None = None) -> int:
         repos = [r for r in repos if r["name"] in args.repo]
 
     cmd = trainwright_cmd(args.trainwright)
-    extra_j = ["-j", str(args.jobs)] if args.jobs else []
     workdir = Path(tempfile.mkdtemp(prefix="tw-ecosystem-"))
     acc = Accumulated()
 
     try:
         for r in repos:
-            name = r["name"]
-            dest = workdir / name.replace("/", "+")
-            if r.get("source") == "installed:trl":
-                trl_dir, ver = installed_trl(args.trl_dir)
-                want = r.get("version", TRL_TARGET)
-                if trl_dir is None or not trl_dir.is_dir():
-                    acc.missing.append(
-                        f"{name}: TRL is not importable here (run with the project's .venv, or --trl-dir)"
-                    )
-                    continue
-                if ver is not None and ver != want and not args.trl_dir:
-                    acc.missing.append(
-                        f"{name}: installed TRL is {ver}, labels are for {want} (pip install trl=={want})"
-                    )
-                    continue
-                shutil.copytree(trl_dir, dest / "trl", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-            else:
-                gd = mirror_dir(name, args.mirror_root)
-                if not gd.is_dir():
-                    acc.missing.append(
-                        f"{name}: no snapshot at {gd} -- call the fetch tool: fetch github:{name}"
-                    )
-                    continue
-                if not has_commit(gd, r["commit"]):
-                    acc.missing.append(
-                        f"{name}: snapshot at {gd} lacks commit {r['commit'][:12]} "
-                        f"(fetch github:{name} again, or re-label at the new HEAD)"
-                    )
-                    continue
-                note = export_git(gd, r["commit"], dest)
-                if note:
-                    acc.partial.append(f"{name} ({note})")
-            paths = list(r.get("paths") or [])
-            absent = [p for p in paths if not (dest / p).exists()]
-            if absent:
-                acc.errors.append(f"{name}: listed paths absent from the export: {', '.join(absent)}")
-                paths = [p for p in paths if p not in absent]
-                if not paths:
-                    continue
-            data, err = run_lint(
-                cmd, dest, paths, ["--format", "json", "--exit-zero", *extra_j], args.timeout
-            )
-            if data is None:
-                acc.errors.append(f"{name}: lint failed: {err}")
-                continue
-            resolver = PathResolver(dest, paths)
-            found, repeats = unique_findings(findings_list(data), resolver)
-            if repeats:
-                acc.notes_out.append(
-                    f"{name}: {repeats} repeated finding record(s) ignored (same code, file, line, column, message)"
-                )
-            acc.linted.append(name)
-            r_methods = [m for m in methods if m.repo == name]
-            r_classes = [c for c in classes if c.repo == name]
-            r_calls = [c for c in calls if c.repo == name]
-            for c in r_calls:
-                inside = [m for m in r_methods if m.path == c.path and m.line <= c.line <= m.end]
-                if inside:
-                    acc.errors.append(
-                        f"calls.csv row {c.where()} lies in labelled method {inside[0].where()}: label it there"
-                    )
-                if not (dest / c.path).is_file():
-                    acc.errors.append(f"calls.csv row {c.where()}: no such file in the export")
-            before = sum(t.fp for t in acc.tallies.values()), sum(t.fn for t in acc.tallies.values())
-            score_repo(
-                name,
-                dest,
-                resolver,
-                found,
-                r_methods,
-                r_classes,
-                acc.tallies,
-                acc.other,
-                acc.hn_hits,
-                r_calls,
-                acc.call_hits,
-                call_labels=(args.bench / "calls.csv").exists(),
-            )
-            after = sum(t.fp for t in acc.tallies.values()), sum(t.fn for t in acc.tallies.values())
-            acc.per_repo.append((name, len(found), after[0] - before[0], after[1] - before[1]))
-            if acc.stats_ok is not False:
-                sdata, _ = run_lint(
-                    cmd,
-                    dest,
-                    paths,
-                    ["--statistics", "--format", "json", "--exit-zero", *extra_j],
-                    args.timeout,
-                )
-                if isinstance(sdata, dict) and isinstance(sdata.get("classes"), list):
-                    acc.stats_ok = True
-                    acc.recognition[name] = (
-                        [dict(c, path=resolver(c.get("path", ""))) for c in sdata["classes"]],
-                        [dict(u, path=resolver(u.get("path", ""))) for u in sdata.get("unresolved", [])],
-                    )
-                else:
-                    acc.stats_ok = False
-            if args.keep:
-                acc.notes_out.append(f"{name}: export kept at {dest}")
+            dest = workdir / r["name"].replace("/", "+")
+            paths = _export(r, args, dest, acc)
+            if paths is not None:
+                _lint_and_score(r["name"], dest, paths, args, cmd, (methods, classes, calls), acc)
     finally:
         if acc.partial:
             acc.notes_out.insert(
@@ -827,6 +756,114 @@ def main(argv: list[str] | None = None) -> int:
 
     report(args, repos, classes, methods, calls, acc)
     return 0
+
+
+def _export(r: dict, args: argparse.Namespace, dest: Path, acc: Accumulated) -> list[str] | None:
+    """Export repository ``r`` at its labelled commit into ``dest`` (the installed TRL: a copy); the
+    listed paths present there ([]: the whole tree), or None when there is nothing to lint (``acc``
+    says why)."""
+    name = r["name"]
+    if r.get("source") == "installed:trl":
+        trl_dir, ver = installed_trl(args.trl_dir)
+        want = r.get("version", TRL_TARGET)
+        if trl_dir is None or not trl_dir.is_dir():
+            acc.missing.append(f"{name}: TRL is not importable here (run with the project's .venv, or --trl-dir)")
+            return None
+        if ver is not None and ver != want and not args.trl_dir:
+            acc.missing.append(f"{name}: installed TRL is {ver}, labels are for {want} (pip install trl=={want})")
+            return None
+        shutil.copytree(trl_dir, dest / "trl", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    else:
+        gd = mirror_dir(name, args.mirror_root)
+        if not gd.is_dir():
+            acc.missing.append(f"{name}: no snapshot at {gd} -- call the fetch tool: fetch github:{name}")
+            return None
+        if not has_commit(gd, r["commit"]):
+            acc.missing.append(
+                f"{name}: snapshot at {gd} lacks commit {r['commit'][:12]} "
+                f"(fetch github:{name} again, or re-label at the new HEAD)"
+            )
+            return None
+        note = export_git(gd, r["commit"], dest)
+        if note:
+            acc.partial.append(f"{name} ({note})")
+    paths = list(r.get("paths") or [])
+    absent = [p for p in paths if not (dest / p).exists()]
+    if absent:
+        acc.errors.append(f"{name}: listed paths absent from the export: {', '.join(absent)}")
+        paths = [p for p in paths if p not in absent]
+        if not paths:
+            return None
+    return paths
+
+
+def _check_calls(name: str, dest: Path, r_methods: list[Method], r_calls: list[CallRow], acc: Accumulated) -> None:
+    """calls.csv rows must lie outside every labelled method, in a file of the export."""
+    for c in r_calls:
+        inside = [m for m in r_methods if m.path == c.path and m.line <= c.line <= m.end]
+        if inside:
+            acc.errors.append(f"calls.csv row {c.where()} lies in labelled method {inside[0].where()}: label it there")
+        if not (dest / c.path).is_file():
+            acc.errors.append(f"calls.csv row {c.where()}: no such file in the export")
+
+
+def _lint_and_score(
+    name: str,
+    dest: Path,
+    paths: list[str],
+    args: argparse.Namespace,
+    cmd: list[str],
+    corpus: tuple[list[Method], list[ClassRow], list[CallRow]],
+    acc: Accumulated,
+) -> None:
+    """Lint one exported repository, score its findings against its labels, and (once the linter has
+    ``--statistics``) record which classes it recognised."""
+    extra_j = ["-j", str(args.jobs)] if args.jobs else []
+    data, err = run_lint(cmd, dest, paths, ["--format", "json", "--exit-zero", *extra_j], args.timeout)
+    if data is None:
+        acc.errors.append(f"{name}: lint failed: {err}")
+        return
+    resolver = PathResolver(dest, paths)
+    found, repeats = unique_findings(findings_list(data), resolver)
+    if repeats:
+        acc.notes_out.append(
+            f"{name}: {repeats} repeated finding record(s) ignored (same code, file, line, column, message)"
+        )
+    acc.linted.append(name)
+    methods, classes, calls = corpus
+    r_methods = [m for m in methods if m.repo == name]
+    r_classes = [c for c in classes if c.repo == name]
+    r_calls = [c for c in calls if c.repo == name]
+    _check_calls(name, dest, r_methods, r_calls, acc)
+    before = sum(t.fp for t in acc.tallies.values()), sum(t.fn for t in acc.tallies.values())
+    score_repo(
+        name,
+        dest,
+        resolver,
+        found,
+        r_methods,
+        r_classes,
+        acc.tallies,
+        acc.other,
+        acc.hn_hits,
+        r_calls,
+        acc.call_hits,
+        call_labels=(args.bench / "calls.csv").exists(),
+    )
+    after = sum(t.fp for t in acc.tallies.values()), sum(t.fn for t in acc.tallies.values())
+    acc.per_repo.append((name, len(found), after[0] - before[0], after[1] - before[1]))
+    if acc.stats_ok is not False:
+        sdata, _ = run_lint(cmd, dest, paths, ["--statistics", "--format", "json", "--exit-zero", *extra_j], args.timeout)
+        if isinstance(sdata, dict) and isinstance(sdata.get("classes"), list):
+            acc.stats_ok = True
+            acc.recognition[name] = (
+                [dict(c, path=resolver(c.get("path", ""))) for c in sdata["classes"]],
+                [dict(u, path=resolver(u.get("path", ""))) for u in sdata.get("unresolved", [])],
+            )
+        else:
+            acc.stats_ok = False
+    if args.keep:
+        acc.notes_out.append(f"{name}: export kept at {dest}")
 
 
 def table(md: bool, header: list[str], rows: list[list[str]]) -> str:
@@ -845,9 +882,18 @@ def table(md: bool, header: list[str], rows: list[list[str]]) -> str:
 def report(args, repos, classes, methods, calls, acc: Accumulated) -> None:
     md = args.markdown
     h = (lambda s: f"\n## {s}\n") if md else (lambda s: f"\n== {s} ==")
-    sel = {r["name"] for r in repos}
     lab = [m for m in methods if m.repo in acc.linted]
     site_rows = [c for c in calls if c.repo in acc.linted]
+    _report_corpus(h, repos, classes, lab, site_rows, acc)
+    _report_families(md, h, lab, site_rows, acc)
+    _report_recognition(args, h, classes, acc)
+    if not args.no_lists:
+        _report_lists(md, h, acc)
+
+
+def _report_corpus(h, repos, classes, lab, site_rows, acc: Accumulated) -> None:
+    """What was linted: repositories, classes and labels, and what could not be."""
+    sel = {r["name"] for r in repos}
     print(h("Corpus"))
     roles = Counter(c.role for c in classes if c.repo in acc.linted)
     print(
@@ -864,6 +910,9 @@ def report(args, repos, classes, methods, calls, acc: Accumulated) -> None:
     for line in acc.notes_out:
         print(f"note: {line}")
 
+
+def _report_families(md: bool, h, lab, site_rows, acc: Accumulated) -> None:
+    """Precision and recall per rule family and per rule, hard negatives, and per repository."""
     print(h(f"Findings per rule family (transformers {TRANSFORMERS_TARGET}, TRL {TRL_TARGET})"))
     rows = []
     for fam in FAMILIES:
@@ -912,6 +961,10 @@ def report(args, repos, classes, methods, calls, acc: Accumulated) -> None:
             table(md, ["repository", "findings", "FP", "FN"], [[n, a, b, c] for n, a, b, c in acc.per_repo])
         )
 
+
+def _report_recognition(args, h, classes, acc: Accumulated) -> None:
+    """Which labelled classes the linter recognised (``--statistics``), and what else it took for one."""
+    md = args.markdown
     print(h("Recognition"))
     if acc.stats_ok is not True:
         print("recognition: needs --statistics (this trainwright has no `lint --statistics --format json`)")
@@ -965,8 +1018,9 @@ def report(args, repos, classes, methods, calls, acc: Accumulated) -> None:
                     s = f"unresolved: {name} {u.get('path')}:{u.get('line')} {u.get('class')} ({u.get('reason')})"
                     print(f"- {s}" if md else f"  {s}")
 
-    if args.no_lists:
-        return
+
+def _report_lists(md: bool, h, acc: Accumulated) -> None:
+    """Every FP and FN per family, and the findings of codes that are not scored."""
     for fam in FAMILIES:
         t = acc.tallies[fam]
         if not (t.fps or t.fns):

@@ -24,11 +24,12 @@ from trainwright_lint.analysis.workspace import Workspace, parse_source
 from trainwright_lint.configuration import LintConfig
 from trainwright_lint.engine import lint_tree, text_needs
 from trainwright_lint.finding import Finding
-from trainwright_lint.fixes import FixError, Linter, fix_bytes, has_fixable
+from trainwright_lint.fixes import FixError, FixOutcome, Linter, fix_bytes, has_fixable
 from trainwright_lint.fixes.fileio import WriteError, read_bytes, read_snapshot, write_fixed
 from trainwright_lint.project.model import ProjectModel
+from trainwright_lint.rules import suggested
 from trainwright_lint.runner import LintResult, timeout_problem, withhold_fixes
-from trainwright_lint.suggest import SUGGESTED_CODES, module_name, suggest
+from trainwright_lint.suggest import module_name, suggest
 from trainwright_lint.supervisor import Beat
 
 
@@ -166,37 +167,10 @@ def fix_findings(
             continue
         if beat is not None:
             beat(key)
-        unit = workspace.units.get(path)
-        try:
-            named = result.named.get(path, path) if result is not None else path
-            snapshot = read_snapshot(named, root=config.root)  # refuses a link leading out of the project
-            outcome = fix_bytes(
-                snapshot.data,
-                path,
-                relinter(path, config, workspace),
-                unsafe=unsafe,
-                first=(result.linted[path], known) if result is not None and path in result.linted else None,
-                prior=(unit.source, unit.tree) if unit is not None else None,
-            )
-        except FixError as exc:
-            report.errors.append(f"{path}: {exc}")
+        outcome = _fix_file(path, known, config, workspace, result, unsafe=unsafe, write=not diff, errors=report.errors)
+        if outcome is None:
             report.remaining += known
             continue
-        except WriteError as exc:  # before OSError: it names the path and the reason itself
-            report.errors.append(str(exc))
-            report.remaining += known
-            continue
-        except OSError as exc:
-            report.errors.append(f"{path}: cannot read: {exc.strerror or exc}; not fixed")
-            report.remaining += known
-            continue
-        if outcome.changed and not diff:
-            try:
-                write_fixed(snapshot, outcome.fixed)
-            except WriteError as exc:
-                report.errors.append(str(exc))
-                report.remaining += known
-                continue
         report.applied += len(outcome.applied)
         report.remaining += outcome.remaining
         if not outcome.changed:
@@ -210,6 +184,49 @@ def fix_findings(
     return report
 
 
+def _fix_file(
+    path: str,
+    known: list[Finding],
+    config: LintConfig,
+    workspace: Workspace,
+    result: LintResult | None,
+    *,
+    unsafe: bool,
+    write: bool,
+    errors: list[str],
+) -> FixOutcome | None:
+    """Fix one file from a snapshot and (with ``write``) write it back if it is still in that state; None,
+    with what went wrong and what to do in ``errors``, when it cannot be read, fixed or written."""
+    unit = workspace.units.get(path)
+    try:
+        named = result.named.get(path, path) if result is not None else path
+        snapshot = read_snapshot(named, root=config.root)  # refuses a link leading out of the project
+        outcome = fix_bytes(
+            snapshot.data,
+            path,
+            relinter(path, config, workspace),
+            unsafe=unsafe,
+            first=(result.linted[path], known) if result is not None and path in result.linted else None,
+            prior=(unit.source, unit.tree) if unit is not None else None,
+        )
+    except FixError as exc:
+        errors.append(f"{path}: {exc}")
+        return None
+    except WriteError as exc:  # before OSError: it names the path and the reason itself
+        errors.append(str(exc))
+        return None
+    except OSError as exc:
+        errors.append(f"{path}: cannot read: {exc.strerror or exc}; not fixed")
+        return None
+    if outcome.changed and write:
+        try:
+            write_fixed(snapshot, outcome.fixed)
+        except WriteError as exc:
+            errors.append(str(exc))
+            return None
+    return outcome
+
+
 def unified_diff(path: str, before: bytes, after: bytes) -> str:
     old = before.decode("utf-8", errors="replace").splitlines(keepends=True)
     new = after.decode("utf-8", errors="replace").splitlines(keepends=True)
@@ -219,10 +236,12 @@ def unified_diff(path: str, before: bytes, after: bytes) -> str:
 def print_suggestions(
     findings: Sequence[Finding], out: TextIO, shown_path: Callable[[str], str] = str
 ) -> int:
-    """A ready ``TrainerCallback`` per TW2xx finding (one per distinct suggestion), never written."""
+    """A ready ``TrainerCallback`` per finding of a rule that declares a suggestion (one per distinct
+    suggestion), never written."""
     shown: dict[str, list[Finding]] = {}  # suggestion text -> the findings it answers
+    codes = suggested()
     for f in findings:
-        if f.code not in SUGGESTED_CODES:
+        if f.code not in codes:
             continue
         try:
             source = read_bytes(f.path).decode("utf-8")

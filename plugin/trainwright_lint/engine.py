@@ -2,14 +2,15 @@
 
 For each class of a file that the project model says is a Trainer subclass, a mixin combined with
 one, or a callback, the engine builds a ``ClassContext`` and dispatches the rules whose role matches.
-Releases are data: a rule with ``candidates`` is asked once per class; each candidate names the
-catalogue facts it reads, the catalogue splits the target range into runs over which those facts stay
-the same (``Catalog.method_runs``), and the candidate is judged once per run (``_PointRuns``). Rules that
-still read the catalogue at a release without saying what they read (``version_dependent``) run once
-per release of the target range (``TargetReleases``). Either way the engine merges what holds into one
-finding per place, saying on which releases of the range it holds, and keeps a finding's fix only if
-the rule says the fixed code is valid at *every* release of the range. Everything here is pure: no file is read that the workspace does
-not already hold, nothing is written.
+Releases are data, as each rule declares (``Rule.release_facts``): a class rule that reads the release
+is asked for its ``candidates`` once per class; each candidate names the catalogue facts it reads, the
+catalogue splits the target range into runs over which those facts stay the same
+(``Catalog.method_runs``), and the candidate is judged once per run (``_PointRuns``). A class rule that
+does not read the release is judged once, at the newest release point; a module rule at every release
+point of the range (``TargetReleases``). Either way the engine merges what holds into one finding per
+place, saying on which releases of the range it holds, and keeps a finding's fix only if the rule says
+the fixed code is valid at *every* release of the range. Everything here is pure: no file is read that
+the workspace does not already hold, nothing is written.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from __future__ import annotations
 import ast
 import os
 import time
-from collections.abc import Callable, Container, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
 from trainwright.catalog import Catalog, load_catalog
 from trainwright_lint import prefilter
@@ -28,7 +30,7 @@ from trainwright_lint.analysis.workspace import Workspace, parse_source
 from trainwright_lint.configuration import LintConfig, targets_of
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import MIXIN, ProjectModel, split_key
-from trainwright_lint.project.summary import summarise
+from trainwright_lint.project.summary import ClassSummary, summarise
 from trainwright_lint.rules import RULES
 from trainwright_lint.rules.base import (
     Candidate,
@@ -38,6 +40,8 @@ from trainwright_lint.rules.base import (
     Rule,
     describe_release_runs,
 )
+
+Ctx = TypeVar("Ctx", ClassContext, ModuleContext)
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,39 @@ def text_needs(config: LintConfig) -> TextNeeds:
     return TextNeeds(tracked, tuple(r.script_gate for r in rules if r.script_gate is not None))
 
 
+@dataclass(frozen=True)
+class LintPass:
+    """What every class and module lint of one file shares: the project, the target range and how to
+    judge. ``per_release`` judges each release-reading rule at every release point instead of once per
+    run of equal facts: the slow reference that the runs must agree with (tests only)."""
+
+    workspace: Workspace
+    releases: TargetReleases
+    timings: dict[str, float] | None = None
+    per_release: bool = False
+
+    def timed(self, rule: Rule, judge: Callable[..., list[Finding]], *args: Any) -> list[Finding]:
+        """``judge(rule, *args)``, its CPU seconds added to ``rule``'s in ``timings`` (when given)."""
+        if self.timings is None:
+            return judge(rule, *args)
+        started = time.process_time()
+        found = judge(rule, *args)
+        self.timings[rule.code] = self.timings.get(rule.code, 0.0) + time.process_time() - started
+        return found
+
+
+@dataclass(frozen=True)
+class TargetClass:
+    """One class of a file that the class rules lint: its key and role in the project model, its
+    summary and node."""
+
+    key: str
+    role: str
+    unit: FileUnit
+    cls: ClassSummary
+    node: ast.ClassDef
+
+
 def lint_unit(
     unit: FileUnit,
     workspace: Workspace,
@@ -108,18 +145,30 @@ def lint_unit(
 ) -> list[Finding]:
     """The findings of one file (not noqa-filtered: front ends decide), sorted. ``timings``, when
     given, accumulates CPU seconds per rule code (a shared fact counts for the rule that needed it
-    first). ``per_release`` judges every candidate at every release point instead of once per run
-    of equal facts: the slow reference that the runs must agree with (tests). ``classes``, when
-    given, limits the class rules to those class keys, and ``per_class`` receives each linted
-    class's findings (the language server re-lints only the classes an edit can change)."""
+    first). ``per_release``: see ``LintPass``. ``classes``, when given, limits the class rules to those
+    class keys, and ``per_class`` receives each linted class's findings (the language server re-lints
+    only the classes an edit can change)."""
     if not rules:
         return []
-    model = workspace.model
+    run = LintPass(workspace, releases, timings, per_release)
     findings: list[Finding] = []
     module_rules = [r for r in rules if r.scope == "module" and r.wants_module(unit)]
     if module_rules:
-        findings += _lint_module(unit, workspace, releases, module_rules, timings)
-    rules = [r for r in rules if r.scope == "class"]
+        findings += _lint_module(unit, run, module_rules)
+    class_rules = [r for r in rules if r.scope == "class"]
+    for target in _target_classes(unit, workspace.model, classes):
+        applicable = [r for r in class_rules if target.role in r.roles]
+        if applicable:
+            found = _lint_class(target, run, applicable)
+            if per_class is not None:
+                per_class[target.key] = found
+            findings += found
+    findings.sort(key=Finding.sort_key)
+    return findings
+
+
+def _target_classes(unit: FileUnit, model: ProjectModel, classes: Container[str] | None) -> Iterator[TargetClass]:
+    """The classes of ``unit`` the class rules lint (those of ``classes`` when given)."""
     for key in model.target_classes(unit.path):
         if classes is not None and key not in classes:
             continue
@@ -128,76 +177,83 @@ def lint_unit(
         node = unit.class_node(cls)
         if node is None or role is None or model.info(key).handler:
             continue  # a CallbackHandler dispatches events: its returns are the control object by design
-        applicable = [r for r in rules if role in r.roles]
-        if applicable:
-            found = _lint_class(
-                key, role, unit, cls, node, workspace, releases, applicable, timings, per_release
-            )
-            if per_class is not None:
-                per_class[key] = found
-            findings += found
-    findings.sort(key=Finding.sort_key)
-    return findings
+        yield TargetClass(key, role, unit, cls, node)
 
 
-def _lint_class(key, role, unit, cls, node, workspace, releases, rules, timings, per_release):  # type: ignore[no-untyped-def]
-    model: ProjectModel = workspace.model
-    info = model.info(key)
-    users = model.mixin_users().get(key, ()) if role == MIXIN else ()
-    basis = model.info(users[0]) if users else info
-    catalog = load_catalog()
-    trl_catalog = load_catalog("trl") if basis.library_cls else None
+class _ClassPoints:
+    """The contexts of one class at each release point it is judged at, built on first use and sharing
+    one store of the class's release-independent facts."""
 
-    def context(tf: str, trl: str) -> ClassContext:
-        return ClassContext(
-            key=key,
-            info=info,
-            role=role,
-            unit=unit,
-            cls=cls,
-            node=node,
-            workspace=workspace,
-            catalog=catalog,
-            view=catalog.at(tf),
-            releases=releases.transformers,
-            users=users,
-            catalog_cls=basis.catalog_cls,
-            library_cls=basis.library_cls,
-            library_catalog=trl_catalog,
-            library_view=trl_catalog.at(trl) if trl_catalog is not None else None,
-            library_releases=releases.trl,
+    def __init__(self, target: TargetClass, run: LintPass) -> None:
+        model: ProjectModel = run.workspace.model
+        self.target = target
+        self.releases = run.releases
+        self.workspace = run.workspace
+        self.info = model.info(target.key)
+        self.users = model.mixin_users().get(target.key, ()) if target.role == MIXIN else ()
+        self.basis = model.info(self.users[0]) if self.users else self.info
+        self.catalog = load_catalog()
+        self.trl_catalog = load_catalog("trl") if self.basis.library_cls else None
+        self.points = run.releases.points()
+        self.newest = (
+            self.points[0]
+            if len(self.points) == 1
+            else (run.releases.transformers[-1], run.releases.trl[-1])
         )
+        self.shared = FactStore()  # the class's release-independent facts, for every point
+        self._contexts: dict[tuple[str, str], ClassContext] = {}
 
-    points = releases.points()
-    newest = points[0] if len(points) == 1 else (releases.transformers[-1], releases.trl[-1])
-    shared = FactStore()  # the class's release-independent facts, for every point
-    contexts: dict[tuple[str, str], ClassContext] = {}
-
-    def at(point: tuple[str, str]) -> ClassContext:
-        ctx = contexts.get(point)
+    def at(self, point: tuple[str, str]) -> ClassContext:
+        ctx = self._contexts.get(point)
         if ctx is None:
-            ctx = contexts[point] = context(*point)
-            ctx.shared = shared
+            ctx = self._contexts[point] = self._context(*point)
         return ctx
 
-    runs = _PointRuns(points, releases, catalog, trl_catalog)
+    def every(self) -> dict[tuple[str, str], ClassContext]:
+        return {p: self.at(p) for p in self.points}
+
+    def _context(self, tf: str, trl: str) -> ClassContext:
+        t, trl_catalog = self.target, self.trl_catalog
+        return ClassContext(
+            key=t.key,
+            info=self.info,
+            role=t.role,
+            unit=t.unit,
+            cls=t.cls,
+            node=t.node,
+            workspace=self.workspace,
+            catalog=self.catalog,
+            view=self.catalog.at(tf),
+            releases=self.releases.transformers,
+            users=self.users,
+            catalog_cls=self.basis.catalog_cls,
+            library_cls=self.basis.library_cls,
+            library_catalog=trl_catalog,
+            library_view=trl_catalog.at(trl) if trl_catalog is not None else None,
+            library_releases=self.releases.trl,
+            shared=self.shared,
+        )
+
+
+def _lint_class(target: TargetClass, run: LintPass, rules: Sequence[Rule]) -> list[Finding]:
+    """The class rules' findings on one class. A rule that reads the release (``Rule.release_facts``)
+    judges its candidates once per run of releases with equal facts; one that does not is judged once,
+    at the newest release point."""
+    points = _ClassPoints(target, run)
+    runs = _PointRuns(points.points, run.releases, points.catalog, points.trl_catalog)
     out: list[Finding] = []
     for rule in rules:
-        started = time.process_time()
-        if rule.judges_candidates() and not per_release:
-            out += _judge_candidates(rule, rule.candidates(at(newest)), runs, at, releases)
-        elif not rule.version_dependent and not rule.judges_candidates():
-            out += _with_fix_range(rule, list(rule.check(at(newest))), {p: at(p) for p in points}, releases)
-        else:
-            held: dict[tuple[object, ...], list[tuple[tuple[str, str], Finding]]] = {}
-            for point in points:
-                for f in rule.check(at(point)):
-                    held.setdefault(_place(f), []).append((point, f))
-            found = [_merge(seen, releases) for seen in held.values()]
-            out += _with_fix_range(rule, found, {p: at(p) for p in points}, releases)
-        if timings is not None:
-            timings[rule.code] = timings.get(rule.code, 0.0) + time.process_time() - started
+        out += run.timed(rule, _judge_class_rule, points, runs, run.per_release)
     return out
+
+
+def _judge_class_rule(rule: Rule, points: _ClassPoints, runs: _PointRuns, per_release: bool) -> list[Finding]:
+    releases = points.releases
+    if not rule.reads_release():
+        return _with_fix_range(rule, list(rule.check(points.at(points.newest))), points.every(), releases)
+    if per_release:
+        return _judge_every_point(rule, points.every(), releases, rule.check)
+    return _judge_candidates(rule, rule.candidates(points.at(points.newest)), runs, points.at, releases)
 
 
 class _PointRuns:
@@ -298,14 +354,15 @@ def _judge_candidates(
     return out
 
 
-def _lint_module(unit, workspace, releases, rules, timings):  # type: ignore[no-untyped-def]
+def _lint_module(unit: FileUnit, run: LintPass, rules: Sequence[Rule]) -> list[Finding]:
+    """The module rules' findings on one file, each judged at every release point of the range."""
     catalog = load_catalog()
     trl_catalog = load_catalog("trl")
-    points = releases.points()
+    releases = run.releases
     contexts = {
         (tf, trl): ModuleContext(
             unit=unit,
-            workspace=workspace,
+            workspace=run.workspace,
             catalog=catalog,
             view=catalog.at(tf),
             library_catalog=trl_catalog,
@@ -313,19 +370,26 @@ def _lint_module(unit, workspace, releases, rules, timings):  # type: ignore[no-
             releases=releases.transformers,
             library_releases=releases.trl,
         )
-        for tf, trl in points
+        for tf, trl in releases.points()
     }
     out: list[Finding] = []
     for rule in rules:
-        started = time.process_time()
-        held: dict[tuple[object, ...], list[tuple[tuple[str, str], Finding]]] = {}
-        for point in points:
-            for f in rule.check_module(contexts[point]):
-                held.setdefault(_place(f), []).append((point, f))
-        out += _with_fix_range(rule, [_merge(seen, releases) for seen in held.values()], contexts, releases)
-        if timings is not None:
-            timings[rule.code] = timings.get(rule.code, 0.0) + time.process_time() - started
+        out += run.timed(rule, _judge_every_point, contexts, releases, rule.check_module)
     return out
+
+
+def _judge_every_point(
+    rule: Rule,
+    contexts: Mapping[tuple[str, str], Ctx],
+    releases: TargetReleases,
+    check: Callable[[Ctx], Iterable[Finding]],
+) -> list[Finding]:
+    """``check`` at every release point, merged per place; each fix kept only where valid everywhere."""
+    held: dict[tuple[object, ...], list[tuple[tuple[str, str], Finding]]] = {}
+    for point, ctx in contexts.items():
+        for f in check(ctx):
+            held.setdefault(_place(f), []).append((point, f))
+    return _with_fix_range(rule, [_merge(seen, releases) for seen in held.values()], contexts, releases)
 
 
 def _place(f: Finding) -> tuple[object, ...]:
@@ -356,7 +420,7 @@ def _merge(seen: list[tuple[tuple[str, str], Finding]], releases: TargetReleases
 def _with_fix_range(
     rule: Rule,
     findings: list[Finding],
-    contexts: dict[tuple[str, str], ClassContext] | dict[tuple[str, str], ModuleContext],
+    contexts: Mapping[tuple[str, str], ClassContext] | Mapping[tuple[str, str], ModuleContext],
     releases: TargetReleases,
 ) -> list[Finding]:
     """Keep each fix only if it is valid at every release of the target range."""

@@ -69,6 +69,12 @@ UNUSED_NOQA_NAME = "unused-noqa"
 _MAYBE_LISTS_TW = re.compile(r"noqa\s*:[^\r\n]*TW", re.IGNORECASE)  # cheap: most files have none
 
 
+def may_list_codes(source: str) -> bool:
+    """Whether ``source`` may hold a ``# noqa: ...TW...`` comment (a cheap scan; most files have none):
+    without one there is no TW001 to report."""
+    return _MAYBE_LISTS_TW.search(source) is not None
+
+
 def _comments(source: str) -> list[tuple[int, int, str]]:
     """``(line, column, text)`` of every comment (1-based line, 0-based column in characters); none
     when the text does not tokenize (the caller has parsed it, so that is rare)."""
@@ -109,7 +115,7 @@ def unused_directives(
     (``found``: the findings *before* ``filter_noqa``) or names no known code. Bare ``# noqa`` and
     other tools' codes (``E501``) are never judged; a code whose rules are all off in this run
     (``--select``) is not either."""
-    if not _MAYBE_LISTS_TW.search(source):
+    if not may_list_codes(source):
         return []
     out: list[Finding] = []
     for line, column, text in _comments(source):

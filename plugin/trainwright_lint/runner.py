@@ -169,17 +169,19 @@ def _lint(state: _State, path: str) -> tuple[list[Finding], dict[str, float], by
     if unit is None:
         return [not_linted(path, "cannot read or parse file")], {}, b""
     lines = unit.lines
-    digest = text_digest(unit.source)
     if noqa.file_is_skipped(lines, unit.source):
-        return [], {}, digest
+        return [], {}, b""
     rules = enabled_rules(state.config, path)
     timings: dict[str, float] = {}
     try:
         findings = lint_unit(unit, state.workspace, target_releases(state.config), rules, timings)
     except RecursionError:
-        return [not_linted(path, "skipped: nested too deeply for the rules (RecursionError)")], timings, digest
-    kept = noqa_applied(findings, unit.source, lines, path, state.config)
-    return withhold_fixes(kept, unit.source), timings, digest
+        return [not_linted(path, "skipped: nested too deeply for the rules (RecursionError)")], timings, b""
+    kept = withhold_fixes(noqa_applied(findings, unit.source, lines, path, state.config), unit.source)
+    # The digest tells the fixer that its text is the one these findings' edits address; a file without
+    # an edit is never fixed, so it costs nothing there (``driver`` skips a file with no fixable finding).
+    digest = text_digest(unit.source) if any(f.fix is not None for f in kept) else b""
+    return kept, timings, digest
 
 
 def noqa_applied(
@@ -188,7 +190,7 @@ def noqa_applied(
     """``findings`` less those a ``# noqa`` silences, plus a TW001 for each ``TW`` code of a ``# noqa``
     that silences nothing or names no code (``noqa.unused_directives``; when TW001 is enabled)."""
     kept = noqa.filter_noqa(findings, lines)
-    if config.code_enabled(noqa.UNUSED_NOQA, path):
+    if noqa.may_list_codes(source) and config.code_enabled(noqa.UNUSED_NOQA, path):
         enabled = functools.partial(config.code_enabled, path=path)
         unused = noqa.unused_directives(findings, source, path, known_codes(), enabled)
         kept += noqa.filter_noqa(unused, lines)
@@ -198,6 +200,8 @@ def noqa_applied(
 def withhold_fixes(findings: list[Finding], source: str) -> list[Finding]:
     """``findings`` without their fixes when the fixer could not apply them to ``source``
     (``sourcefile.fix_blocker``): lint must never mark ``[*]`` a fix that ``fix`` then refuses."""
+    if not any(f.fix is not None for f in findings):
+        return findings  # nothing to withhold: the text is not scanned
     blocker = fix_blocker(source)
     if blocker is None:
         return findings
@@ -386,6 +390,32 @@ def _collection_paused() -> Iterator[None]:
             gc.enable()
 
 
+@dataclass
+class _Triage:
+    """What reading every given file decided, before anything is parsed: the files to parse now
+    (``candidates``), the rest with their text (``others``: parsed once their text names a target class
+    found so far), and the attribute stores a rule tracks (``loose``)."""
+
+    candidates: list[str] = field(default_factory=list)
+    others: dict[str, str] = field(default_factory=dict)
+    loose: dict[str, tuple[tuple[str, str, str], ...]] = field(default_factory=dict)
+
+
+@dataclass
+class _Pass:
+    """One project-wide lint in progress: its settings, its runner, and the result it fills."""
+
+    config: LintConfig
+    runner: _Runner
+    result: LintResult
+    words: tuple[str, ...]
+    report_tw000: bool  # select/ignore apply to TW000, as for flake8's E999
+
+    def not_linted(self, finding: Finding) -> None:
+        if self.report_tw000:
+            self.result.findings.append(finding)
+
+
 def _lint_files(
     shown: dict[str, str],
     config: LintConfig,
@@ -395,98 +425,23 @@ def _lint_files(
     beat: Beat | None,
     skipped: Mapping[str, str] | None,
 ) -> LintResult:
-    """``shown``: each file's real path -> the path as given."""
+    """``shown``: each file's real path -> the path as given. Read and triage every file, parse what
+    may hold a target class (following the names of the classes found), build the project model, lint."""
     result = LintResult()
     result.files_seen = len(shown)
     result.named = {real: given for real, given in shown.items() if real != given}  # links, relative names
-    words = prefilter.gate_words(config.trainer_bases)
-    report_tw000 = config.code_enabled(NOT_LINTED)  # select/ignore apply, as for flake8's E999
-    candidates: list[str] = []
-    others: dict[str, str] = {}
-    loose: dict[str, tuple[tuple[str, str, str], ...]] = {}
-    explicit_real = {os.path.realpath(p) for p in explicit}
-    needs = text_needs(config)
     # The workers start before this process reads anything: a fork copies the pages it later writes,
     # and every file's text read here would be such a page (0.2 s of a 1 s run on TRL's source).
     runner = _Runner(config, jobs, len(shown), beat, skipped)
+    run = _Pass(config, runner, result, prefilter.gate_words(config.trainer_bases), config.code_enabled(NOT_LINTED))
     try:
-        for done, path in enumerate(shown, 1):
-            if progress is not None and (done % 50 == 0 or done == len(shown)):
-                progress(done, len(shown))
-            text = read_source(path)
-            if text is None:
-                if report_tw000:
-                    result.findings.append(not_linted(path, unreadable_reason(path)))
-                continue
-            if needs.tracks(text):
-                loose[path] = instance_stores(text, needs.tracked)
-            constructs = needs.is_script(text)
-            if not prefilter.has_class_with_bases(text):
-                if constructs:
-                    candidates.append(path)  # a script that builds a Trainer / TrainingArguments (TW304)
-                continue
-            if constructs or prefilter.mentions(text, words):
-                candidates.append(path)
-            else:
-                others[path] = text
-
+        triage = _triage(run, shown, progress)
         parent = _STATE if runner.pool is None else _new_state(config)
         assert parent is not None
         model = parent.workspace.model
-        model.loose_instance_stores = {p: s for p, s in loose.items() if s}
-        summaries: dict[str, ModuleSummary] = {}
-        known: set[str] = set()
-        pending = candidates
-        explicit_left = [p for p in others if p in explicit_real]
-        kind = "parse"
-        bases_only: set[str] = set()  # named files parsed only for their classes' bases
-        while True:
-            if not pending:
-                if not explicit_left:
-                    break
-                pending, explicit_left, kind = explicit_left, [], "summarise"
-                for p in pending:
-                    others.pop(p, None)
-            parsed: list[ModuleSummary] = []
-            if kind == "summarise":
-                bases_only.update(pending)
-            for path, value, problem in runner.run(kind, pending):
-                result.files_parsed += 1
-                summary, error = value if value is not None else (None, not_linted(path, problem))
-                if error is not None:
-                    if report_tw000:
-                        result.findings.append(error)
-                elif summary is not None:
-                    summaries[path] = summary
-                    parsed.append(summary)
-            model.add_all(parsed)
-            names = {split_key(k)[1].rsplit(".", 1)[-1] for p in summaries for k in model.target_classes(p)}  # type: ignore[index]
-            new = {n for n in names - known if not prefilter.mentions(n, words)}
-            known |= names
-            pattern = prefilter.names_pattern(new)
-            pending = [p for p, t in others.items() if pattern is not None and pattern.search(t)]
-            for p in pending:
-                del others[p]
-            kind = "parse"  # files that name a target class found so far: likely linted
-
-        # Files read on demand while resolving bases (a mixin's file that never says "Trainer") count
-        # too when they were given.
-        known_paths = [p for p in shown if p in model.summaries]
-        targets = sorted(
-            p for p in known_paths if model.target_classes(p) or (p in summaries and p not in bases_only)
-        )
-        result.files_linted = len(targets)
-        _record_classes(result, model, known_paths)
-        runner.share_model(model)
-        for path, value, problem in runner.run("lint", targets):
-            if value is None:
-                if report_tw000:
-                    result.findings.append(not_linted(path, problem))
-                continue
-            findings, timings, result.linted[path] = value
-            result.findings += [f for f in findings if f.code != NOT_LINTED or report_tw000]
-            for code, seconds in timings.items():
-                result.rule_seconds[code] = result.rule_seconds.get(code, 0.0) + seconds
+        model.loose_instance_stores = {p: s for p, s in triage.loose.items() if s}
+        summaries, bases_only = _parse_all(run, model, triage, {os.path.realpath(p) for p in explicit})
+        _lint_targets(run, model, shown, summaries, bases_only)
         result.model = model
         if runner.pool is None:
             result.workspace = parent.workspace
@@ -496,6 +451,120 @@ def _lint_files(
             _forget_state()  # the caller owns the trees now (through ``result``), not this module
     result.findings.sort(key=Finding.sort_key)
     return result
+
+
+def _triage(run: _Pass, shown: dict[str, str], progress: Progress | None) -> _Triage:
+    """Read every file once and decide, from its text alone, whether it is parsed now, later (if it
+    names a target class found meanwhile) or never."""
+    out = _Triage()
+    needs = text_needs(run.config)
+    for done, path in enumerate(shown, 1):
+        if progress is not None and (done % 50 == 0 or done == len(shown)):
+            progress(done, len(shown))
+        text = read_source(path)
+        if text is None:
+            run.not_linted(not_linted(path, unreadable_reason(path)))
+            continue
+        if needs.tracks(text):
+            out.loose[path] = instance_stores(text, needs.tracked)
+        constructs = needs.is_script(text)
+        if not prefilter.has_class_with_bases(text):
+            if constructs:
+                out.candidates.append(path)  # a script that builds a Trainer / TrainingArguments (TW304)
+            continue
+        if constructs or prefilter.mentions(text, run.words):
+            out.candidates.append(path)
+        else:
+            out.others[path] = text
+    return out
+
+
+def _parse_all(
+    run: _Pass, model: ProjectModel, triage: _Triage, explicit: set[str]
+) -> tuple[dict[str, ModuleSummary], set[str]]:
+    """Parse the candidates, then the files that name a target class found so far, until none is new;
+    then the named files not parsed yet, only for their classes' bases (``summarise``: their trees are
+    not kept), and again what names the classes those bring. Returns every summary, and the named
+    files parsed only for their bases."""
+    rounds = _ParseRounds(run, model, triage.others)
+    explicit_left = [p for p in triage.others if p in explicit]
+    rounds.follow(triage.candidates, "parse")
+    if explicit_left:
+        for p in explicit_left:
+            triage.others.pop(p, None)
+        rounds.bases_only.update(explicit_left)
+        rounds.follow(explicit_left, "summarise")
+    return rounds.summaries, rounds.bases_only
+
+
+class _ParseRounds:
+    """Parse rounds that follow class names: each round's new target classes pull in the files (among
+    ``others``) whose text names them."""
+
+    def __init__(self, run: _Pass, model: ProjectModel, others: dict[str, str]) -> None:
+        self.run = run
+        self.model = model
+        self.others = others
+        self.summaries: dict[str, ModuleSummary] = {}
+        self.bases_only: set[str] = set()  # named files parsed only for their classes' bases
+        self.known: set[str] = set()
+
+    def follow(self, pending: list[str], kind: str) -> None:
+        """Parse ``pending`` (as ``kind``), then the files naming new target classes, until none."""
+        while pending:
+            self._parse(pending, kind)
+            pending = self._naming_new_classes()
+            kind = "parse"  # files that name a target class found so far: likely linted
+
+    def _parse(self, paths: list[str], kind: str) -> None:
+        parsed: list[ModuleSummary] = []
+        for path, value, problem in self.run.runner.run(kind, paths):
+            self.run.result.files_parsed += 1
+            summary, error = value if value is not None else (None, not_linted(path, problem))
+            if error is not None:
+                self.run.not_linted(error)
+            elif summary is not None:
+                self.summaries[path] = summary
+                parsed.append(summary)
+        self.model.add_all(parsed)
+
+    def _naming_new_classes(self) -> list[str]:
+        model, words = self.model, self.run.words
+        names = {split_key(k)[1].rsplit(".", 1)[-1] for p in self.summaries for k in model.target_classes(p)}  # type: ignore[index]
+        new = {n for n in names - self.known if not prefilter.mentions(n, words)}
+        self.known |= names
+        pattern = prefilter.names_pattern(new)
+        pending = [p for p, t in self.others.items() if pattern is not None and pattern.search(t)]
+        for p in pending:
+            del self.others[p]
+        return pending
+
+
+def _lint_targets(
+    run: _Pass,
+    model: ProjectModel,
+    shown: dict[str, str],
+    summaries: dict[str, ModuleSummary],
+    bases_only: set[str],
+) -> None:
+    """Lint the given files that hold a target class (or were parsed as candidates), in the workers
+    that hold their trees, and add their findings and rule timings to the result."""
+    result = run.result
+    # Files read on demand while resolving bases (a mixin's file that never says "Trainer") count
+    # too when they were given.
+    known_paths = [p for p in shown if p in model.summaries]
+    targets = sorted(p for p in known_paths if model.target_classes(p) or (p in summaries and p not in bases_only))
+    result.files_linted = len(targets)
+    _record_classes(result, model, known_paths)
+    run.runner.share_model(model)
+    for path, value, problem in run.runner.run("lint", targets):
+        if value is None:
+            run.not_linted(not_linted(path, problem))
+            continue
+        findings, timings, result.linted[path] = value
+        result.findings += [f for f in findings if f.code != NOT_LINTED or run.report_tw000]
+        for code, seconds in timings.items():
+            result.rule_seconds[code] = result.rule_seconds.get(code, 0.0) + seconds
 
 
 def for_display(findings: Sequence[Finding], config: LintConfig) -> list[Finding]:

@@ -118,7 +118,10 @@ def read_source(path: str) -> str | None:
     size limit (:func:`unreadable_reason` says why)."""
     data = read_bytes(path)
     text = None if data is None else decode_source(data)
-    return None if text is None or parse_items(text) > MAX_PARSE_ITEMS else text
+    if text is None:
+        return None
+    # Each item is a character: a text no longer than the limit cannot be over it (nearly every file).
+    return None if len(text) > MAX_PARSE_ITEMS and parse_items(text) > MAX_PARSE_ITEMS else text
 
 
 def unreadable_reason(path: str) -> str:

@@ -23,14 +23,19 @@ import builtins
 import re
 import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 import libcst as cst
 
 from trainwright_lint.finding import Finding
+from trainwright_lint.rules import RULES, suggested
+from trainwright_lint.rules.base import MOVE_WRAPPER
 from trainwright_lint.suggest_inputs import attribute_defaults, local_assignments, recomputed
 
-SUGGESTED_CODES = ("TW201", "TW202", "TW203")
+# The rules that declare a ``suggestion``, for the language server's code actions (``suggested()``
+# is the same list, read from the registry when asked).
+SUGGESTED_CODES = suggested()
 _EVENT = re.compile(r"\bon_[a-z_]+\b")
 _EVENT_ARGUMENTS = {"state": "state", "args": "args", "control": "control"}
 _EVENT_KWARGS = frozenset(
@@ -263,7 +268,7 @@ def _plan(source: str, finding: Finding) -> Plan | None:
     )
     if func is None:
         return None
-    if finding.code == "TW202" and not finding.moved:
+    if RULES[finding.code].suggestion == MOVE_WRAPPER and not finding.moved:
         finding_body = [s for s in func.body if not _is_docstring(s)]
         moved = [s for s in finding_body if not _calls_super(source, s) and not isinstance(s, ast.Return)]
     else:
@@ -297,15 +302,55 @@ def _plan(source: str, finding: Finding) -> Plan | None:
     return moves, frozenset(carried), _parameters(func), func
 
 
+@dataclass
+class _Move:
+    """One override's code on its way to a callback: what every event body is translated against."""
+
+    source: str
+    finding: Finding
+    func: ast.FunctionDef | ast.AsyncFunctionDef
+    carried: frozenset[str]  # locals kept on the callback between its events
+    parameters: frozenset[str]  # the override's parameters
+    transformers: list[_FromTrainer]  # one per translated body: what each left unresolved
+    owner: str = "Trainer"
+    module_imports: set[str] = field(default_factory=set)  # names the file's imports bind
+    settable: dict[str, str | None] = field(default_factory=dict)  # what the Trainer subclass sets on itself
+    defined_at_top: set[str] = field(default_factory=set)  # the file's own module-level names
+
+    @property
+    def attributes(self) -> set[str]:
+        """The ``self.x`` the moved code reads that a callback does not have."""
+        return {a for t in self.transformers for a in t.unresolved}
+
+    @property
+    def uses_log(self) -> bool:
+        return any(t.uses_log for t in self.transformers)
+
+
 def suggest(source: str, finding: Finding, module: str | None = None) -> str | None:
-    """The callback class (and the line registering it) for one TW2xx finding, or None.
+    """The callback class (and the line registering it) for one finding of a rule that declares a
+    ``suggestion``, or None.
 
     ``module`` is the dotted name of the override's file, used to import the module-level names the
     moved code reads. The result never reads a name it does not define (pyflakes-clean): a value
     that cannot be carried over is bound to ``None`` on a line that says, as a TODO, what to do.
     """
-    if finding.code not in SUGGESTED_CODES:
+    rule = RULES.get(finding.code)
+    if rule is None or rule.suggestion is None:
         return None
+    translated = _translated(source, finding)
+    if translated is None:
+        return None
+    move, bodies = translated
+    bodies = [(event, _with_recomputed_locals(move, event, body)) for event, body in bodies]
+    imports = _imports_needed(source, "\n".join(body for _, body in bodies))
+    placed = _placements(move, bodies, imports, module)
+    return _callback_text(move, bodies, placed, imports)
+
+
+def _translated(source: str, finding: Finding) -> tuple[_Move, list[tuple[str, str]]] | None:
+    """The move and, per event, the override's code rewritten for it (gated as the override was), or
+    None when the code cannot move (no plan, or it does not parse)."""
     try:
         plan = _plan(source, finding)
         if plan is None:
@@ -321,51 +366,54 @@ def suggest(source: str, finding: Finding, module: str | None = None) -> str | N
     except (SyntaxError, cst.ParserSyntaxError, ValueError):
         return None
     owner = finding.class_name or "Trainer"
-    name = f"{owner}{''.join(p.title() for p in (finding.method or 'hook').strip('_').split('_'))}Callback"
-    event_names = " and ".join(f"`{event}`" for event, _ in bodies)
-    defined_at_top = _module_level_names(source)
-    module_imports = _bound_by(_imports_needed(source, source))
-    settable = attribute_defaults(ast.parse(source), owner)  # what the Trainer subclass sets on itself
-    bodies = [
-        (
-            event,
-            _with_recomputed_locals(
-                event,
-                body,
-                source,
-                func,
-                carried,
-                parameters,
-                module_imports,
-                settable,
-                defined_at_top,
-                transformers,
-            ),
-        )
-        for event, body in bodies
-    ]
-    imports = _imports_needed(source, "\n".join(body for _, body in bodies))
-    attributes = {a for t in transformers for a in t.unresolved}
-    given = {a: settable[a] for a in sorted(attributes) if a in settable}  # __init__ arguments
-    unresolved = sorted(f"self.{a}" for a in attributes if a not in given)
-    uses_log = any(t.uses_log for t in transformers)
+    move = _Move(
+        source,
+        finding,
+        func,
+        carried,
+        parameters,
+        transformers,
+        owner=owner,
+        defined_at_top=_module_level_names(source),
+        module_imports=_bound_by(_imports_needed(source, source)),
+        settable=attribute_defaults(ast.parse(source), owner),
+    )
+    return move, bodies
+
+
+def _placements(
+    move: _Move, bodies: list[tuple[str, str]], imports: list[str], module: str | None
+) -> list[list[str]]:
+    """Per event body, the stand-in lines for the names it reads that nothing defines there; the
+    file's own module-level names it reads are imported instead (added to ``imports``)."""
     borrowed: set[str] = set()  # module-level names of the override's file the moved code reads
-    placed: list[tuple[str, list[str]]] = []
+    placed: list[list[str]] = []
     for event, body in bodies:
         available = _EVENT_SIGNATURE_NAMES | ({"logs"} if event == "on_log" else set()) | _bound_by(imports)
         missing = _undefined_names(body, available)
-        borrowed |= missing & defined_at_top
-        stand_ins = [
-            _stand_in(value, owner, finding.method or "the override", value in parameters)
-            for value in sorted(missing - defined_at_top)
-        ]
-        placed.append((event, stand_ins))
+        borrowed |= missing & move.defined_at_top
+        method = move.finding.method or "the override"
+        placed.append(
+            [_stand_in(value, move.owner, method, value in move.parameters) for value in sorted(missing - move.defined_at_top)]
+        )
     if borrowed:
         where = module or "the module that defines the Trainer"
         imports.append(
             f"from {module or 'your_module'} import {', '.join(sorted(borrowed))}"
             f"  # TODO: defined next to the Trainer in {where}; check this import path"
         )
+    return placed
+
+
+def _callback_text(move: _Move, bodies: list[tuple[str, str]], placed: list[list[str]], imports: list[str]) -> str:
+    """The suggestion: imports, the callback class with one method per event, and how to register it."""
+    finding, owner = move.finding, move.owner
+    name = f"{owner}{''.join(p.title() for p in (finding.method or 'hook').strip('_').split('_'))}Callback"
+    event_names = " and ".join(f"`{event}`" for event, _ in bodies)
+    attributes = move.attributes
+    given = {a: move.settable[a] for a in sorted(attributes) if a in move.settable}  # __init__ arguments
+    unresolved = sorted(f"self.{a}" for a in attributes if a not in given)
+    uses_log = move.uses_log
     lines = [
         *imports,
         "from transformers import TrainerCallback",
@@ -376,7 +424,7 @@ def suggest(source: str, finding: Finding, module: str | None = None) -> str | N
     ]
     lines += _differences(finding.method, [event for event, _ in bodies], uses_log)
     lines += _init_lines(owner, given, uses_log)
-    for (event, body), (_, stand_ins) in zip(bodies, placed):
+    for (event, body), stand_ins in zip(bodies, placed):
         extra = "logs=None, " if event == "on_log" else ""
         lines += ["", f"    def {event}(self, args, state, control, {extra}**kwargs):"]
         if unresolved:
@@ -386,16 +434,19 @@ def suggest(source: str, finding: Finding, module: str | None = None) -> str | N
         lines += [f"        {line}" for line in stand_ins]
         lines += textwrap.indent(body, " " * 8).splitlines()
     if uses_log:
-        lines += [
-            "",
-            "    def on_log(self, args, state, control, logs=None, **kwargs):",
-            "        if logs is not None and self.pending_logs:",
-            "            logs.update(self.pending_logs)  # seen by the callbacks and reporters after this one",
-            "            state.log_history[-1].update(self.pending_logs)  # its copy was taken before on_log",
-            "            self.pending_logs.clear()",
-        ]
+        lines += _ON_LOG
     lines += ["", "", _register_line(name, given)]
     return "\n".join(lines) + "\n"
+
+
+_ON_LOG = [
+    "",
+    "    def on_log(self, args, state, control, logs=None, **kwargs):",
+    "        if logs is not None and self.pending_logs:",
+    "            logs.update(self.pending_logs)  # seen by the callbacks and reporters after this one",
+    "            state.log_history[-1].update(self.pending_logs)  # its copy was taken before on_log",
+    "            self.pending_logs.clear()",
+]
 
 
 def _register_line(name: str, given: dict[str, str | None]) -> str:
@@ -460,29 +511,27 @@ def _init_lines(owner: str, given: dict[str, str | None], uses_log: bool) -> lis
     return lines
 
 
-def _with_recomputed_locals(  # type: ignore[no-untyped-def]
-    event, body, source, func, carried, parameters, module_imports, settable, defined_at_top, transformers
-) -> str:
+def _with_recomputed_locals(move: _Move, event: str, body: str) -> str:
     """``body`` preceded by the override's assignments of the locals it reads but does not compute,
     when the event can compute them too (``suggest_inputs.recomputed``)."""
-    available = _EVENT_SIGNATURE_NAMES | ({"logs"} if event == "on_log" else set()) | module_imports
-    missing = _undefined_names(body, available) - defined_at_top - parameters
+    available = _EVENT_SIGNATURE_NAMES | ({"logs"} if event == "on_log" else set()) | move.module_imports
+    missing = _undefined_names(body, available) - move.defined_at_top - move.parameters
 
     translators: dict[str, _FromTrainer] = {}
 
     def translate(code: str) -> tuple[str, set[str]] | None:
-        t = _FromTrainer(carried, parameters, event)
+        t = _FromTrainer(move.carried, move.parameters, event)
         try:
             text = cst.parse_module(code + "\n").visit(t).code.rstrip()
         except (cst.ParserSyntaxError, ValueError):
             return None
-        if t.unresolved - set(settable):
+        if t.unresolved - set(move.settable):
             return None
         translators[text] = t
-        return text, _undefined_names(text, available) - defined_at_top
+        return text, _undefined_names(text, available) - move.defined_at_top
 
-    statements, _left = recomputed(missing, local_assignments(func), source, translate)
-    transformers += [translators[text] for text in statements]  # their attributes: __init__ arguments too
+    statements, _left = recomputed(missing, local_assignments(move.func), move.source, translate)
+    move.transformers += [translators[text] for text in statements]  # their attributes: __init__ arguments too
     return "\n".join([*statements, body]) if statements else body
 
 

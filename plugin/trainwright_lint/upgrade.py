@@ -22,7 +22,7 @@ from trainwright_lint.configuration import LintConfig
 from trainwright_lint.configuration.target import Target, TargetError, resolve_project_target
 from trainwright_lint.engine import OF_THE_RANGE
 from trainwright_lint.finding import Finding
-from trainwright_lint.rules import FIXABLE
+from trainwright_lint.rules import fixable
 from trainwright_lint.runner import LintResult, lint_files
 
 
@@ -118,12 +118,12 @@ def plan_upgrade(
         # "breaks on 4.46.0–5.24.0" is about the path here, not about the project's range.
         f = replace(f, message=f.message.replace(OF_THE_RANGE, ""))
         twin = fixes.get(_place(f))
-        fixable = twin is not None and twin.fix is not None
+        has_fix = twin is not None and twin.fix is not None
         breaks.append(
             Break(
                 finding=f,
                 starts=starts,
-                fix=FIXABLE.get(f.code, "") if fixable else "",
+                fix=fixable().get(f.code, "") if has_fix else "",
                 fix_note=twin.fix_note if twin is not None else "",
             )
         )

@@ -118,25 +118,9 @@ class Pool:
             ).append(task)
         for q in queues.values():
             q.reverse()  # pop() from the end keeps the order
-        results: list[TaskResult] = []
-
-        def next_task(index: int) -> Any:
-            own = queues.get(index)
-            if own:
-                return own.pop()
-            shared = queues.get(None)
-            return shared.pop() if shared else None
-
-        def feed(index: int) -> None:
-            task = next_task(index)
-            if task is None:
-                return
-            deadline = time.monotonic() + self.timeout if self.timeout > 0 else float("inf")
-            self.workers[index].busy = (task, deadline)
-            self.workers[index].conn.send(task)
-
+        run = _Run(self, queues, on_replace)
         for i in range(len(self.workers)):
-            feed(i)
+            run.feed(i)
         while any(w.busy is not None for w in self.workers):
             busy = [w for w in self.workers if w.busy is not None]
             soonest = min(w.busy[1] for w in busy)  # type: ignore[index]
@@ -144,35 +128,9 @@ class Pool:
             ready = wait([w.conn for w in busy], timeout=wait_for)
             now = time.monotonic()
             for i, w in enumerate(self.workers):
-                if w.busy is None:
-                    continue
-                task, deadline = w.busy
-                if w.conn in ready:
-                    try:
-                        status, value = w.conn.recv()
-                    except (EOFError, OSError):
-                        results.append(TaskResult(task, i, crashed="the worker process died"))
-                        w.busy = None
-                        self._replace(i)
-                        if on_replace is not None:
-                            on_replace(i)
-                        feed(i)
-                        continue
-                    w.busy = None
-                    results.append(
-                        TaskResult(task, i, value=value)
-                        if status == "ok"
-                        else TaskResult(task, i, crashed=value)
-                    )
-                    feed(i)
-                elif now >= deadline:
-                    results.append(TaskResult(task, i, timed_out=True))
-                    w.busy = None
-                    self._replace(i)
-                    if on_replace is not None:
-                        on_replace(i)
-                    feed(i)
-        return results
+                if w.busy is not None:
+                    run.settle(i, w.conn in ready, now)
+        return run.results
 
     def close(self) -> None:
         for w in self.workers:
@@ -191,3 +149,53 @@ class Pool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@dataclass
+class _Run:
+    """One ``Pool.run`` in progress: the tasks left per worker (``None``: any worker) and the results."""
+
+    pool: Pool
+    queues: dict[int | None, list[Any]]
+    on_replace: Callable[[int], None] | None
+    results: list[TaskResult] = field(default_factory=list)
+
+    def feed(self, index: int) -> None:
+        """Send worker ``index`` its next task (its own first, else a shared one), with its deadline."""
+        own = self.queues.get(index)
+        shared = self.queues.get(None)
+        task = own.pop() if own else shared.pop() if shared else None
+        if task is None:
+            return
+        timeout = self.pool.timeout
+        deadline = time.monotonic() + timeout if timeout > 0 else float("inf")
+        self.pool.workers[index].busy = (task, deadline)
+        self.pool.workers[index].conn.send(task)
+
+    def settle(self, index: int, answered: bool, now: float) -> None:
+        """Worker ``index`` answered (record it), died, or ran past its deadline (replace it); then feed it."""
+        w = self.pool.workers[index]
+        assert w.busy is not None
+        task, deadline = w.busy
+        if answered:
+            try:
+                status, value = w.conn.recv()
+            except (EOFError, OSError):
+                self.results.append(TaskResult(task, index, crashed="the worker process died"))
+                self._replaced(index)
+                return
+            w.busy = None
+            self.results.append(
+                TaskResult(task, index, value=value) if status == "ok" else TaskResult(task, index, crashed=value)
+            )
+            self.feed(index)
+        elif now >= deadline:
+            self.results.append(TaskResult(task, index, timed_out=True))
+            self._replaced(index)
+
+    def _replaced(self, index: int) -> None:
+        self.pool.workers[index].busy = None
+        self.pool._replace(index)
+        if self.on_replace is not None:
+            self.on_replace(index)
+        self.feed(index)

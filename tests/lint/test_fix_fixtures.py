@@ -17,9 +17,9 @@ def read(name: str) -> str:
 
 
 def test_every_fixable_rule_has_a_fixture() -> None:
-    from trainwright_lint.rules import FIXABLE
+    from trainwright_lint.rules import fixable
 
-    assert {c.split("_", 1)[0].upper() for c in CASES} == set(FIXABLE)
+    assert {c.split("_", 1)[0].upper() for c in CASES} == set(fixable())
 
 
 @pytest.mark.parametrize("case", CASES)

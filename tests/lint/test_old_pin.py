@@ -2,7 +2,7 @@
 
 It used to exit 2 with nothing linted. Now the rules that hold on every release (TW101, TW2xx, TW4xx)
 run against the oldest catalogued release, with one warning naming the pin; the release-dependent ones
-(``configuration.target.RELEASE_DEPENDENT``) are off, since they would judge the code against a Trainer
+(``configuration.target.release_dependent``) are off, since they would judge the code against a Trainer
 the project does not run. A version typed for the linter itself stays an error (exit 2).
 """
 

@@ -109,7 +109,9 @@ METHODS: SharedFact[Any] = SharedFact("own methods with their nodes", CLASS)
 EFFECTS: SharedFact[Any] = SharedFact("effects", METHOD, (CLOCKS, COUNTERS, READERS))
 SUPER_CALLS: SharedFact[Any] = SharedFact("super() calls", METHOD, (MATCH_LINES,))
 STATEMENTS: SharedFact[Any] = SharedFact("own statements", METHOD)
-OBSERVATION: SharedFact[Any] = SharedFact("observing code", METHOD, (EFFECTS,))
+# Per function node of a file (``analysis.upstream``): key, (line, column) of its ``def``.
+FINGERPRINTS: SharedFact[Any] = SharedFact("statement fingerprints", METHOD)
+OBSERVATION: SharedFact[Any] = SharedFact("observing code", METHOD, (EFFECTS, FINGERPRINTS))
 
 # What any rule reads without declaring it: the file's text indexes and class nodes (the engine reads
 # the class nodes itself; a rule's narrowing scans read the indexes).

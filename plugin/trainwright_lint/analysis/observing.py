@@ -127,7 +127,7 @@ def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Obs
         return obs  # fires the events itself: a piece of the loop, re-implemented
     effects = facts.effects()
     obs.effects = effects
-    copied = CopiedStatements(fn, effects, facts.owners())
+    copied = CopiedStatements(fn, effects, facts.owners(), facts.unit.facts)
     statements = effects.statements
 
     seeds = _computed_locals(effects, copied) | _hidden_result(method.name, effects) | _own_arguments(fn)

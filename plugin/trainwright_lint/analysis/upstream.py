@@ -18,21 +18,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from trainwright_lint.analysis.effects import MethodEffects
+from trainwright_lint.analysis.facts import FINGERPRINTS, FactStore
 from trainwright_lint.syntax import FunctionNode
 
 from trainwright.catalog import Catalog
 from trainwright.catalog.fingerprint import LazyFingerprints
 
 
-def _fingerprints(fn: FunctionNode) -> LazyFingerprints:
-    """The fingerprints of ``fn``'s statements, kept on the node and computed as asked for: TW101's
-    copy note needs all of them, the TW2xx rules a few (``CopiedStatements``), and one object serves
-    both, so no statement of a long loop copy is normalised twice."""
-    found = getattr(fn, "_tw_fingerprints", None)
-    if found is None:
-        found = LazyFingerprints(fn)
-        fn._tw_fingerprints = found  # type: ignore[union-attr]
-    return found  # type: ignore[no-any-return]
+def _fingerprints(fn: FunctionNode, facts: FactStore) -> LazyFingerprints:
+    """The fingerprints of ``fn``'s statements, a fact of its file (``facts``: the ``FileUnit``'s store)
+    computed as asked for: TW101's copy note needs all of them, the TW2xx rules a few
+    (``CopiedStatements``), and one object serves both, so no statement of a long loop copy is
+    normalised twice."""
+    return facts.get(FINGERPRINTS, (fn.lineno, fn.col_offset), lambda: LazyFingerprints(fn))  # type: ignore[no-any-return]
 
 
 class CopiedStatements:
@@ -41,8 +39,11 @@ class CopiedStatements:
     method). Answered per statement (``i in copied``): the rules ask only about the few statements
     they would report, and fingerprinting all of a long override costs more than its analysis."""
 
-    def __init__(self, fn: FunctionNode, effects: MethodEffects, owners: Sequence[tuple[Catalog, str]]) -> None:
+    def __init__(
+        self, fn: FunctionNode, effects: MethodEffects, owners: Sequence[tuple[Catalog, str]], facts: FactStore
+    ) -> None:
         self._fn = fn
+        self._facts = facts
         self._effects = effects
         self._upstreams = [catalog.upstream_fingerprints() for catalog, _cls in owners]
         self._fingerprints: LazyFingerprints | None = None
@@ -58,7 +59,7 @@ class CopiedStatements:
         if not self._upstreams:
             return False
         if self._fingerprints is None:
-            self._fingerprints = _fingerprints(self._fn)
+            self._fingerprints = _fingerprints(self._fn, self._facts)
         s = self._effects.statements[index]
         fp = self._fingerprints.of(s.node)
         if fp is None:
@@ -79,10 +80,12 @@ class Copy:
     changed: int  # statements of the override that are not upstream's
 
 
-def copy_of(fn: FunctionNode, owners: Sequence[tuple[Catalog, str]], threshold: float = 0.5) -> Copy | None:
+def copy_of(
+    fn: FunctionNode, owners: Sequence[tuple[Catalog, str]], facts: FactStore, threshold: float = 0.5
+) -> Copy | None:
     """The upstream release ``fn`` is a copy of, when at least ``threshold`` of its statements (and at
-    least five) are that release's."""
-    fingerprints = [fp for fp, _ in _fingerprints(fn).all()]
+    least five) are that release's (``facts``: the store of ``fn``'s file)."""
+    fingerprints = [fp for fp, _ in _fingerprints(fn, facts).all()]
     if len(fingerprints) < 5:
         return None
     distinct = set(fingerprints)

@@ -1,8 +1,10 @@
 """``trainwright fix [PATHS]``: apply the linter's safe fixes (libcst, comments and layout kept).
 
-``--diff`` previews without writing; ``--unsafe-fixes`` adds fixes that change behaviour (TW401 event
-rename); ``--suggest`` prints, never writes, a ``TrainerCallback`` for each TW2xx finding. A fix is
-applied only if it is valid on every release of the target range. Files that do not parse are left
+``--diff`` previews without writing; ``--unsafe-fixes`` adds fixes that change behaviour; ``--suggest``
+prints, never writes, a ``TrainerCallback`` for each finding of a rule that moves code into one. Which
+rule has which fix is the rule's own declaration (``Rule.fix_applicability``, ``fix_title``,
+``suggestion``): the help lists them from the registry. A fix is applied only if it is valid on every
+release of the target range. Files that do not parse are left
 untouched and reported. Exit status: 0 nothing left to report, 1 findings remain (or, with ``--diff``,
 there are changes to apply), 2 usage error or a file that could not be fixed or written.
 """
@@ -25,20 +27,21 @@ from trainwright_lint.commands.options import (
     tell,
 )
 from trainwright_lint.output import FORMATS
+from trainwright_lint.rules import fixes, suggested
+from trainwright_lint.rules.base import SAFE, UNSAFE
 from trainwright_lint.runner import display_path, lint_files
 from trainwright_lint.terminal import shown_safely
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    safe = fixes(SAFE)
     parser = subparsers.add_parser(
         "fix",
-        help="apply safe fixes (TW301, TW302, TW303, TW304, TW402) to Trainer subclasses and callbacks",
+        help=f"apply safe fixes ({', '.join(code for code, _ in safe)}) to Trainer subclasses and callbacks",
         description=(
             "Rewrite what can be fixed mechanically, keeping comments and formatting, when the fixed code "
-            "is valid on every release of the target range: TW301 add the parameters the Trainer passes "
-            "(and forward them to super()), TW302 drop the argument the base method rejects, TW303 "
-            "self.tokenizer -> self.processing_class, TW304 rename a renamed argument, TW402 add **kwargs. "
-            "--unsafe-fixes also renames a misspelt callback event (TW401)."
+            f"is valid on every release of the target range: {_listed(safe)}. "
+            f"--unsafe-fixes also applies the fixes that change behaviour: {_listed(fixes(UNSAFE))}."
         ),
     )
     add_common_options(parser)
@@ -49,9 +52,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument(
         "--suggest",
         action="store_true",
-        help="print a TrainerCallback for each TW2xx finding (never written)",
+        help=f"print a TrainerCallback for each {'/'.join(suggested())} finding (never written)",
     )
     parser.set_defaults(func=run)
+
+
+def _listed(fixes: list[tuple[str, str]]) -> str:
+    """``TW301 add ..., TW302 drop ...``: each fix as its rule declares it."""
+    return ", ".join(f"{code} {title}" for code, title in fixes)
 
 
 def run(args: argparse.Namespace) -> int:

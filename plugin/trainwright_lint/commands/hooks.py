@@ -247,33 +247,7 @@ def methods_text(
 ) -> str:
     term = term or Terminal()
     partial = any(not r.get("in_whole_range", True) for r in rows)
-    table_rows: list[list[Cell]] = []
-    for r in rows:
-        marks = "".join(
-            mark
-            for mark, on in (
-                ("!", r["stopped_being_called"]),
-                ("~", r["signature_changed"]),
-                ("+", not r["in_whole_range"]),
-            )
-            if on
-        )
-        detail: list[str] = [r["signature"]]
-        if r["stopped_being_called"]:
-            detail.append(
-                f"{term.arrow} NOT CALLED by {cls} at {view.version}, so an override is ignored"
-                + (f"; {r['alternative']}" if r["alternative"] else "")
-            )
-        elif r["alternative"]:
-            detail.append(f"{term.arrow} {r['alternative']}")
-        table_rows.append(
-            [
-                r["name"] + (" " + marks if marks else ""),
-                "priv" if r["visibility"] == "private" else "pub",
-                since_text(catalog, r["since"]),
-                detail,
-            ]
-        )
+    table_rows = [_table_row(catalog, view, cls, r, term) for r in rows]
     all_methods = view.methods(cls)
     hidden = [n for n, m in all_methods.items() if m.private] if not include_private else []
     hidden_hot = [n for n in hidden if catalog.guidance(n) is not None]
@@ -309,6 +283,33 @@ def methods_text(
             + "."
         )
     return term.paint("\n".join(out), PAINT)
+
+
+def _table_row(catalog: Catalog, view: VersionView, cls: str, r: dict[str, Any], term: Terminal) -> list[Cell]:
+    """One method's row of the ``methods`` table: name and marks, visibility, since, signature and advice."""
+    marks = "".join(
+        mark
+        for mark, on in (
+            ("!", r["stopped_being_called"]),
+            ("~", r["signature_changed"]),
+            ("+", not r["in_whole_range"]),
+        )
+        if on
+    )
+    detail: list[str] = [r["signature"]]
+    if r["stopped_being_called"]:
+        detail.append(
+            f"{term.arrow} NOT CALLED by {cls} at {view.version}, so an override is ignored"
+            + (f"; {r['alternative']}" if r["alternative"] else "")
+        )
+    elif r["alternative"]:
+        detail.append(f"{term.arrow} {r['alternative']}")
+    return [
+        r["name"] + (" " + marks if marks else ""),
+        "priv" if r["visibility"] == "private" else "pub",
+        since_text(catalog, r["since"]),
+        detail,
+    ]
 
 
 def _bold(term: Terminal, lines: list[str]) -> list[str]:

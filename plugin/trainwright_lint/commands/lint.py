@@ -48,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument(
         "--unsafe-fixes",
         action="store_true",
-        help="with --fix: also apply fixes that change behaviour (TW401)",
+        help="with --fix: also apply fixes that change behaviour (`trainwright fix --help` lists them)",
     )
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     parser.add_argument(

@@ -20,7 +20,7 @@ from trainwright_lint.configuration import (
     targets_of,
 )
 from trainwright_lint.discovery import discovery_warnings, iter_python_files
-from trainwright_lint.finding import Finding
+from trainwright_lint.finding import NOT_LINTED, Finding
 from trainwright_lint.output import FORMAT_ALIASES
 from trainwright_lint.runner import for_display
 from trainwright_lint.terminal import GLUE, Terminal, printable, shown_safely, width_is_known
@@ -85,7 +85,7 @@ def add_common_options(parser: argparse.ArgumentParser, *, paths_help: str = "fi
         "--file-timeout",
         type=float,
         metavar="SECONDS",
-        help="skip a file (reported as TW000) after this many seconds (default: 20; 0: no limit)",
+        help=f"skip a file (reported as {NOT_LINTED}) after this many seconds (default: 20; 0: no limit)",
     )
 
 

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from trainwright_lint.configuration.target import RELEASE_DEPENDENT, Target
+from trainwright_lint.configuration.target import Target, release_dependent
+from trainwright_lint.finding import NOT_LINTED
+from trainwright_lint.noqa import UNUSED_NOQA
 
 
 class ConfigError(ValueError):
@@ -63,7 +65,7 @@ class LintConfig:
         """flake8 semantics: a code is on if it matches a select prefix and no (longer) ignore prefix.
         A project pinned below the catalogue has the release-dependent rules off whatever is selected."""
         target = self.transformers_target
-        if target is not None and target.below_catalogue and code.startswith(RELEASE_DEPENDENT):
+        if target is not None and target.below_catalogue and code.startswith(release_dependent()):
             return False
         if self.select and not any(code.startswith(p) for p in self.select):
             return False
@@ -101,8 +103,8 @@ def _path_matches(rel: str, pattern: str) -> bool:
     return "/" not in pattern and fnmatch.fnmatch(rel.rsplit("/", 1)[-1], pattern)
 
 
-# Not rules, but selectable: TW000 a file skipped (parse error, timeout), TW001 an unused `noqa` code.
-PSEUDO_CODES = ("TW000", "TW001")
+# Not rules, but selectable: a file skipped (parse error, timeout), an unused noqa code.
+PSEUDO_CODES = (NOT_LINTED, UNUSED_NOQA)
 
 
 def known_codes() -> tuple[str, ...]:

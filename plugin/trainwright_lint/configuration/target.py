@@ -19,7 +19,7 @@ a range reaching below the catalogue is checked on the catalogued part, with a w
 range entirely outside it (``3.0``, ``<4.30``, ``7.0``, ``>=6``) is a :class:`TargetError` (exit 2)
 naming the catalogue's span, except a project's own declared or installed release entirely below
 the catalogue (``transformers==4.18.0``): that is checked against the oldest catalogued release by the
-rules that hold on every release, the others off (``RELEASE_DEPENDENT``), with one warning. Why the newest major line counts as inside: releases ship faster than
+rules that hold on every release, the others off (``release_dependent``), with one warning. Why the newest major line counts as inside: releases ship faster than
 the catalogue is rebuilt, and a patch or minor release keeps its line's Trainer API far more often
 than a major one does. For TRL from a declared or installed release (not one the user chose), an
 out-of-catalogue version warns and uses the nearest end of the catalogue instead: a stale TRL pin
@@ -40,6 +40,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
 
 FALLBACK_SOURCE = "newest catalogued, no requirement found"
 INSTALLED_SOURCE = "installed"
@@ -56,11 +60,14 @@ class _BelowCatalogue(TargetError):
     """A project's declared or installed release older than every catalogued one."""
 
 
-#: The rules whose verdict depends on what a release's Trainer defines, passes or removed (dead
-#: overrides, signatures, super() calls, removed APIs and arguments, public contracts). For a project
-#: pinned below the catalogue they would judge code against a Trainer it does not run, so they are off;
-#: the rest (TW101 private overrides, TW2xx timing logic, TW4xx callbacks) hold on old releases too.
-RELEASE_DEPENDENT = ("TW102", "TW301", "TW302", "TW303", "TW304", "TW305")
+def release_dependent() -> tuple[str, ...]:
+    """The rules whose verdict depends on what a release's Trainer defines, passes or removed, as each
+    rule declares it (``Rule.release_facts``). For a project pinned below the catalogue they would judge
+    code against a Trainer it does not run, so they are off; the rest hold on old releases too. Read
+    from the registry when a pin is below the catalogue only: resolving a target imports no rule."""
+    from trainwright_lint.rules import release_dependent as declared
+
+    return declared()
 
 
 @dataclass(frozen=True)
@@ -74,7 +81,7 @@ class Target:
     source: str
     warnings: tuple[str, ...] = ()
     # The project's own pin lies entirely below the catalogue (``transformers==4.18.0``): only the rules
-    # that hold on every release run, checked against the oldest catalogued one (``RELEASE_DEPENDENT``).
+    # that hold on every release run, checked against the oldest catalogued one (``release_dependent``).
     below_catalogue: bool = False
     # Where the facts of releases added after the catalogue shipped came from ("5.25.0 from the installed
     # source"), for those among ``releases``.
@@ -261,7 +268,7 @@ def _resolve(
         if warning:
             warnings.append(warning)
     if not chosen and below:
-        codes = ", ".join(RELEASE_DEPENDENT)
+        codes = ", ".join(release_dependent())
         warning = (
             f"{asked} is older than the catalogue ({versions[0]}–{versions[-1]}): checking only the rules "
             f"that hold on every release, against {versions[0]}; {codes} are off. Declare a release in "
@@ -278,9 +285,8 @@ def _resolve(
 def _releases(
     library: str, versions: tuple[str, ...], specifier: str, asked: str, *, strict: bool, option: str
 ) -> tuple[tuple[str, ...], str | None]:
-    from trainwright.catalog.versions import nearest_at_or_below, version_key
+    from trainwright.catalog.versions import version_key
 
-    span = f"{versions[0]}–{versions[-1]}"
     exact = _EXACT.match(specifier)
     if exact:
         pinned = exact["version"]
@@ -299,16 +305,39 @@ def _releases(
         lower = _lower_bound(spec)
         reaches_below = _admits_below(spec, versions[0], version_key)
     if inside:
-        notes = []
-        if reaches_below:
-            part = inside[0] if len(inside) == 1 else f"{inside[0]}–{inside[-1]}"
-            notes.append(
-                f"{asked} reaches below the catalogue ({span}); checking only its catalogued part, {part}"
-            )
-        newer = _uncovered_installed(library, versions[-1])
-        if newer is not None and not exact and spec.contains(newer, prereleases=True):
-            notes.append(f"{asked} admits {newer} (installed), {_not_covered(library, newer, span)}")
-        return inside, "; ".join(notes) or None
+        return inside, _inside_notes(library, versions, asked, inside, reaches_below, None if exact else spec)
+    return _nearest(library, versions, asked, lower, exact is not None, strict=strict, option=option)
+
+
+def _inside_notes(
+    library: str,
+    versions: tuple[str, ...],
+    asked: str,
+    inside: tuple[str, ...],
+    reaches_below: bool,
+    spec: SpecifierSet | None,
+) -> str | None:
+    """The warning for a specifier with catalogued releases: the part below the catalogue it drops, and
+    an installed newer release it admits that the catalogue does not cover."""
+    span = f"{versions[0]}–{versions[-1]}"
+    notes = []
+    if reaches_below:
+        part = inside[0] if len(inside) == 1 else f"{inside[0]}–{inside[-1]}"
+        notes.append(f"{asked} reaches below the catalogue ({span}); checking only its catalogued part, {part}")
+    newer = _uncovered_installed(library, versions[-1])
+    if newer is not None and spec is not None and spec.contains(newer, prereleases=True):
+        notes.append(f"{asked} admits {newer} (installed), {_not_covered(library, newer, span)}")
+    return "; ".join(notes) or None
+
+
+def _nearest(
+    library: str, versions: tuple[str, ...], asked: str, lower: str | None, exact: bool, *, strict: bool, option: str
+) -> tuple[tuple[str, ...], str | None]:
+    """The release standing for a specifier with no catalogued release (and the warning saying so), or
+    the error when none may (``strict``: the user typed it for the linter)."""
+    from trainwright.catalog.versions import nearest_at_or_below, version_key
+
+    span = f"{versions[0]}–{versions[-1]}"
     key = version_key(lower) if lower is not None else None
     newest_key = version_key(versions[-1])
     if key is not None and version_key(versions[0]) <= key:

@@ -9,10 +9,9 @@ time), and applies one rule's edits per pass, in the rules' ``fix_pass`` order, 
 passes until nothing is left. File I/O is in ``fixes.fileio``; the lint-then-fix loop over a project
 lives in ``trainwright_lint.driver``.
 
-Safe fixes (applied by ``trainwright fix`` / ``lint --fix``): TW301 add the parameters the Trainer
-passes and forward them to ``super()``, TW302 drop the argument the base method rejects, TW303
-``self.tokenizer`` -> ``self.processing_class``, TW304 rename a renamed keyword argument, TW402 add
-``**kwargs``. Unsafe (``--unsafe-fixes``): TW401 rename a misspelt event to the one real event it means.
+Which rules have a fix, and whether it is safe (applied by ``trainwright fix`` / ``lint --fix``) or unsafe
+(only with ``--unsafe-fixes``), each rule declares (``Rule.fix_applicability``, ``fix_title``):
+``trainwright fix --help`` and ``docs/rules/index.md`` list them from the registry.
 
 Guarantees (tested over fixtures and generated programs): the result parses, a second run changes
 nothing, a file that does not parse is left untouched and reported, encoding and newlines are kept.
@@ -33,17 +32,11 @@ from libcst.metadata import MetadataWrapper
 from trainwright_lint.edits import Edit
 from trainwright_lint.finding import Finding
 from trainwright_lint.fixes import segment
-from trainwright_lint.rules import RULES, Rule
+from trainwright_lint.rules import Rule, fixing_rules
 from trainwright_lint.sourcefile import text_digest
 
 Fixer = Callable[[Sequence[Edit]], cst.CSTTransformer]
 
-# The rules that have a fix, in pass order, and the rule that owns each module's edit types (an edit
-# type is defined in its rule's module): both read from the rules' declarations, never kept by hand.
-_FIXING: tuple[type[Rule], ...] = tuple(
-    sorted((r for r in RULES.values() if r.fix_module is not None), key=lambda r: (r.fix_pass, r.code))
-)
-_BY_MODULE: dict[str, type[Rule]] = {r.__module__: r for r in _FIXING}
 MAX_PASSES = 10
 
 #: ``lint(text, tree)``: the findings of a source text, given its ``ast`` tree (already parsed by the fixer,
@@ -70,7 +63,11 @@ class FixOutcome:
 
 def rule_of(edit: object) -> type[Rule] | None:
     """The rule that plans and applies ``edit`` (None: not an edit the fixer applies)."""
-    return _BY_MODULE.get(type(edit).__module__) if isinstance(edit, Edit) else None
+    if not isinstance(edit, Edit):
+        return None
+    # The rule that owns the edit's module (an edit type is defined in its rule's module).
+    module = type(edit).__module__
+    return next((r for r in fixing_rules() if r.__module__ == module), None)
 
 
 def fixer_of(rule: type[Rule]) -> Fixer:
@@ -86,7 +83,7 @@ def wanted(findings: Sequence[Finding], unsafe: bool) -> list[Finding]:
 def _first_pass(edits: Sequence[object]) -> type[Rule] | None:
     """The rule whose edits the next pass applies: the lowest ``fix_pass`` among ``edits``'."""
     present = {rule_of(e) for e in edits}
-    return next((r for r in _FIXING if r in present), None)
+    return next((r for r in fixing_rules() if r in present), None)
 
 
 def apply_edits(module: cst.Module, edits: Sequence[Edit]) -> cst.Module:

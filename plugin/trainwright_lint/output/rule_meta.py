@@ -11,21 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from trainwright_lint.rules import FIXABLE, RULES
+from trainwright_lint.finding import NOT_LINTED
+from trainwright_lint.noqa import UNUSED_NOQA
+from trainwright_lint.rules import RULES, fixable
 
 PROJECT_URL = "https://github.com/trainwright/trainwright"
 RULE_DOCS_BASE_URL = f"{PROJECT_URL}/blob/main/docs/rules/"
 
 # Diagnostics that are not rules (they come from the front end, not a rule class): code -> (name, text).
 NON_RULE_CODES: dict[str, tuple[str, str]] = {
-    "TW000": (
+    NOT_LINTED: (
         "file-not-linted",
         (
             "The file could not be linted: it does not parse (syntax error, Python 2 code, NUL bytes, "
             "undecodable bytes), nests too deeply, or took longer than the per-file time limit."
         ),
     ),
-    "TW001": (
+    UNUSED_NOQA: (
         "unused-noqa",
         (
             "A `# noqa: TWxxx` comment names a code that is not reported on its line, or a code that does "
@@ -55,7 +57,7 @@ def severity(code: str) -> str:
     unused ``# noqa`` code (TW001), else the rule's own
     severity: ``warning`` for most findings, ``note`` for the lower-severity ones (TW305); the same
     word as SARIF's ``level`` (GitHub's annotation command calls a note ``notice``)."""
-    if code == "TW000":
+    if code == NOT_LINTED:
         return "error"
     rule = RULES.get(code)
     return rule.severity if rule is not None else "warning"
@@ -64,7 +66,7 @@ def severity(code: str) -> str:
 def fixable_rules() -> Mapping[str, str]:
     """Rule code -> ``"safe"`` / ``"unsafe"``: the rules ``trainwright fix`` has a fix for (each rule
     declares its fix and its safety)."""
-    return FIXABLE
+    return fixable()
 
 
 def rule_tags(code: str) -> list[str]:

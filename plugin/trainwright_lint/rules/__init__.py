@@ -40,7 +40,45 @@ _ALL: tuple[type[Rule], ...] = (
 
 RULES: dict[str, type[Rule]] = {rule.code: rule for rule in _ALL}
 RULES_BY_NAME: dict[str, type[Rule]] = {rule.name: rule for rule in _ALL}
-# Rule code -> "safe" / "unsafe": the rules whose findings carry a fix, as each rule declares it.
-FIXABLE: dict[str, str] = {rule.code: rule.fix_applicability for rule in _ALL if rule.fix_applicability}
 
-__all__ = ["FIXABLE", "RULES", "RULES_BY_NAME", "Example", "Rule"]
+# Every list of codes below is read from the rules' own declarations (``rules/base.py``) when it is
+# asked for, never kept by hand: a rule added to ``RULES`` is in every one of them.
+
+
+def fixable() -> dict[str, str]:
+    """Rule code -> "safe" / "unsafe": the rules whose findings carry a fix (``Rule.fix_applicability``)."""
+    return {code: rule.fix_applicability for code, rule in sorted(RULES.items()) if rule.fix_applicability}
+
+
+def fixes(applicability: str) -> list[tuple[str, str]]:
+    """(code, what its fix does) of the rules whose fix has ``applicability`` ("safe"/"unsafe"), by code:
+    what the ``fix`` command's help and the rules index list."""
+    return [(code, RULES[code].fix_title) for code, kind in fixable().items() if kind == applicability]
+
+
+def fixing_rules() -> tuple[type[Rule], ...]:
+    """The rules with a fix module, in the order the fixer applies them (``Rule.fix_pass``, then code)."""
+    return tuple(sorted((r for r in RULES.values() if r.fix_module is not None), key=lambda r: (r.fix_pass, r.code)))
+
+
+def suggested() -> tuple[str, ...]:
+    """The rules whose findings ``trainwright fix --suggest`` turns into a callback (``Rule.suggestion``)."""
+    return tuple(code for code, rule in sorted(RULES.items()) if rule.suggestion)
+
+
+def release_dependent() -> tuple[str, ...]:
+    """The rules off for a project pinned below the catalogue (``Rule.off_below_catalogue``)."""
+    return tuple(code for code, rule in sorted(RULES.items()) if rule.off_below_catalogue())
+
+
+__all__ = [
+    "RULES",
+    "RULES_BY_NAME",
+    "Example",
+    "Rule",
+    "fixable",
+    "fixes",
+    "fixing_rules",
+    "release_dependent",
+    "suggested",
+]

@@ -5,8 +5,13 @@ carries the code its fix produces, Fixit style), and the fix it offers with its 
 A rule is a predicate over facts computed once and shared: the ``ClassContext`` gives it the class
 (its summary, node and resolved MRO from the project model), the catalogue at one release of the
 target range, and the shared analyses (a method's effects, its ``super()`` calls). Rules do not walk
-trees themselves; a rule that depends on the release (``version_dependent``) is evaluated once per
-release of the target range and the engine merges what holds where.
+trees themselves; a rule that reads the release (``release_facts``) is judged once per run of releases
+with equal catalogue facts and the engine merges what holds where.
+
+The rule class is the only owner of what it declares: its release dependence, its fix (safety, module,
+pass, one-line title), whether ``fix --suggest`` moves its code into a callback. Every list of codes the
+front ends, the fixer, the target resolution and the generated docs use is derived from the registry
+(``rules/__init__.py``), never kept by hand (``tests/lint/test_rule_declarations.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from trainwright_lint.analysis import effects as effects_mod
+from trainwright_lint.analysis import release_facts
 from trainwright_lint.analysis.facts import EFFECTS, METHODS, STATEMENTS, SUPER_CALLS, FactStore, SharedFact
 from trainwright_lint.analysis.observing import MethodFacts, Observation, observe
 from trainwright_lint.analysis.unit import FileUnit, nodes_on_lines, own_statements
@@ -37,6 +43,23 @@ T = TypeVar("T")
 
 SAFE = "safe"
 UNSAFE = "unsafe"
+
+# What a release of the target range changes about a rule's verdict (``Rule.release_facts``): the one
+# notion of "depends on the release" that the engine (judged once, or per run of equal catalogue facts),
+# the target resolution (what stays on for a project pinned below the catalogue) and the rule's page
+# (which options apply) all read.
+EVERY_RELEASE = "every release"  # the same verdict on every release: judged once, at the newest
+# A release's callback events and control flags: judged per run of equal events; on for a project
+# pinned below the catalogue (checked against the oldest catalogued release: callbacks hold there too).
+CALLBACK_EVENTS = "callback events"
+# What a release's Trainer (or TRL trainer) defines, passes or removed: judged per run of equal facts;
+# off for a project pinned below the catalogue, whose Trainer the catalogue does not know.
+TRAINER_API = "trainer api"
+RELEASE_FACTS = (EVERY_RELEASE, CALLBACK_EVENTS, TRAINER_API)
+
+# How ``trainwright fix --suggest`` turns a finding into a callback (``Rule.suggestion``).
+MOVE_STATEMENTS = "statements"  # the statements the finding names (``moved``), else the flagged block
+MOVE_WRAPPER = "wrapper"  # without named statements: all but the ``super()`` call and the return
 
 
 @dataclass(frozen=True)
@@ -270,24 +293,12 @@ class ModuleContext:
         return self.unit.path
 
 
-# A catalogue fact a candidate's judgement reads: (kind, class, method).
-Fact = tuple[str, str, str]
-EVENTS: Fact = ("events", "", "")  # the callback events and control flags of transformers
-
-
-def trainer_fact(cls: str, name: str) -> Fact:
-    """Everything transformers' catalogue records about ``cls.name`` at a release."""
-    return ("transformers", cls, name)
-
-
-def library_fact(cls: str, name: str) -> Fact:
-    """Everything TRL's catalogue records about ``cls.name`` at a release."""
-    return ("trl", cls, name)
-
-
-def library_class_fact(cls: str) -> Fact:
-    """Whether TRL's ``cls`` exists at a release."""
-    return ("trl-class", cls, "")
+# The catalogue facts a candidate reads (``analysis.release_facts``), where the rules import them from.
+Fact = release_facts.Fact
+EVENTS = release_facts.EVENTS
+trainer_fact = release_facts.trainer_fact
+library_fact = release_facts.library_fact
+library_class_fact = release_facts.library_class_fact
 
 
 @dataclass(frozen=True)
@@ -308,8 +319,9 @@ class Rule:
     name: ClassVar[str]
     message: ClassVar[str]  # str.format template; the placeholders each rule documents
     roles: ClassVar[frozenset[str]] = frozenset({TRAINER, MIXIN})
-    # Evaluated at every release of the target range (it reads the catalogue at a release).
-    version_dependent: ClassVar[bool] = True
+    # What a release changes about the verdict (``EVERY_RELEASE``, ``CALLBACK_EVENTS``, ``TRAINER_API``).
+    # A class rule that reads the release implements ``candidates``; one that does not, ``check``.
+    release_facts: ClassVar[str] = TRAINER_API
     # "class": ``check`` runs once per class of a role in ``roles``; "module": ``check_module`` once per file.
     scope: ClassVar[str] = "class"
     # The fix this rule attaches to its findings: "safe", "unsafe" (behaviour changes: only with
@@ -323,6 +335,11 @@ class Rule:
     # Fix passes apply one rule's edits at a time (positions stay valid), lowest first: renaming a
     # method comes before edits that find it by name, and adding parameters comes last.
     fix_pass: ClassVar[int] = 0
+    # What the fix does, as the ``fix`` command's help and the rules index list it ("add `**kwargs`").
+    fix_title: ClassVar[str] = ""
+    # How ``trainwright fix --suggest`` moves the flagged code into a callback (``MOVE_STATEMENTS``,
+    # ``MOVE_WRAPPER``), or None: the rule's findings get no suggestion.
+    suggestion: ClassVar[str | None] = None
     # Off unless ``--preview``: precision on the blind test split under 0.90 (docs/lint-accuracy.md).
     preview: ClassVar[bool] = False
     # What the runner reads for this rule beyond the files with target classes (the runner knows no
@@ -360,6 +377,25 @@ class Rule:
     @classmethod
     def judges_candidates(cls) -> bool:
         return cls.candidates is not Rule.candidates
+
+    @classmethod
+    def reads_release(cls) -> bool:
+        """The verdict may differ between releases: judged per run of equal facts, not once."""
+        return cls.release_facts != EVERY_RELEASE
+
+    @classmethod
+    def off_below_catalogue(cls) -> bool:
+        """Off for a project pinned below the catalogue: it would judge a Trainer the project does not run."""
+        return cls.release_facts == TRAINER_API
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A declaration that contradicts itself is an error where the rule is defined, not a wrong lint."""
+        super().__init_subclass__(**kwargs)
+        if not hasattr(cls, "code"):
+            return  # an abstract helper base
+        problems = declaration_problems(cls)
+        if problems:
+            raise TypeError(f"{cls.code} ({cls.__name__}): " + "; ".join(problems))
 
     def check_module(self, ctx: ModuleContext) -> Iterator[Finding]:  # pragma: no cover - interface
         raise NotImplementedError
@@ -412,6 +448,27 @@ class Rule:
     def explain(cls) -> str:
         """The rule's documentation page as Markdown (``trainwright explain TW201``)."""
         return render_rule_page(cls)
+
+
+def declaration_problems(rule: type[Rule]) -> list[str]:
+    """What is inconsistent in ``rule``'s declarations (empty: nothing)."""
+    out = []
+    if rule.release_facts not in RELEASE_FACTS:
+        out.append(f"release_facts must be one of {RELEASE_FACTS}, not {rule.release_facts!r}")
+    if rule.scope == "class" and rule.reads_release() != rule.judges_candidates():
+        out.append(
+            "a class rule that reads the release implements `candidates` (each names the catalogue facts it "
+            "reads); one that does not (release_facts = EVERY_RELEASE) implements `check`"
+        )
+    if (rule.fix_applicability is None) != (rule.fix_module is None):
+        out.append("fix_applicability and fix_module go together")
+    if rule.fix_applicability not in (None, SAFE, UNSAFE):
+        out.append(f"fix_applicability must be {SAFE!r}, {UNSAFE!r} or None")
+    if rule.fix_applicability is not None and not rule.fix_title:
+        out.append("a fixable rule says what its fix does (fix_title)")
+    if rule.suggestion not in (None, MOVE_STATEMENTS, MOVE_WRAPPER):
+        out.append(f"suggestion must be {MOVE_STATEMENTS!r}, {MOVE_WRAPPER!r} or None")
+    return out
 
 
 _HEADER_END = re.compile(r":\s*(#.*)?$")

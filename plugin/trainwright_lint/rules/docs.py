@@ -12,8 +12,6 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-DOCS_URL = "https://github.com/trainwright/trainwright/blob/main/docs/rules/{code}.md"
-
 _GLOBAL_OPTIONS = (
     ("select / ignore / per-file-ignores", "turn the rule on or off, for the project or for some files"),
     ("trainer-bases", "extra classes to treat as Trainer subclasses (a base the linter cannot resolve)"),
@@ -27,10 +25,6 @@ _VERSION_OPTIONS = (
         ),
     ),
 )
-
-
-def rule_url(code: str) -> str:
-    return DOCS_URL.format(code=code)
 
 
 def _paragraphs(rule: Any) -> tuple[str, str]:
@@ -67,7 +61,7 @@ def _fix_safety(rule: Any) -> str:
             "`--unsafe-fixes`, only when it is unambiguous, and never when it would create a duplicate "
             "definition. Review the diff (`--diff`)."
         )
-    if str(getattr(rule, "code", "")).startswith("TW2"):
+    if getattr(rule, "suggestion", None):
         return (
             "No automatic fix: the logic has to move. `trainwright fix --suggest` prints a ready "
             "`TrainerCallback` carrying it (never written); read it, then register it with "
@@ -120,7 +114,7 @@ def render_rule_page(rule: Any) -> str:
     if fix:
         parts += ["", "By hand: " + fix]
     options = list(_GLOBAL_OPTIONS)
-    if getattr(rule, "version_dependent", True):
+    if rule.reads_release():
         options = list(_VERSION_OPTIONS) + options
     options += [(o, "") for o in getattr(rule, "OPTIONS", ())]
     parts += ["", "## Options", ""] + [

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from trainwright_lint.analysis.facts import METHODS
+from trainwright_lint.analysis.facts import FINGERPRINTS, METHODS
 from trainwright_lint.analysis.upstream import copy_of
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.summary import MethodSummary
 from trainwright_lint.rules._advice import alternative
-from trainwright_lint.rules.base import ClassContext, Example, Rule
+from trainwright_lint.rules.base import EVERY_RELEASE, ClassContext, Example, Rule
 from trainwright_lint.syntax import FunctionNode
 
 
@@ -20,7 +20,7 @@ def is_private(name: str) -> bool:
 def _copy_note(ctx: ClassContext, fn: FunctionNode) -> str:
     """``; it is a copy of `Trainer._inner_training_loop` (transformers 4.38.0) with 12 changed
     statements``: the release the copy was taken from is the one to compare against when upgrading."""
-    found = copy_of(fn, ctx.upstream_owners(fn.name))
+    found = copy_of(fn, ctx.upstream_owners(fn.name), ctx.unit.facts)
     if found is None:
         return ""
     changed = f"{found.changed} changed statement{'s' if found.changed != 1 else ''}"
@@ -65,9 +65,9 @@ class PrivateOverride(Rule):
     """
 
     code = "TW101"
-    FACTS = (METHODS,)
+    FACTS = (METHODS, FINGERPRINTS)
     name = "private-override"
-    version_dependent = False  # "defined in some catalogued release" does not depend on the target
+    release_facts = EVERY_RELEASE  # "defined in some catalogued release" does not depend on the target
     message = "`{method}` overrides a private Trainer method{churn}; instead, {alternative}"
 
     library_message = (

@@ -12,7 +12,7 @@ from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import WRAPPER_EVENTS, event_for_effects, reference
 from trainwright_lint.rules._events import events_in, proven_move
 from trainwright_lint.rules._move import MoveToCallback, plan_move
-from trainwright_lint.rules.base import UNSAFE, ClassContext, Example, Rule
+from trainwright_lint.rules.base import EVERY_RELEASE, MOVE_STATEMENTS, UNSAFE, ClassContext, Example, Rule
 
 
 class MoveObservingToCallback(MoveToCallback):
@@ -57,10 +57,12 @@ class TimingLogic(Rule):
     code = "TW201"
     FACTS = (METHODS, OBSERVATION,)
     name = "timing-logic-in-override"
-    version_dependent = False
+    release_facts = EVERY_RELEASE
+    suggestion = MOVE_STATEMENTS
     fix_applicability = UNSAFE
     fix_module = "trainwright_lint.rules.tw201_timing_logic_fix"
     fix_pass = 8
+    fix_title = "move the timing logic into a registered callback"
     message = "`{method}` {what} (line{s} {lines}); move {it} to a TrainerCallback on {event}"
 
     INVALID = (

@@ -11,7 +11,7 @@ from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import WRAPPER_EVENTS, quoted_events, reference
 from trainwright_lint.rules._events import events_in, proven_move
 from trainwright_lint.rules._move import MoveToCallback, plan_move
-from trainwright_lint.rules.base import UNSAFE, ClassContext, Example, Rule
+from trainwright_lint.rules.base import EVERY_RELEASE, MOVE_WRAPPER, UNSAFE, ClassContext, Example, Rule
 
 
 class MoveWrapperToCallback(MoveToCallback):
@@ -52,10 +52,12 @@ class SideEffectWrapper(Rule):
     code = "TW202"
     FACTS = (METHODS, OBSERVATION,)
     name = "side-effect-wrapper"
-    version_dependent = False
+    release_facts = EVERY_RELEASE
+    suggestion = MOVE_WRAPPER
     fix_applicability = UNSAFE
     fix_module = "trainwright_lint.rules.tw202_side_effect_wrapper_fix"
     fix_pass = 7
+    fix_title = "move the wrapper's side effects into a registered callback"
     message = "`{method}` only wraps `super().{method}()` with {effects}{where}; use the callback event(s) {events} instead{ref}"
 
     INVALID = (

@@ -9,7 +9,7 @@ from trainwright_lint.analysis.facts import METHODS, OBSERVATION
 from trainwright_lint.analysis.gates import METRIC, TIME, gate_kinds
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import reference
-from trainwright_lint.rules.base import ClassContext, Example, Rule
+from trainwright_lint.rules.base import EVERY_RELEASE, MOVE_STATEMENTS, ClassContext, Example, Rule
 from trainwright_lint.syntax import dotted_name
 
 _EVENT_FOR_FLAG = {
@@ -45,7 +45,8 @@ class ControlFlowInSubclass(Rule):
         trainer = Trainer(model=model, args=args, callbacks=[LossGuardCallback()])  # stops on a NaN loss
     """
 
-    version_dependent = False
+    release_facts = EVERY_RELEASE
+    suggestion = MOVE_STATEMENTS
     preview = True  # test split: 0 of 1 finding right (docs/lint-accuracy.md)
     code = "TW203"
     FACTS = (METHODS, OBSERVATION,)

@@ -86,6 +86,7 @@ class StaleSuperCall(Rule):
     fix_applicability = SAFE
     fix_module = "trainwright_lint.rules.tw302_stale_super_call_fix"
     fix_pass = 3
+    fix_title = "drop the argument the base method rejects"
     message = (
         "`super().{method}()` passes arguments that `{owner}` rejects; "
         "`super().{method}({call_text})` passes {call} to `{owner}.{method}{signature}`{where}{hint}"

@@ -62,6 +62,7 @@ class RemovedApi(Rule):
     fix_applicability = SAFE
     fix_module = "trainwright_lint.rules.tw303_removed_api_fix"
     fix_pass = 4
+    fix_title = "`self.tokenizer` -> `self.processing_class`"
 
     INVALID = (
         Example(

@@ -97,6 +97,7 @@ class RemovedArgument(Rule):
     fix_applicability = SAFE
     fix_module = "trainwright_lint.rules.tw304_removed_argument_fix"
     fix_pass = 5
+    fix_title = "rename a renamed argument"
     message = "`{keyword}=` is not accepted by `{owner}` in {library} {version}{when}; {instead}"
 
     INVALID = (

@@ -12,6 +12,7 @@ from trainwright.catalog.model import (
     VAR_KEYWORD,
     VAR_POSITIONAL,
 )
+from trainwright_lint.analysis.callers import LIVE, call_site_reads, first_incompatible, live_callers
 from trainwright_lint.analysis.facts import METHODS
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.summary import MethodSummary
@@ -23,12 +24,6 @@ from trainwright_lint.rules.base import (
     library_class_fact,
     library_fact,
     trainer_fact,
-)
-from trainwright_lint.rules.tw301_incompatible_signature import (
-    LIVE,
-    call_site_reads,
-    first_incompatible,
-    live_callers,
 )
 from trainwright_lint.syntax import FunctionNode
 

@@ -12,7 +12,15 @@ from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import CALLBACK
 from trainwright_lint.project.summary import MethodSummary
 from trainwright_lint.rules._events import NEAR_MISSES, closest_event
-from trainwright_lint.rules.base import EVENTS, UNSAFE, Candidate, ClassContext, Example, Rule
+from trainwright_lint.rules.base import (
+    CALLBACK_EVENTS,
+    EVENTS,
+    UNSAFE,
+    Candidate,
+    ClassContext,
+    Example,
+    Rule,
+)
 from trainwright_lint.syntax import FunctionNode
 
 # The class's own ``on_*`` methods that nothing of the project calls or defines: the event handlers.
@@ -48,6 +56,7 @@ class UnknownEvent(Rule):
     EVIDENCE = ("https://huggingface.co/docs/transformers/main_classes/callback",)
 
     code = "TW401"
+    release_facts = CALLBACK_EVENTS
     FACTS = (METHODS, HANDLERS,)
     name = "unknown-event"
     message = "`{method}` is never called: it {why}{suggestion}"
@@ -55,6 +64,7 @@ class UnknownEvent(Rule):
     fix_applicability = UNSAFE
     fix_module = "trainwright_lint.rules.tw401_unknown_event_fix"
     fix_pass = 1
+    fix_title = "rename a misspelt callback event"
 
     INVALID = (
         Example(

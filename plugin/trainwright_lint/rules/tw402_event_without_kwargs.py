@@ -11,7 +11,15 @@ from trainwright_lint.edits import Edit
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import CALLBACK
 from trainwright_lint.rules._events import is_event_name
-from trainwright_lint.rules.base import SAFE, Candidate, ClassContext, Example, Rule, describe_release_runs
+from trainwright_lint.rules.base import (
+    CALLBACK_EVENTS,
+    SAFE,
+    Candidate,
+    ClassContext,
+    Example,
+    Rule,
+    describe_release_runs,
+)
 from trainwright_lint.syntax import FunctionNode
 
 
@@ -40,6 +48,7 @@ class EventWithoutKwargs(Rule):
     EVIDENCE = ("https://github.com/huggingface/transformers/issues/9603",)
 
     code = "TW402"
+    release_facts = CALLBACK_EVENTS
     FACTS = (METHODS,)
     name = "event-without-kwargs"
     message = (
@@ -50,6 +59,7 @@ class EventWithoutKwargs(Rule):
     fix_applicability = SAFE
     fix_module = "trainwright_lint.rules.tw402_event_without_kwargs_fix"
     fix_pass = 2
+    fix_title = "add `**kwargs`"
 
     INVALID = (
         Example(

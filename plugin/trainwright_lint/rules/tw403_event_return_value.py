@@ -9,7 +9,7 @@ from trainwright_lint.analysis.facts import METHODS, STATEMENTS
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import CALLBACK
 from trainwright_lint.rules._events import is_event_name
-from trainwright_lint.rules.base import Candidate, ClassContext, Example, Rule
+from trainwright_lint.rules.base import CALLBACK_EVENTS, Candidate, ClassContext, Example, Rule
 from trainwright_lint.syntax import dotted_name, super_method
 
 
@@ -61,6 +61,7 @@ class EventReturnValue(Rule):
     """
 
     code = "TW403"
+    release_facts = CALLBACK_EVENTS
     FACTS = (METHODS, STATEMENTS,)
     name = "event-return-value"
     message = "`{method}` returns `{value}`; an event must return None or `{control}` (a non-None value replaces the TrainerControl)"
