@@ -28,6 +28,7 @@ from trainwright_lint.finding import Finding, not_linted
 from trainwright_lint.fixes import FixError, Linter, fix_bytes
 from trainwright_lint.fixes.segment import SegmentError, decode
 from trainwright_lint.runner import display_path
+from trainwright_lint.sourcefile import text_digest
 from trainwright_lint.server.incremental import Memo, lint_document
 from trainwright_lint.suggest import module_name, suggest
 
@@ -147,7 +148,9 @@ class Session:
     @staticmethod
     def _fixed(path: str, text: str, lint: Linter, first: Sequence[Finding], unsafe: bool) -> str | None:
         try:
-            outcome = fix_bytes(as_bytes(text), path, lint, unsafe=unsafe, first=list(first))
+            # ``first`` are the findings of ``text``: the fixer trusts them only on that very text.
+            known = (text_digest(text), list(first))
+            outcome = fix_bytes(as_bytes(text), path, lint, unsafe=unsafe, first=known)
             return decode(outcome.fixed).text if outcome.changed else None
         except (FixError, SegmentError, UnicodeError, SyntaxError):
             return None
