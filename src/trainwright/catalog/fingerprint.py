@@ -143,7 +143,7 @@ def _text(*parts: object) -> str:
     append = out.append
     for part in parts:
         if part.__class__ is str:
-            append(part)  # type: ignore[arg-type]
+            append(part)
         else:
             _dump(part, append)
         append(" ")

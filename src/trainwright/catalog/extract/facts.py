@@ -81,7 +81,7 @@ class Package:
     def from_wheel(cls, wheel: Path, root: str) -> Package:
         zf = zipfile.ZipFile(wheel)
         names = [n for n in zf.namelist() if n.startswith(root + "/") and n.endswith(".py")]
-        return cls(root, {n: (lambda n=n: zf.read(n)) for n in names})
+        return cls(root, {n: functools.partial(zf.read, n) for n in names})
 
     @classmethod
     def from_dir(cls, directory: Path) -> Package:
@@ -92,7 +92,7 @@ class Package:
             if "__pycache__" in path.parts:
                 continue
             rel = root + "/" + path.relative_to(directory).as_posix()
-            files[rel] = lambda path=path: path.read_bytes()
+            files[rel] = path.read_bytes
         return cls(root, files)
 
     def file_of(self, module: str) -> str | None:
@@ -326,11 +326,11 @@ def build_namespace(package: Package, module: str) -> Namespace | None:
             and stmt.value.func.value.id == "__all__"
             and ns.all_names is not None
         ):
-            call = stmt.value
-            if call.func.attr == "extend" and call.args:  # type: ignore[attr-defined]
+            call, method = stmt.value, stmt.value.func.attr
+            if method == "extend" and call.args:
                 ns.all_names.extend(_str_list(call.args[0]) or [])
-            elif call.func.attr == "append" and call.args and isinstance(call.args[0], ast.Constant):  # type: ignore[attr-defined]
-                ns.all_names.append(call.args[0].value)
+            elif method == "append" and call.args and isinstance(call.args[0], ast.Constant):
+                ns.all_names.append(str(call.args[0].value))
     if is_pkg and _is_lazy(stmts):
         structure = _import_structure(stmts) or {}
         ns.lazy = {}
@@ -629,10 +629,11 @@ def rename_evidence(
             and getattr(deco.func, "id", getattr(deco.func, "attr", None)) == "deprecate_kwarg"
             and deco.args
             and isinstance(deco.args[0], ast.Constant)
+            and isinstance(deco.args[0].value, str)
         ):
-            new = next((k.value for k in deco.keywords if k.arg == "new_name"), None)
-            if isinstance(new, ast.Constant) and isinstance(new.value, str):
-                out.append((deco.args[0].value, new.value, True, "@" + ast.unparse(deco)))
+            renamed = next((k.value for k in deco.keywords if k.arg == "new_name"), None)
+            if isinstance(renamed, ast.Constant) and isinstance(renamed.value, str):
+                out.append((deco.args[0].value, renamed.value, True, "@" + ast.unparse(deco)))
     # ``{"old": "new", ...}`` tables applied with setattr (TRL's RLOOConfig.__post_init__ in 0.23).
     has_setattr = any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr"
@@ -669,7 +670,7 @@ def rename_evidence(
                                     or flag
                                 )
                             )
-                            new = target.attr if ok else None  # type: ignore[union-attr]
+                            new = target.attr if ok and isinstance(target, ast.Attribute) else None
                         else:
                             ok = (
                                 isinstance(target, ast.Name)
@@ -677,7 +678,7 @@ def rename_evidence(
                                 and value.id == old
                                 and target.id != old
                             )
-                            new = target.id if ok else None  # type: ignore[union-attr]
+                            new = target.id if ok and isinstance(target, ast.Name) else None
                         if new is not None and new in names:
                             message = next((m for m in messages if old in m), "")
                             out.append((old, new, True, _note(function, ast.unparse(sub), message)))
@@ -708,10 +709,10 @@ def rename_evidence(
                 for c in [n.left, *n.comparators]
                 if isinstance(c, ast.Constant) and isinstance(c.value, str)
             }
-            for old, new in pairs:
-                if isinstance(old, str) and isinstance(new, str) and old in names and new in names:
-                    code = f"{ast.unparse(node.targets[0])}[{old!r}] = {new!r}; setattr(self, new, old)"
-                    out.append((old, new, old not in special, _note(function, code, "")))
+            for was, now in pairs:
+                if isinstance(was, str) and isinstance(now, str) and was in names and now in names:
+                    code = f"{ast.unparse(node.targets[0])}[{was!r}] = {now!r}; setattr(self, new, old)"
+                    out.append((was, now, was not in special, _note(function, code, "")))
     return out
 
 
@@ -791,13 +792,13 @@ def merge_fingerprints(
     statements: dict[str, list[int]] = {}
     for m, key in enumerate(keys):
         present = [
-            [a, b] for a, b, _ in ranges(versions, lambda v, key=key: True if key in per_release[v] else None)
+            [a, b] for a, b, _ in ranges(versions, lambda v: True if key in per_release[v] else None)
         ]
         methods.append([key[0], key[1], present])
         fps = sorted({fp for v in versions for fp in per_release[v].get(key, ())})
         sets = {v: set(per_release[v].get(key, ())) for v in versions}
         for fp in fps:
-            for a, b, _ in ranges(versions, lambda v, fp=fp, sets=sets: True if fp in sets[v] else None):
+            for a, b, _ in ranges(versions, lambda v: True if fp in sets[v] else None):
                 statements.setdefault(fp, []).extend([m, index[a], index[b]])
     return {
         "format": 1,
@@ -819,12 +820,12 @@ def merge_modules(
     for module in modules:
         names = sorted({n for rel in per_release.values() for n in rel["exports"].get(module, {})})
         exports[module] = {
-            name: ranges(versions, lambda v, m=module, n=name: per_release[v]["exports"].get(m, {}).get(n))
+            name: ranges(versions, lambda v: per_release[v]["exports"].get(module, {}).get(name))
             for name in names
         }
     class_names = sorted({c for rel in per_release.values() for c in rel["classes"]})
     classes = {
-        cls: ranges(versions, lambda v, c=cls: per_release[v]["classes"].get(c)) for cls in class_names
+        cls: ranges(versions, lambda v: per_release[v]["classes"].get(cls)) for cls in class_names
     }
     return {
         "format": 1,
@@ -849,7 +850,7 @@ def merge_arguments(
     shows it (``[version, note]``).
     """
     class_names = sorted({c for rel in per_release.values() for c in rel["fields"]})
-    fields = {cls: ranges(versions, lambda v, c=cls: per_release[v]["fields"].get(c)) for cls in class_names}
+    fields = {cls: ranges(versions, lambda v: per_release[v]["fields"].get(cls)) for cls in class_names}
     merged: dict[tuple[str, str, str], dict[str, Any]] = {}
     for v in versions:
         for cls, old, new, exact, note in per_release[v]["renames"]:
@@ -865,9 +866,9 @@ def merge_arguments(
     renames = []
     for key in sorted(merged):
         entry = merged[key]
-        seen = entry.pop("seen")
+        seen = set(entry.pop("seen"))
         entry["shim"] = [
-            [a, b] for a, b, _ in ranges(versions, lambda v, s=set(seen): True if v in s else None)
+            [a, b] for a, b, _ in ranges(versions, lambda v: True if v in seen else None)
         ]
         renames.append(entry)
     return {
