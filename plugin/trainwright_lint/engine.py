@@ -28,7 +28,7 @@ from trainwright_lint.analysis.workspace import Workspace, parse_source
 from trainwright_lint.configuration import LintConfig, targets_of
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import MIXIN, ProjectModel, split_key
-from trainwright_lint.project.summary import summarise
+from trainwright_lint.project.summary import ClassSummary, summarise
 from trainwright_lint.rules import RULES
 from trainwright_lint.rules.base import (
     Candidate,
@@ -140,7 +140,18 @@ def lint_unit(
     return findings
 
 
-def _lint_class(key, role, unit, cls, node, workspace, releases, rules, timings, per_release):  # type: ignore[no-untyped-def]
+def _lint_class(
+    key: str,
+    role: str,
+    unit: FileUnit,
+    cls: ClassSummary,
+    node: ast.ClassDef,
+    workspace: Workspace,
+    releases: TargetReleases,
+    rules: Sequence[Rule],
+    timings: dict[str, float] | None,
+    per_release: bool,
+) -> list[Finding]:
     model: ProjectModel = workspace.model
     info = model.info(key)
     users = model.mixin_users().get(key, ()) if role == MIXIN else ()
@@ -298,7 +309,13 @@ def _judge_candidates(
     return out
 
 
-def _lint_module(unit, workspace, releases, rules, timings):  # type: ignore[no-untyped-def]
+def _lint_module(
+    unit: FileUnit,
+    workspace: Workspace,
+    releases: TargetReleases,
+    rules: Sequence[Rule],
+    timings: dict[str, float] | None,
+) -> list[Finding]:
     catalog = load_catalog()
     trl_catalog = load_catalog("trl")
     points = releases.points()

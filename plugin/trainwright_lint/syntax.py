@@ -160,10 +160,10 @@ _CONTEXT_MARKER = frozenset({"ctx"})
 
 
 @lru_cache(maxsize=None)
-def node_fields(kind: type, skipped: frozenset[str] = _CONTEXT_MARKER) -> tuple[str, ...]:
+def node_fields(kind: type[ast.AST], skipped: frozenset[str] = _CONTEXT_MARKER) -> tuple[str, ...]:
     """The fields of an ``ast`` node type, in order, less ``skipped``: computed once per type for the
     walks that step through every node's children."""
-    return tuple(f for f in kind._fields if f not in skipped)  # type: ignore[attr-defined]
+    return tuple(f for f in kind._fields if f not in skipped)
 
 
 def child_nodes(node: ast.AST) -> list[ast.AST]:
@@ -171,7 +171,7 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
     (``Load``/``Store``) that every name, attribute and subscript carries: the narrowing walks visit
     each node's children, and a third of those children were markers."""
     out: list[ast.AST] = []
-    for name in node_fields(type(node)):
+    for name in node_fields(type(node)):  # type: ignore[arg-type]  # typeshed: type[AST] is not Hashable
         child = getattr(node, name, None)
         if child is None:
             continue

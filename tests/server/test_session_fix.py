@@ -66,4 +66,3 @@ def test_fix_one_does_not_lint_the_document_again(document: Path, linted_texts: 
     fixed = session.fix_one(str(document), text, finding, findings)
     assert fixed is not None and fixed != text
     assert text not in linted_texts
-

@@ -32,7 +32,7 @@ def _fingerprints(fn: FunctionNode) -> LazyFingerprints:
     if found is None:
         found = LazyFingerprints(fn)
         fn._tw_fingerprints = found  # type: ignore[union-attr]
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 class CopiedStatements:

@@ -311,7 +311,7 @@ def _releases(
         return inside, "; ".join(notes) or None
     key = version_key(lower) if lower is not None else None
     newest_key = version_key(versions[-1])
-    if key is not None and version_key(versions[0]) <= key:
+    if lower is not None and key is not None and version_key(versions[0]) <= key:
         if key <= newest_key:
             used = nearest_at_or_below(lower, versions)
             what = "is not a catalogued release" if exact else "contains no catalogued release"

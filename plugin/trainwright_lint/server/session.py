@@ -12,6 +12,7 @@ action's text is what ``trainwright fix`` writes.
 
 from __future__ import annotations
 
+import ast
 import io
 import os
 import sys
@@ -28,8 +29,8 @@ from trainwright_lint.finding import Finding, not_linted
 from trainwright_lint.fixes import FixError, Linter, fix_bytes
 from trainwright_lint.fixes.segment import SegmentError, decode
 from trainwright_lint.runner import display_path
-from trainwright_lint.sourcefile import text_digest
 from trainwright_lint.server.incremental import Memo, lint_document
+from trainwright_lint.sourcefile import text_digest
 from trainwright_lint.suggest import module_name, suggest
 
 _PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
@@ -134,8 +135,8 @@ class Session:
         before = {_key(f) for f in findings}
         own = _key(finding)
 
-        def only_this(code: str, tree: object = None) -> list[Finding]:
-            return [f for f in lint(code, tree) if _key(f) == own or _created(f, finding, before)]  # type: ignore[arg-type]
+        def only_this(code: str, tree: ast.Module | None = None, /) -> list[Finding]:
+            return [f for f in lint(code, tree) if _key(f) == own or _created(f, finding, before)]
 
         return self._fixed(path, text, only_this, [finding], unsafe=True)
 

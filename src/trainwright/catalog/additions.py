@@ -137,7 +137,11 @@ def append_arguments(doc: Document, version: str, arguments: dict[str, Any]) -> 
 
 
 #: Each fact document's appender, by fact name (the facts of one release, shaped as that document's).
-APPENDERS: dict[str, Callable[[Document, str, Any], None]] = {"fingerprints": append_fingerprints, "modules": append_modules, "arguments": append_arguments}
+APPENDERS: dict[str, Callable[[Document, str, Any], None]] = {
+    "fingerprints": append_fingerprints,
+    "modules": append_modules,
+    "arguments": append_arguments,
+}
 
 
 # ------------------------------------------------------------------------------- one release read back

@@ -27,7 +27,7 @@ import json
 import re
 import sys
 import zipfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -774,6 +774,22 @@ def ranges(versions: list[str], value_at: Callable[[str], Any]) -> list[list[Any
     return out
 
 
+def _holds(tables: Mapping[str, Container[Any]], item: object) -> Callable[[str], bool | None]:
+    """``value_at`` for :func:`ranges`: ``True`` at the versions whose table holds ``item`` (a factory:
+    each call binds its own ``item``, where a lambda in a loop would see the loop's last one)."""
+    return lambda v: True if item in tables[v] else None
+
+
+def _entry_at(per_release: Mapping[str, dict[str, Any]], table: str, key: str) -> Callable[[str], Any]:
+    """``value_at`` for :func:`ranges`: each release's ``table[key]`` (``None`` where it has none)."""
+    return lambda v: per_release[v][table].get(key)
+
+
+def _export_at(per_release: Mapping[str, dict[str, Any]], module: str, name: str) -> Callable[[str], Any]:
+    """``value_at`` for :func:`ranges`: what ``module`` exports as ``name`` in each release."""
+    return lambda v: per_release[v]["exports"].get(module, {}).get(name)
+
+
 def merge_fingerprints(
     library: str,
     generator: str,
@@ -791,14 +807,12 @@ def merge_fingerprints(
     methods = []
     statements: dict[str, list[int]] = {}
     for m, key in enumerate(keys):
-        present = [
-            [a, b] for a, b, _ in ranges(versions, lambda v: True if key in per_release[v] else None)
-        ]
+        present = [[a, b] for a, b, _ in ranges(versions, _holds(per_release, key))]
         methods.append([key[0], key[1], present])
         fps = sorted({fp for v in versions for fp in per_release[v].get(key, ())})
         sets = {v: set(per_release[v].get(key, ())) for v in versions}
         for fp in fps:
-            for a, b, _ in ranges(versions, lambda v: True if fp in sets[v] else None):
+            for a, b, _ in ranges(versions, _holds(sets, fp)):
                 statements.setdefault(fp, []).extend([m, index[a], index[b]])
     return {
         "format": 1,
@@ -819,14 +833,9 @@ def merge_modules(
     exports: dict[str, Any] = {}
     for module in modules:
         names = sorted({n for rel in per_release.values() for n in rel["exports"].get(module, {})})
-        exports[module] = {
-            name: ranges(versions, lambda v: per_release[v]["exports"].get(module, {}).get(name))
-            for name in names
-        }
+        exports[module] = {name: ranges(versions, _export_at(per_release, module, name)) for name in names}
     class_names = sorted({c for rel in per_release.values() for c in rel["classes"]})
-    classes = {
-        cls: ranges(versions, lambda v: per_release[v]["classes"].get(cls)) for cls in class_names
-    }
+    classes = {cls: ranges(versions, _entry_at(per_release, "classes", cls)) for cls in class_names}
     return {
         "format": 1,
         "generator": generator,
@@ -850,7 +859,7 @@ def merge_arguments(
     shows it (``[version, note]``).
     """
     class_names = sorted({c for rel in per_release.values() for c in rel["fields"]})
-    fields = {cls: ranges(versions, lambda v: per_release[v]["fields"].get(cls)) for cls in class_names}
+    fields = {cls: ranges(versions, _entry_at(per_release, "fields", cls)) for cls in class_names}
     merged: dict[tuple[str, str, str], dict[str, Any]] = {}
     for v in versions:
         for cls, old, new, exact, note in per_release[v]["renames"]:
@@ -867,9 +876,7 @@ def merge_arguments(
     for key in sorted(merged):
         entry = merged[key]
         seen = set(entry.pop("seen"))
-        entry["shim"] = [
-            [a, b] for a, b, _ in ranges(versions, lambda v: True if v in seen else None)
-        ]
+        entry["shim"] = [[a, b] for a, b, _ in ranges(versions, dict.fromkeys(seen, True).get)]
         renames.append(entry)
     return {
         "format": 1,
