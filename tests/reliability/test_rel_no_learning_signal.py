@@ -1,7 +1,7 @@
 """A GRPO run whose rounds teach nothing (every group's rewards agree) says so in the log, at a bounded rate.
 
 The audit: a round where every reward is equal (so every advantage is 0) raised no warning; the run
-trained on, logging normal-looking numbers. Now the logger ``trainwright.trainers.learning_signal``
+trained on, logging normal-looking numbers. Now the logger ``trainwright.trainers.grpo.learning_signal``
 warns at the first such round and then every N-th, with the running count, never once per step.
 """
 
@@ -12,11 +12,11 @@ import logging
 import pytest
 from rel_trainers import grpo_trainer
 
-from trainwright.trainers.learning_signal import NoSignalRounds
+from trainwright.trainers.grpo.learning_signal import NoSignalRounds
 
 pytest.importorskip("datasets")
 
-LOGGER = "trainwright.trainers.learning_signal"
+LOGGER = "trainwright.trainers.grpo.learning_signal"
 
 
 def constant_reward(completion_ids, **kwargs):

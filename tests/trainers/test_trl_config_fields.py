@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import trainwright
-from trainwright.trainers.trl_fields import (
+from trainwright.trainers.common.trl_fields import (
     STATUSES,
     SUPPORTED,
     TRL_FIELDS,

@@ -13,7 +13,7 @@ import torch
 from datasets import Dataset
 
 from trainwright import GRPOTrainer
-from trainwright.trainers.grpo_rewards import RewardError, RewardScorer
+from trainwright.trainers.grpo.rewards import RewardError, RewardScorer
 
 from .grpo_settings import small_config, tiny_reward_model
 
@@ -154,7 +154,7 @@ def test_grpo_nan_reward_counts_as_none() -> None:
     assert torch.isnan(rewards[:2, 0]).all() and rewards[2, 0] == 1.0
 
 
-GRPO_LOGGER = "trainwright.trainers.grpo_rounds"
+GRPO_LOGGER = "trainwright.trainers.grpo.generation_rounds"
 
 
 def _unscorable_warnings(caplog) -> list[str]:

@@ -11,7 +11,7 @@ import torch
 from datasets import Dataset
 
 from trainwright import GRPOTrainer
-from trainwright.trainers.grpo_rewards import RewardError
+from trainwright.trainers.grpo.rewards import RewardError
 
 from .grpo_settings import small_config, tiny_reward_model
 
@@ -94,9 +94,9 @@ def test_grpo_shared_prompt_forward_equals_plain(
 ):
     """Each distinct prompt of a micro-batch runs once (its G completions share it): same log-probs, loss and
     gradients as one plain forward. Forced on here, since the tiny model is below the size threshold."""
-    from trainwright.trainers import grpo as grpo_module
-    from trainwright.trainers import logprobs
-    from trainwright.trainers.grpo_loss import grpo_loss
+    from trainwright.trainers.grpo import trainer as grpo_module
+    from trainwright.trainers.common import logprobs
+    from trainwright.trainers.grpo.loss import grpo_loss
 
     monkeypatch.setattr(logprobs, "CALL_OVERHEAD_PARAMETER_TOKENS", 0)
     monkeypatch.setattr(logprobs, "WEIGHT_GRADIENT_TOKENS", 0)
