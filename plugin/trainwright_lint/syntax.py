@@ -7,6 +7,7 @@ project model, the analyses, the rules and the fixers all read syntax the same w
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from functools import lru_cache
 
 from trainwright.catalog import Param, Signature
@@ -229,7 +230,7 @@ def line_span(node: ast.AST) -> tuple[int, int] | None:
     return None if low is None or high is None else (low, high)
 
 
-def walk_expression(node: ast.AST):  # type: ignore[no-untyped-def]
+def walk_expression(node: ast.AST) -> Iterator[ast.AST]:
     """Every node under ``node`` (itself included) without entering lambdas, comprehensions' own
     scopes are entered (their names are read in this scope's flow), nested defs and classes."""
     stack = [node]

@@ -29,7 +29,7 @@ from trainwright_lint.runner import display_path, lint_files
 from trainwright_lint.terminal import shown_safely
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "fix",
         help="apply safe fixes (TW301, TW302, TW303, TW304, TW402) to Trainer subclasses and callbacks",

@@ -31,7 +31,7 @@ from trainwright_lint.runner import LintResult, display_path, lint_files
 from trainwright_lint.terminal import shown_safely
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "lint",
         help="lint Trainer subclasses and TrainerCallback classes",

@@ -295,7 +295,9 @@ def library_class_fact(cls: str) -> Fact:
 class Candidate:
     """A finding a rule may report: ``at`` judges it at one release point (None: it does not hold
     there) reading only the catalogue facts in ``reads``, so that it answers alike wherever those
-    facts are the same. No ``reads``: the judgement does not depend on the release."""
+    facts are the same. No ``reads``: the judgement does not depend on the release. Rules build
+    ``at`` as a lambda binding the loop's values as defaults (``lambda c, fn=fn: ...``), which mypy
+    cannot type: those lines carry ``type: ignore[misc]``."""
 
     at: Callable[[ClassContext], Finding | None]
     reads: tuple[Fact, ...] = ()
