@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as workdir:
         trainer, _ = bench_grpo.build("ours", args.size, bench_grpo._common(8, workdir))
     model = trainer.model
-    buffered = trainer.generate_round(next(iter(trainer.get_train_dataloader())))
+    buffered = trainer.rounds.generate_round(next(iter(trainer.get_train_dataloader())))
     base = dict(buffered[0])
     base["advantages"] = torch.randn(base["advantages"].shape, generator=torch.Generator().manual_seed(0))
     body = sum(p.numel() for n, p in model.named_parameters() if "embed" not in n and "lm_head" not in n)

@@ -238,7 +238,7 @@ def test_grpo_reward_model_from_a_folder(tmp_path, tokenizer, tiny_model) -> Non
     assert trainer.scorer.names == ["judge"]
     trainer.train()
     assert "rewards/judge/mean" in trainer.state.log_history[0]
-    sample = trainer.sample_completions([_dataset()[0]] * 2)
+    sample = trainer.rounds.sample_completions([_dataset()[0]] * 2)
     encoded = tokenizer(
         [sample.prompts[0] + sample.completions[0]], return_tensors="pt", add_special_tokens=False
     )

@@ -23,9 +23,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from trainwright.trainers.common.trl_fields import refuse_unsupported_trl_options
+from trainwright.trainers.common.trl_fields import TRLField, refuse_unsupported_trl_options
 
 #: float fields where +inf has a meaning (``max_grad_norm=inf``: report the gradient norm, never clip)
 INFINITY_ALLOWED = frozenset({"max_grad_norm"})
@@ -111,14 +112,16 @@ def finite_knob(config: Any, name: str, minimum: float | None = None, strict: bo
 class TRLCompatibleConfig:
     """Mixin for the trainers' ``TrainingArguments`` subclasses (see the module docstring).
 
-    Subclasses set ``trl_config_name`` to the TRL class they stand in for ("GRPOConfig" / "DPOConfig")
+    Subclasses set ``trl_config_name`` to the TRL class they stand in for ("GRPOConfig" / "DPOConfig"),
+    ``trl_fields`` to that class's field table (:mod:`trainwright.trainers.common.trl_fields`)
     and call :func:`check_finite_fields` first thing in ``__post_init__``.
     """
 
     trl_config_name: ClassVar[str]
+    trl_fields: ClassVar[Mapping[str, TRLField]]
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        refuse_unsupported_trl_options(cls.trl_config_name, kwargs)
+        refuse_unsupported_trl_options(cls.trl_config_name, cls.trl_fields, kwargs)
         return super().__new__(cls)
 
 

@@ -25,6 +25,11 @@ def is_peft_model(model: nn.Module) -> bool:
     return hasattr(model, "disable_adapter") and hasattr(model, "peft_config")
 
 
+def base_model(model: nn.Module) -> nn.Module:
+    """The model under a PEFT adapter (``model`` itself when it has none): where the config and heads live."""
+    return model.get_base_model() if is_peft_model(model) else model
+
+
 def frozen_copy(model: nn.Module) -> nn.Module:
     """A deep copy of ``model`` in eval mode whose parameters never receive gradients."""
     ref = copy.deepcopy(model)

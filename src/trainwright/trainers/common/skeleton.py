@@ -14,8 +14,8 @@ A trainer's ``__init__`` runs, in order:
    (``<model name>-DPO`` / ``<model name>-GRPO``), the pad id, the metrics window and the weight of
    a Mixture-of-Experts model's load-balancing loss (TRL's ``aux_loss_enabled``);
 2. its own set-up, then ``Trainer.__init__``;
-3. :meth:`TrainerSkeleton.finish`: the model tags (``trl`` and the trainer's name), the reference on
-   the device and the callbacks the configuration asks for
+3. :meth:`TrainerSkeleton.finish`: the model tags (``trl`` and the trainer's name), the model card
+   written at each checkpoint, the reference on the device and the callbacks the configuration asks for
    (:func:`~trainwright.trainers.common.construction.attach_owned_callbacks`).
 
 Public overrides only: ``train`` (resume from the newest *complete* checkpoint and give the
@@ -31,6 +31,7 @@ from torch import nn
 from transformers import Trainer
 
 from trainwright.callbacks.completions_log import CompletionsLogCallback
+from trainwright.callbacks.model_card import ModelCardCallback
 from trainwright.trainers.common.construction import (
     TrainerParts,
     attach_owned_callbacks,
@@ -40,8 +41,9 @@ from trainwright.trainers.common.construction import (
     resolve_resume,
     tag_model,
 )
-from trainwright.trainers.grpo.model import router_aux_loss_coef
+from trainwright.trainers.common.logprobs import PrefixSharing, prefix_sharing_for
 from trainwright.trainers.common.metrics import MetricsWindow
+from trainwright.trainers.common.router_loss import router_aux_loss_coef
 from trainwright.trainers.common.trl_hooks import warn_unused_trl_overrides
 
 
@@ -134,9 +136,21 @@ class TrainerSkeleton(Trainer):
 
     def finish(self) -> CompletionsLogCallback | None:
         """Step 3 of ``__init__`` (after ``Trainer.__init__``); returns the completions table's callback
-        when ``log_completions`` asks for one."""
+        when ``log_completions`` asks for one. Both trainers write the tagged model card (``README.md`` in
+        ``output_dir``) at every checkpoint, as TRL's do."""
         tag_model(self.model, "trl", type(self).trl_name.lower())
+        self.add_callback(ModelCardCallback(self))
         return attach_owned_callbacks(self, self.ref_model)
+
+    @property
+    def prefix_sharing(self) -> PrefixSharing:
+        """Whether and how a micro-batch's shared prompt is run once (decided on first use, once the
+        accelerator is set up: off under FSDP / DeepSpeed and gradient checkpointing); see
+        :class:`~trainwright.trainers.common.logprobs.PrefixSharing`."""
+        sharing = self.__dict__.get("_prefix_sharing")
+        if sharing is None:
+            sharing = self._prefix_sharing = prefix_sharing_for(self)
+        return sharing
 
     def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs: Any) -> Any:
         """``Trainer.train`` resuming from the newest *complete* checkpoint, with the trainer-owned

@@ -16,8 +16,13 @@ require_train_extra("trainwright.DPOConfig")
 
 from transformers import TrainingArguments
 
-from trainwright.trainers.common.config_checks import TRLCompatibleConfig, check_finite_fields, check_sync_settings
+from trainwright.trainers.common.config_checks import (
+    TRLCompatibleConfig,
+    check_finite_fields,
+    check_sync_settings,
+)
 from trainwright.trainers.dpo.losses import F_DIVERGENCES, check_f_divergence, check_loss_types
+from trainwright.trainers.dpo.trl_fields import DPO_FIELDS
 
 TRUNCATION_MODES = ("keep_start", "keep_end")
 
@@ -29,10 +34,11 @@ class DPOConfig(TRLCompatibleConfig, TrainingArguments):
     Unlike TRL we keep ``TrainingArguments``' defaults for precision, gradient checkpointing and learning
     rate (TRL turns bf16 and checkpointing on even on CPU); the only changed default is
     ``remove_unused_columns=False`` (see its help). TRL options trainwright does not implement are
-    refused by name (see :mod:`trainwright.trainers.common.trl_fields` and ``docs/trainers.md``).
+    refused by name (see :mod:`trainwright.trainers.dpo.trl_fields` and ``docs/trainers.md``).
     """
 
     trl_config_name = "DPOConfig"
+    trl_fields = DPO_FIELDS
 
     # --- model loading -----------------------------------------------------------------------------
     model_init_kwargs: dict[str, Any] | None = field(

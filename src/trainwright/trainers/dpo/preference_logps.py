@@ -78,33 +78,10 @@ def sequence_logps(
         return packed_sequence_logps(
             model, batch, chunk_size=chunk_size, with_sum_sq=with_sum_sq, aux_loss=aux_loss
         )
-    input_ids, completion_mask = batch["input_ids"], batch["completion_mask"]
-    attention_mask = batch["attention_mask"]
-    weights = batch.get("logp_weights")
-    target_mask = completion_mask[:, 1:]
-    width = target_mask.shape[1]
-    columns = torch.arange(width + 1, device=input_ids.device)
-    bounds: list[Any] = [torch.where(target_mask.any(dim=0), columns[:width], width - 1).min()]
-    half = input_ids.shape[0] // 2
-    share = (
-        cache_argument is not None
-        and logits_to_keep
-        and not aux_loss
-        and half > 0
-        and input_ids.shape[0] == 2 * half
-    )
-    if share:
-        # the first column where a pair's two rows differ (or either is a completion token), and where
-        # each half's last attended column ends
-        differs = (
-            (input_ids[:half] != input_ids[half:])
-            | (attention_mask[:half] != attention_mask[half:])
-            | (completion_mask[:half] != 0)
-            | (completion_mask[half:] != 0)
-        ).any(dim=0)
-        ends = torch.where(attention_mask.bool(), columns + 1, 0).amax(dim=1)
-        bounds += [torch.where(differs, columns, width + 2).min(), ends[:half].max(), ends[half:].max()]
-    bounds = torch.stack(bounds).tolist()  # the one host sync of the forward
+    rows = batch["input_ids"].shape[0]
+    half = rows // 2
+    share = cache_argument is not None and logits_to_keep and not aux_loss and half > 0 and rows == 2 * half
+    bounds = _column_bounds(batch, share)
     start = bounds[0]
     if share and bounds[1] == start + 1 and start > 0 and half * start >= min_shared_tokens:
         assert cache_argument is not None  # ``share`` requires one
@@ -121,6 +98,45 @@ def sequence_logps(
         )
         if shared is not None:
             return shared
+    return _plain_sequence_logps(model, batch, start, chunk_size, logits_to_keep, with_sum_sq, aux_loss)
+
+
+def _column_bounds(batch: dict[str, torch.Tensor], share: bool) -> list[int]:
+    """``[start]``: the column before the earliest scored token; with ``share`` also the first column where a
+    pair's two rows differ (or either is a completion token) and where each half's last attended column
+    ends. One host sync for all of them."""
+    input_ids, completion_mask = batch["input_ids"], batch["completion_mask"]
+    attention_mask = batch["attention_mask"]
+    target_mask = completion_mask[:, 1:]
+    width = target_mask.shape[1]
+    columns = torch.arange(width + 1, device=input_ids.device)
+    bounds = [torch.where(target_mask.any(dim=0), columns[:width], width - 1).min()]
+    if share:
+        half = input_ids.shape[0] // 2
+        differs = (
+            (input_ids[:half] != input_ids[half:])
+            | (attention_mask[:half] != attention_mask[half:])
+            | (completion_mask[:half] != 0)
+            | (completion_mask[half:] != 0)
+        ).any(dim=0)
+        ends = torch.where(attention_mask.bool(), columns + 1, 0).amax(dim=1)
+        bounds += [torch.where(differs, columns, width + 2).min(), ends[:half].max(), ends[half:].max()]
+    return torch.stack(bounds).tolist()
+
+
+def _plain_sequence_logps(
+    model: nn.Module,
+    batch: dict[str, torch.Tensor],
+    start: int,
+    chunk_size: int,
+    logits_to_keep: bool,
+    with_sum_sq: bool,
+    aux_loss: bool,
+) -> SequenceLogps:
+    """One forward over every row, scoring from column ``start`` on (the fused LM head when it applies)."""
+    input_ids, attention_mask = batch["input_ids"], batch["attention_mask"]
+    target_mask = batch["completion_mask"][:, 1:]
+    weights = batch.get("logp_weights")
     kwargs: dict[str, Any] = {"input_ids": input_ids, "attention_mask": attention_mask, "use_cache": False}
     row_weights = None if weights is None else weights[:, 1:][:, start:]
     head = None if aux_loss or with_sum_sq else fused_head(model)

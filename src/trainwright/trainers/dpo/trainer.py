@@ -44,6 +44,9 @@ from transformers import PreTrainedTokenizerBase, TrainerCallback
 
 from trainwright.storage.tensor_files import UNREADABLE, load_tensor_file, save_tensor_file, why_unusable
 from trainwright.trainers.common.config_checks import finite_knob
+from trainwright.trainers.common.reference import is_peft_model, kept, reference_forward
+from trainwright.trainers.common.skeleton import TrainerSkeleton
+from trainwright.trainers.common.streaming import RepeatedStream, is_streamed
 from trainwright.trainers.dpo.config import DPOConfig
 from trainwright.trainers.dpo.data import (
     REF_COLUMNS,
@@ -58,18 +61,13 @@ from trainwright.trainers.dpo.losses import (
     needs_reference,
     wpo_pair_weights,
 )
-from trainwright.trainers.dpo.stream import check_stream_settings
-from trainwright.trainers.common.logprobs import prefix_sharing_for
-from trainwright.trainers.common.model_card import ModelCardCallback
 from trainwright.trainers.dpo.preference_logps import (
     SequenceLogps,
     packed_sequence_logps,
     sequence_logps,
     shared_prompt_sequence_logps,
 )
-from trainwright.trainers.common.reference import is_peft_model, kept, reference_forward
-from trainwright.trainers.common.skeleton import TrainerSkeleton
-from trainwright.trainers.common.streaming import RepeatedStream, is_streamed
+from trainwright.trainers.dpo.stream import check_stream_settings
 
 logger = logging.getLogger(__name__)
 
@@ -177,21 +175,9 @@ class DPOTrainer(TrainerSkeleton):
         if args.padding_free:
             _warn_if_dense_packed_attention(model)
 
-        # The main process tokenises first and writes the datasets cache; the others then read it.
-        with args.main_process_first(desc="tokenising the preference data"):
-            train_dataset = _prepared(train_dataset, tokenizer, args, "train")
-            if eval_dataset is not None:
-                eval_dataset = _prepared(eval_dataset, tokenizer, args, "eval")
-        if is_streamed(train_dataset):
-            train_dataset = RepeatedStream(train_dataset)
+        train_dataset, eval_dataset = _prepared_datasets(args, tokenizer, train_dataset, eval_dataset)
         if data_collator is None:
-            data_collator = PreferenceCollator(
-                self.pad_token_id,
-                args.max_length,
-                args.truncation_mode,
-                padding_free=args.padding_free,
-                ld_alpha=args.ld_alpha,
-            )
+            data_collator = _preference_collator(args, self.pad_token_id)
 
         super().__init__(
             model=model,
@@ -207,21 +193,22 @@ class DPOTrainer(TrainerSkeleton):
         base_model = model.get_base_model() if is_peft_model(model) else model
         self._accepts_logits_to_keep = "logits_to_keep" in inspect.signature(base_model.forward).parameters
         self.num_reference_forwards = 0  # precompute batches actually run (0 when the cache was reused)
-        self.add_callback(ModelCardCallback(self))  # TRL writes the tagged model card at every checkpoint
 
-        given = parts.given_ref_model
-        precompute = self.uses_reference and args.precompute_ref_log_probs
+        self._precompute_reference(parts.given_ref_model)
+        del parts, ref_model
+        self.finish()
+
+    def _precompute_reference(self, given: nn.Module | None) -> None:
+        """With ``precompute_ref_log_probs``: one pass with the reference before training, then no reference is
+        kept. Without an explicit ref_model the untrained policy itself is the reference, so no copy is ever
+        made. An explicit reference is freed after precompute: evaluate() can then only score new data while
+        the policy (or the PEFT base) still is the reference."""
+        precompute = self.uses_reference and self.args.precompute_ref_log_probs
         if precompute:
-            # One pass with the reference before training, then no reference is kept. Without an explicit
-            # ref_model the untrained policy itself is the reference, so no copy is ever made.
             self.train_dataset = self._add_reference_logps(self.train_dataset, "train", given)
             if self.eval_dataset is not None:
                 self.eval_dataset = self._with_reference_logps(self.eval_dataset, "eval", given)
-        # An explicit reference is freed after precompute: evaluate() can then only score new data while the
-        # policy (or the PEFT base) still is the reference.
         self._reference_freed = precompute and given is not None
-        del parts, ref_model, given
-        self.finish()
 
     # ---------------------------------------------------------------------------------------------
     # reference log-probs
@@ -339,9 +326,7 @@ class DPOTrainer(TrainerSkeleton):
     def _prompt_sharing(self, model: nn.Module) -> dict[str, Any]:
         """:func:`sequence_logps` arguments of the shared-prompt forward for ``model`` (none: one plain
         forward); see :class:`~trainwright.trainers.common.logprobs.PrefixSharing`."""
-        sharing = self.__dict__.get("_prefix_sharing")
-        if sharing is None:
-            sharing = self._prefix_sharing = prefix_sharing_for(self)
+        sharing = self.prefix_sharing
         argument = sharing.argument(model)
         if argument is None:
             return {}
@@ -558,6 +543,31 @@ class DPOTrainer(TrainerSkeleton):
         if is_streamed(resolved if resolved is not None else self.eval_dataset):
             self.accelerator.dataloader_config.dispatch_batches = False
         return super().get_eval_dataloader(eval_dataset)
+
+
+def _preference_collator(args: DPOConfig, pad_token_id: int) -> PreferenceCollator:
+    """The default collator: pads (or packs, ``padding_free``) pairs and truncates them as the config says."""
+    return PreferenceCollator(
+        pad_token_id,
+        args.max_length,
+        args.truncation_mode,
+        padding_free=args.padding_free,
+        ld_alpha=args.ld_alpha,
+    )
+
+
+def _prepared_datasets(
+    args: DPOConfig, tokenizer: Any, train_dataset: Any, eval_dataset: Any
+) -> tuple[Any, Any]:
+    """Both datasets tokenised (the main process first: it writes the datasets cache, the others then read
+    it); a streamed train set read through :class:`RepeatedStream`."""
+    with args.main_process_first(desc="tokenising the preference data"):
+        train_dataset = _prepared(train_dataset, tokenizer, args, "train")
+        if eval_dataset is not None:
+            eval_dataset = _prepared(eval_dataset, tokenizer, args, "eval")
+    if is_streamed(train_dataset):
+        train_dataset = RepeatedStream(train_dataset)
+    return train_dataset, eval_dataset
 
 
 def _prepared(dataset: Any, tokenizer: PreTrainedTokenizerBase, args: DPOConfig, name: str) -> Any:

@@ -1,9 +1,11 @@
 """GRPO (Shao et al. 2024, arXiv:2402.03300) and its variants: the trainer, its config and their parts.
 
-``trainer`` is the ``GRPOTrainer`` itself; ``config`` its ``GRPOConfig``; the other modules are the steps a
-round runs (``generation``, ``rollout``, ``rewards``, ``advantages``, ``round_data``, ``generation_rounds``)
-and the update (``loss``, ``entropy``, ``metrics``). ``GRPOTrainer``/``GRPOConfig`` are imported on first
-access, so importing one part (``trainwright.trainers.grpo.loss``) does not build the trainer.
+``trainer`` is the ``GRPOTrainer`` itself; ``config`` its ``GRPOConfig`` (``trl_fields``: what it does with each
+TRL field); the other modules are the steps a round runs (``generation``, ``rollout``, ``rewards``, ``advantages``,
+``round_data``, ``generation_rounds``), the update (``loss``, one registry entry per loss type in ``loss_types``,
+``entropy``, ``metrics``) and the callbacks the trainer attaches to itself (``callbacks``).
+``GRPOTrainer``/``GRPOConfig`` are imported on first access, so importing one part
+(``trainwright.trainers.grpo.loss``) does not build the trainer.
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@ Why checkpoint it: a round feeds ``steps_per_generation × num_iterations`` micr
 checkpoint usually falls in the middle of a round. TRL drops the buffer and regenerates on resume,
 which changes the completions (new samples), hence the gradients, hence the whole rest of the run.
 We write each process's buffer into the checkpoint folder (``on_save`` of a callback, a public
-route) and load it back before training resumes (:meth:`SaveRoundBufferCallback.load_checkpoint`).
+route) and load it back before training resumes (:meth:`.callbacks.SaveRoundBufferCallback.load_checkpoint`).
 Random state: a round's completions are sampled from an RNG seeded by ``(seed, process, epoch,
-round)`` (``GRPOTrainer.generation_rng``), so they do not depend on what ran before; the global RNG
+round)`` (``GenerationRounds.generation_rng``), so they do not depend on what ran before; the global RNG
 (dropout, ...) comes back through the Trainer's own ``rng_state*.pth``. Together they make a resumed run continue exactly as the uninterrupted one.
 
 Crashes: the file is written to a temporary file in the checkpoint folder, fsynced and renamed over
@@ -30,17 +30,13 @@ regenerated, never a crash in the middle of a step nor training on rows of anoth
 
 from __future__ import annotations
 
-import contextlib
 import os
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from transformers import TrainerControl, TrainerState, TrainingArguments
 
-from trainwright.callbacks.checkpointed import CheckpointedCallback, checkpoint_folder
 from trainwright.storage.tensor_files import UNREADABLE, load_tensor_file, save_tensor_file, why_unusable
 
 BUFFER_FILE = "grpo_buffer_rank{rank}.pt"
@@ -176,59 +172,3 @@ class BufferSchema:
 def _within(index: torch.Tensor, size: int) -> bool:
     """All of ``index`` lies in ``0..size-1``."""
     return index.numel() == 0 or (int(index.min()) >= 0 and int(index.max()) < size)
-
-
-class SaveRoundBufferCallback(CheckpointedCallback):
-    """Writes the trainer's current :class:`RoundBuffer` into every checkpoint folder, and hands the saved
-    one back on resume.
-
-    ``on_save`` runs on every process right after the Trainer wrote ``checkpoint-<global_step>``;
-    :meth:`load_checkpoint` runs before training resumes (``TrainerSkeleton.train``).
-    """
-
-    def __init__(
-        self,
-        get_buffer: Callable[[], RoundBuffer],
-        set_buffer: Callable[[RoundBuffer], None],
-        rank: int,
-        schema: Callable[[], BufferSchema] | None = None,
-    ) -> None:
-        self.get_buffer = get_buffer
-        self.set_buffer = set_buffer
-        self.rank = rank
-        self.schema = schema
-
-    def load_checkpoint(self, folder: str) -> bool:
-        restored = RoundBuffer.load(folder, self.rank)
-        if restored is None:
-            return False
-        problem = self.schema().problem(restored.micro_batches) if self.schema is not None else None
-        if problem is not None:
-            warnings.warn(
-                f"{os.path.join(folder, BUFFER_FILE.format(rank=self.rank))} does not fit this run: {problem}. "
-                "It is not used: the generation round will be regenerated (new completions), so the run will "
-                "not match an uninterrupted one exactly",
-                stacklevel=2,
-            )
-            return False
-        self.set_buffer(restored)
-        return True
-
-    def on_save(
-        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
-    ) -> TrainerControl:
-        folder = checkpoint_folder(args, state)
-        if not os.path.isdir(folder):
-            return control
-        try:
-            self.get_buffer().save(folder, self.rank)
-        except OSError as error:  # a full disk must not end the run: the checkpoint only lacks the buffer
-            path = os.path.join(folder, BUFFER_FILE.format(rank=self.rank))
-            with contextlib.suppress(OSError):
-                os.remove(path)  # a stale buffer from an earlier save into this folder would be wrong
-            warnings.warn(
-                f"could not write the GRPO generation buffer {path} ({type(error).__name__}: {error}); "
-                "training continues, and a resume from this checkpoint will regenerate the round",
-                stacklevel=2,
-            )
-        return control

@@ -31,13 +31,12 @@ from trainwright.trainers.common.config_checks import (
     check_finite_fields,
     check_sync_settings,
 )
+from trainwright.trainers.grpo import loss_types
+from trainwright.trainers.grpo.trl_fields import GRPO_FIELDS
 
-LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo", "cispo", "sapo", "luspo", "vespo")
 SCALE_REWARDS = ("group", "batch", "none")
 IMPORTANCE_SAMPLING_LEVELS = ("token", "sequence")
 AGGREGATIONS = ("sum_then_normalize", "normalize_then_sum")
-#: loss types whose aggregation sums per-token terms, so a sequence-level ratio weighs a sequence by its length
-TOKEN_SUMMED_LOSSES = ("bnpo", "dr_grpo", "dapo", "cispo")
 
 
 @dataclass
@@ -45,10 +44,11 @@ class GRPOConfig(TRLCompatibleConfig, TrainingArguments):
     """``TrainingArguments`` plus the GRPO knobs (defaults follow TRL 1.16 unless noted).
 
     TRL options trainwright does not implement are refused by name (see
-    :mod:`trainwright.trainers.common.trl_fields` and the table in ``docs/trainers.md``).
+    :mod:`trainwright.trainers.grpo.trl_fields` and the table in ``docs/trainers.md``).
     """
 
     trl_config_name = "GRPOConfig"
+    trl_fields = GRPO_FIELDS
 
     # --- model loading --------------------------------------------------------------------------
     model_init_kwargs: dict[str, Any] | None = field(
@@ -226,7 +226,7 @@ class GRPOConfig(TRLCompatibleConfig, TrainingArguments):
         super().__post_init__()
         if isinstance(self.scale_rewards, bool):
             self.scale_rewards = "group" if self.scale_rewards else "none"
-        check_choice("loss_type", self.loss_type, LOSS_TYPES)
+        check_choice("loss_type", self.loss_type, loss_types.loss_type_names())
         check_choice("scale_rewards", self.scale_rewards, SCALE_REWARDS)
         check_choice("importance_sampling_level", self.importance_sampling_level, IMPORTANCE_SAMPLING_LEVELS)
         check_choice("multi_objective_aggregation", self.multi_objective_aggregation, AGGREGATIONS)
@@ -380,20 +380,19 @@ def loss_setting_notes(args: GRPOConfig) -> list[str]:
     """Combinations of loss options that run but are probably not what was meant (the trainer logs them
     as warnings at construction, as TRL does)."""
     notes = []
-    if args.loss_type == "luspo" and args.importance_sampling_level != "sequence":
-        notes.append(
-            "loss_type='luspo' is defined with sequence-level ratios (LUSPO scales GSPO by the completion "
-            "length); set importance_sampling_level='sequence' to follow the paper"
-        )
-    if args.loss_type == "vespo" and args.importance_sampling_level != "token":
-        notes.append(
-            "loss_type='vespo' computes its own sequence-level weight from the token ratios; set "
-            "importance_sampling_level='token' (the default)"
-        )
-    if args.importance_sampling_level == "sequence" and args.loss_type in TOKEN_SUMMED_LOSSES:
+    spec = loss_types.get(args.loss_type)
+    if spec.ratio_level is not None and args.importance_sampling_level != spec.ratio_level:
+        notes.append(spec.ratio_level_note)
+    if args.importance_sampling_level == "sequence" and args.loss_type in token_summed_losses():
         notes.append(
             f"importance_sampling_level='sequence' with loss_type={args.loss_type!r}: this loss sums per-token "
             "terms, so it weights each sequence by its completion length instead of optimising the "
             "per-sequence (GSPO) objective; use loss_type='grpo' to follow GSPO"
         )
     return notes
+
+
+def token_summed_losses() -> tuple[str, ...]:
+    """Loss types whose aggregation sums per-token terms across sequences (so a sequence-level ratio weighs a
+    sequence by its length) and that do not fix their own ratio level (those get their own note)."""
+    return loss_types.losses_where(lambda spec: spec.aggregation.token_summed and spec.ratio_level is None)

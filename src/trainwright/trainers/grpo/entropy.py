@@ -13,24 +13,16 @@
 
 Why a callback: the controller updates once per optimizer step, which is ``on_step_end``'s job, not
 ``compute_loss``'s; and its state is training state, so it is written into every checkpoint and
-restored on resume (:class:`EntropyControlCallback`).
+restored on resume (:class:`.callbacks.EntropyControlCallback`).
 """
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import torch
-from transformers import TrainerControl, TrainerState, TrainingArguments
-
-from trainwright.callbacks.checkpointed import CheckpointedCallback, checkpoint_folder
-from trainwright.storage.atomic import atomic_write_bytes
-from trainwright.trainers.common.metrics import MetricsWindow
 
 
 def high_entropy_mask(
@@ -100,51 +92,3 @@ class EntropyController:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.coef = float(state["entropy_coef"])
         self.last_entropy = float(state["last_world_entropy"])
-
-
-class EntropyControlCallback(CheckpointedCallback):
-    """Runs :meth:`EntropyController.end_step` after each optimizer step, logs ``entropy_coef``, and keeps
-    the adaptive controller's state in checkpoints (``entropy_ctrl_state.json``, TRL's file name)."""
-
-    CHECKPOINT_FILE = "entropy_ctrl_state.json"
-
-    def __init__(
-        self,
-        controller: EntropyController,
-        metrics: MetricsWindow,
-        reduce_sum: Callable[[torch.Tensor], torch.Tensor],
-    ) -> None:
-        self.controller = controller
-        self.metrics = metrics
-        self.reduce_sum = reduce_sum
-
-    def on_step_end(
-        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
-    ) -> None:
-        self.controller.end_step(self.reduce_sum)
-        self.metrics.add("train", "entropy_coef", self.controller.coef)
-
-    def on_save(
-        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
-    ) -> None:
-        folder = checkpoint_folder(args, state)
-        if not self.controller.adaptive or not args.should_save or not os.path.isdir(folder):
-            return
-        data = json.dumps(self.controller.state_dict()).encode()
-        atomic_write_bytes(os.path.join(folder, self.CHECKPOINT_FILE), data)
-
-    def load_checkpoint(self, folder: str) -> bool:
-        if not self.controller.adaptive:
-            return False
-        path = os.path.join(folder, self.CHECKPOINT_FILE)
-        try:
-            with open(path, encoding="utf-8") as handle:
-                self.controller.load_state_dict(json.load(handle))
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            warnings.warn(
-                f"{path} could not be read ({type(error).__name__}: {error}): the adaptive entropy coefficient "
-                f"restarts from entropy_coef={self.controller.coef}, so the resumed run will differ",
-                stacklevel=2,
-            )
-            return False
-        return True

@@ -19,8 +19,8 @@ from torch import nn
 from transformers import GenerationConfig
 
 from trainwright.trainers.common.distributed import gathered_for_generation
-from trainwright.trainers.grpo.kv_cache import preallocated_cache
 from trainwright.trainers.common.logprobs import PrefixSharing, distinct_rows
+from trainwright.trainers.grpo.kv_cache import preallocated_cache
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """The generation-round half of :class:`~trainwright.trainers.grpo.trainer.GRPOTrainer`, in the order a round runs.
 
-:class:`GenerationRounds` is mixed into the trainer (it uses the trainer's ``args``, ``accelerator``,
-``pad_token_id``, ``uses_reference``, ``scorer``, ``generation_backend``, ``metrics``, ...): generate
+:class:`GenerationRounds` is an object the trainer holds (``trainer.rounds``), built from what the trainer fixes at
+construction and reading the rest through an explicit interface (:class:`RoundHost`): generate
 G completions per prompt, score them, turn the rewards gathered over all processes into advantages, log the round's
 metrics, split it into micro-batches and add the π_old / π_ref log-probs they need. The update itself
 (forward, loss) stays in ``grpo/trainer.py``. Evaluation batches go through the same steps
@@ -15,14 +15,24 @@ import logging
 import math
 from collections.abc import Callable, Iterator
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 import torch
+from accelerate import Accelerator
 from accelerate.utils import gather_object
+from torch import nn
+from transformers import TrainerState
 
-from trainwright.trainers.grpo.generation import TransformersGenerateBackend
+from trainwright.callbacks.completions_log import CompletionsLogCallback
+from trainwright.trainers.common.logprobs import distinct_rows
+from trainwright.trainers.common.metrics import MetricsWindow
+from trainwright.trainers.common.reference import kept, reference_forward
 from trainwright.trainers.grpo.advantages import AdvantageResult, combine_rewards, round_advantages
+from trainwright.trainers.grpo.agent import AgentRollouts
+from trainwright.trainers.grpo.generation import GenerationBackend, TransformersGenerateBackend
+from trainwright.trainers.grpo.learning_signal import NoSignalRounds
 from trainwright.trainers.grpo.metrics import completion_metrics, reward_metrics
+from trainwright.trainers.grpo.rewards import RewardScorer
 from trainwright.trainers.grpo.rollout import ToolLoop, tool_metrics
 from trainwright.trainers.grpo.round_data import (
     RoundSample,
@@ -35,9 +45,7 @@ from trainwright.trainers.grpo.round_data import (
     shuffle_rows,
     split_round,
 )
-from trainwright.trainers.grpo.sampler import RoundBatch
-from trainwright.trainers.common.logprobs import distinct_rows
-from trainwright.trainers.common.reference import kept, reference_forward
+from trainwright.trainers.grpo.sampler import GroupedRoundSampler, RoundBatch
 
 logger = logging.getLogger(__name__)
 
@@ -47,13 +55,60 @@ def _is_flat(group: torch.Tensor) -> bool:
     return valid.numel() < 2 or bool(torch.isclose(valid, valid[0]).all())
 
 
+class RoundHost(Protocol):
+    """What a generation round reads from its trainer: the ``Trainer`` state that can change while it trains
+    (the wrapped model, a new ``TrainerState`` per ``train()`` call, the sampler made with each train loader,
+    a replaced backend) and the one model call it needs. ``GRPOTrainer`` is one; rollout functions receive it
+    as their ``trainer`` argument."""
+
+    args: Any  # a GRPOConfig
+    accelerator: Accelerator
+    model: nn.Module
+    ref_model: nn.Module | None
+    state: TrainerState
+    train_dataset: Any
+    round_sampler: GroupedRoundSampler | None
+    generation_backend: GenerationBackend
+
+    def completion_logps(self, model: nn.Module, batch: dict[str, Any]) -> torch.Tensor:
+        """Per-token log-probs of ``batch``'s completions under ``model``."""
+        ...
+
+
 class GenerationRounds:
-    """Generate, score, normalise and split one round (see the module docstring)."""
+    """Generate, score, normalise and split one round (see the module docstring).
+
+    What is fixed when the trainer is built is passed in (the reward scorer, the agent rollouts, the pad id,
+    whether a reference is used, the metrics window, the tokenizer); what can change while it trains is read
+    from ``host`` (:class:`RoundHost`). The rounds own what only they use: the EOS ids completions end with,
+    the no-signal-round log, the completions table and the last round's rows.
+    """
+
+    def __init__(
+        self,
+        host: RoundHost,
+        *,
+        scorer: RewardScorer,
+        agent: AgentRollouts | None,
+        processing_class: Any,
+        pad_token_id: int,
+        uses_reference: bool,
+        metrics: MetricsWindow,
+    ) -> None:
+        self.host = host
+        self.scorer, self.agent, self.processing_class = scorer, agent, processing_class
+        self.pad_token_id, self.uses_reference, self.metrics = pad_token_id, uses_reference, metrics
+        backend = host.generation_backend
+        eos = getattr(backend, "eos_token_ids", None)
+        self.eos_token_ids: set[int] = set(eos) if eos is not None else {processing_class.eos_token_id}
+        self.no_signal_rounds = NoSignalRounds()  # logs rounds whose groups all agree (no gradient)
+        self.completions_logger: CompletionsLogCallback | None = None
+        self.last_completions: list[dict[str, Any]] = []
 
     # ------------------------------------------------------------------ training rounds
     def generate_round(self, batch: RoundBatch) -> list[dict[str, Any]]:
         """One generation round from its rows: the ``steps_per_generation`` micro-batches it feeds."""
-        args, accelerator, device = self.args, self.accelerator, self.args.device
+        args, accelerator, device = self.host.args, self.host.accelerator, self.host.args.device
         sample = self.sample_completions(list(batch), seed_key=batch.key)
         if args.dynamic_sampling:
             self.refill_zero_variance_groups(sample, batch.key)
@@ -87,7 +142,7 @@ class GenerationRounds:
 
     def evaluation_batch(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
         """An evaluation batch: ``num_generations_eval`` completions per prompt, scored, on the device."""
-        args, accelerator = self.args, self.accelerator
+        args, accelerator = self.host.args, self.host.accelerator
         g = args.num_generations_eval or args.num_generations
         sample = self.sample_completions([row for row in rows for _ in range(g)])
         all_rewards, adv, advantages = self.score_round(sample, g)
@@ -111,16 +166,16 @@ class GenerationRounds:
         """Generate one completion per row (rows already hold G copies of each prompt) and score it."""
         if self.agent is None or self.agent.environments is None:
             check_rows(rows, "a dataset row of this round")
-        unwrapped = self.accelerator.unwrap_model(self.model)
+        unwrapped = self.host.accelerator.unwrap_model(self.host.model)
         rollout = None
         with self.generation_rng(seed_key), self._generation_grad_mode():
             if self.agent is None:
                 prompts = [row["prompt"] for row in rows]
                 prompt_ids = self.tokenize_prompts(prompts, rows)
-                completion_ids = self.generation_backend.generate(unwrapped, prompt_ids)
+                completion_ids = self.host.generation_backend.generate(unwrapped, prompt_ids)
             else:
-                generate = partial(self.generation_backend.generate, unwrapped)
-                prompts, rollout, extra = self.agent.sample(self, rows, generate, self.tool_loop(generate))
+                generate = partial(self.host.generation_backend.generate, unwrapped)
+                prompts, rollout, extra = self.agent.sample(self.host, rows, generate, self.tool_loop(generate))
                 prompt_ids, completion_ids = rollout.prompt_ids, rollout.completion_ids
         if rollout is None:
             texts = self.processing_class.batch_decode(completion_ids, skip_special_tokens=True)
@@ -134,7 +189,7 @@ class GenerationRounds:
         if rollout is not None:
             columns.update(extra)
         rewards, reward_log = self.scorer.score(
-            prompts, completions, completion_ids, columns, trainer_state=self.state
+            prompts, completions, completion_ids, columns, trainer_state=self.host.state
         )
         sample = RoundSample(rows, prompts, prompt_ids, completion_ids, completions, rewards, reward_log)
         if rollout is not None:
@@ -143,14 +198,14 @@ class GenerationRounds:
 
     def tool_loop(self, generate: Callable[[list[list[int]]], list[list[int]]]) -> ToolLoop:
         """The tool-calling loop of a round, generating through ``generate`` (the backend, bound to the policy)."""
-        config = getattr(self.model.config, "text_config", None) or self.model.config
+        config = getattr(self.host.model.config, "text_config", None) or self.host.model.config
         return ToolLoop(
             self.processing_class,
             generate,
-            self.args.max_tool_calling_iterations,
-            self.args.max_completion_length,
+            self.host.args.max_tool_calling_iterations,
+            self.host.args.max_completion_length,
             getattr(config, "max_position_embeddings", None) or 2**62,
-            dict(self.args.chat_template_kwargs or {}),
+            dict(self.host.args.chat_template_kwargs or {}),
         )
 
     def _generation_grad_mode(self) -> contextlib.AbstractContextManager[Any]:
@@ -161,8 +216,8 @@ class GenerationRounds:
         custom backend may keep tensors (a weight copy, a cache) that later meet autograd. Not under FSDP
         / DeepSpeed, whose gather of the sharded parameters for generation writes them back afterwards.
         """
-        sharded = getattr(self, "is_fsdp_enabled", False) or getattr(self, "is_deepspeed_enabled", False)
-        if sharded or type(self.generation_backend) is not TransformersGenerateBackend:
+        sharded = getattr(self.host, "is_fsdp_enabled", False) or getattr(self.host, "is_deepspeed_enabled", False)
+        if sharded or type(self.host.generation_backend) is not TransformersGenerateBackend:
             return contextlib.nullcontext()
         return torch.inference_mode()
 
@@ -185,7 +240,7 @@ class GenerationRounds:
                 ids.append(list(encoded_texts[prompt]))
             elif is_conversational(prompt):
                 row_kwargs = (rows[i].get("chat_template_kwargs") if rows is not None else None) or {}
-                kwargs = {**(self.args.chat_template_kwargs or {}), **row_kwargs}
+                kwargs = {**(self.host.args.chat_template_kwargs or {}), **row_kwargs}
                 encoded = tokenizer.apply_chat_template(
                     prompt, add_generation_prompt=True, tokenize=True, **kwargs
                 )
@@ -211,9 +266,9 @@ class GenerationRounds:
         if seed_key is None:
             yield
             return
-        devices = [self.args.device] if self.args.device.type == "cuda" else []
+        devices = [self.host.args.device] if self.host.args.device.type == "cuda" else []
         with torch.random.fork_rng(devices=devices):
-            seed = hash((self.args.seed, self.accelerator.process_index, *seed_key)) % (2**63)
+            seed = hash((self.host.args.seed, self.host.accelerator.process_index, *seed_key)) % (2**63)
             torch.manual_seed(seed)
             yield
 
@@ -224,18 +279,20 @@ class GenerationRounds:
         Each process refills its own groups (its share holds whole groups), with up to
         ``max_dynamic_sampling_rounds`` extra ``generate`` calls; groups still flat after that are kept.
         """
-        g = self.args.num_generations
+        g = self.host.args.num_generations
+        sampler = self.host.round_sampler
+        assert sampler is not None  # map-style data: the trainer refuses dynamic_sampling on a stream
         refilled = 0
-        for _ in range(self.args.max_dynamic_sampling_rounds):
+        for _ in range(self.host.args.max_dynamic_sampling_rounds):
             rewards = combine_rewards(sample.rewards_per_func, self.scorer.weights).view(-1, g)
             flat = [i for i, group in enumerate(rewards) if _is_flat(group)]
             if not flat:
                 break
-            world, rank = self.accelerator.num_processes, self.accelerator.process_index
+            world, rank = self.host.accelerator.num_processes, self.host.accelerator.process_index
             positions = [(refilled + j) * world + rank for j in range(len(flat))]
             refilled += len(flat)
-            indices = self.round_sampler.refill_prompts(key[0], key[1], positions)
-            new_rows = [self.train_dataset[i] for i in indices for _ in range(g)]
+            indices = sampler.refill_prompts(key[0], key[1], positions)
+            new_rows = [self.host.train_dataset[i] for i in indices for _ in range(g)]
             sample.replace_groups(flat, self.sample_completions(new_rows, seed_key=(*key, refilled)), g)
         self.metrics.add("train", "dynamic_sampling/refilled_groups", float(refilled))
 
@@ -244,7 +301,7 @@ class GenerationRounds:
     ) -> tuple[torch.Tensor, AdvantageResult, torch.Tensor]:
         """The rewards of every process (groups split across processes and batch-level scaling are
         normalised on the whole round), their advantages, and this process's share of the advantages."""
-        args, accelerator = self.args, self.accelerator
+        args, accelerator = self.host.args, self.host.accelerator
         all_rewards = accelerator.gather(sample.rewards_per_func.to(args.device)).cpu()
         adv = round_advantages(
             all_rewards,
@@ -262,7 +319,7 @@ class GenerationRounds:
             sample.completion_ids,
             pad_token_id=self.pad_token_id,
             eos_token_ids=self.eos_token_ids,
-            mask_truncated_completions=self.args.mask_truncated_completions,
+            mask_truncated_completions=self.host.args.mask_truncated_completions,
             tool_mask=sample.tool_mask,
         )
 
@@ -278,7 +335,7 @@ class GenerationRounds:
         """
         unscorable = torch.isnan(all_rewards).all(dim=1)
         count, total = int(unscorable.sum()), unscorable.numel()
-        if count == 0 or not self.accelerator.is_main_process:
+        if count == 0 or not self.host.accelerator.is_main_process:
             return
         local = torch.isnan(sample.rewards_per_func).all(dim=1).nonzero()
         example: dict[str, Any] = {}
@@ -310,21 +367,21 @@ class GenerationRounds:
         It cannot when every round lies within one optimiser step (``steps_per_generation × μ`` divides
         gradient accumulation): then the ratio is exactly 1 and ``per_token_logps.detach()`` serves.
         """
-        per_round = self.args.steps_per_generation * self.args.num_iterations
-        return self.args.gradient_accumulation_steps % per_round != 0
+        per_round = self.host.args.steps_per_generation * self.host.args.num_iterations
+        return self.host.args.gradient_accumulation_steps % per_round != 0
 
     def add_reference_and_old_logps(self, micro_batches: list[dict[str, Any]]) -> None:
         """π_old (when the ratio can differ from 1) and π_ref (when β ≠ 0), without gradients."""
-        model = self.model
+        model = self.host.model
         for part in micro_batches:
-            on_device = {k: v.to(self.args.device) for k, v in part.items()}
+            on_device = {k: v.to(self.host.args.device) for k, v in part.items()}
             if self.needs_old_logps():
                 with torch.inference_mode():
-                    old_logps = self.completion_logps(model, on_device)
+                    old_logps = self.host.completion_logps(model, on_device)
                 part["old_per_token_logps"] = kept(old_logps.cpu())
             if self.uses_reference:
-                with reference_forward(self.accelerator.unwrap_model(model), self.ref_model) as ref:
-                    ref_logps = self.completion_logps(ref, on_device)
+                with reference_forward(self.host.accelerator.unwrap_model(model), self.host.ref_model) as ref:
+                    ref_logps = self.host.completion_logps(ref, on_device)
                 part["ref_per_token_logps"] = kept(ref_logps.cpu())
 
     # ------------------------------------------------------------------ metrics of a round
@@ -339,19 +396,19 @@ class GenerationRounds:
         """TRL's metric names, from the gathered round (:mod:`trainwright.trainers.grpo.metrics`); a
         training round also adds its prompt and completion tokens to ``state.num_input_tokens_seen``
         (``num_tokens``), as TRL."""
-        gather, device = self.accelerator.gather, self.args.device
+        gather, device = self.host.accelerator.gather, self.host.args.device
         lengths = gather(batch.get("model_lengths", batch["completion_lengths"]).to(device)).cpu()
         truncated = gather(batch["truncated"].to(device)).cpu()
         if mode == "train":
             prompt_tokens = gather(batch["prompt_mask"].sum().reshape(1).to(device)).sum()
-            self.state.num_input_tokens_seen += int(prompt_tokens) + int(lengths.sum())
-        self.metrics.set(mode, "num_tokens", float(self.state.num_input_tokens_seen))
+            self.host.state.num_input_tokens_seen += int(prompt_tokens) + int(lengths.sum())
+        self.metrics.set(mode, "num_tokens", float(self.host.state.num_input_tokens_seen))
         metrics = {
             **completion_metrics(lengths, truncated),
             **reward_metrics(all_rewards, self.scorer.names, self.scorer.weights, adv),
         }
         if sample.tool_stats is not None:
-            metrics.update(tool_metrics(sample.tool_stats, len(sample), self.accelerator.gather, device))
+            metrics.update(tool_metrics(sample.tool_stats, len(sample), self.host.accelerator.gather, device))
         for name, value in metrics.items():
             self._add_metric(mode, name, value)
         self.log_reward_metrics(mode, sample.reward_log)
@@ -371,9 +428,9 @@ class GenerationRounds:
                 for name in names
             ],
             dtype=torch.float64,
-            device=self.args.device,
+            device=self.host.args.device,
         )
-        totals = self.accelerator.gather(stats.unsqueeze(0)).sum(dim=0).tolist()
+        totals = self.host.accelerator.gather(stats.unsqueeze(0)).sum(dim=0).tolist()
         for name, (total, count) in zip(names, totals):
             if count > 0:
                 self._add_metric(mode, name, total / count)

@@ -1,4 +1,5 @@
-"""GRPO's loss family, as pure tensor functions (no trainer state). Advantages: :mod:`.grpo_advantages`.
+"""GRPO's loss family, as pure tensor functions (no trainer state). Advantages: :mod:`.advantages`; each
+loss type's policy term and aggregation are its entry in :mod:`.loss_types` (the formulas below, one place to add one).
 
 Notation: ``A`` the advantage of a completion, ``M_t`` its completion mask, ``π_θ`` the policy being
 trained, ``π_old`` the policy that sampled the completions, ``π_ref`` the frozen reference.
@@ -59,20 +60,17 @@ the same for every loss type)::
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from trainwright.trainers.common.config_checks import finite_knob
+from trainwright.trainers.grpo import loss_types
+from trainwright.trainers.grpo.loss_types import PolicyInputs
 
-#: loss types built on PPO's clipped surrogate (they log clip_ratio/*)
-CLIPPED_LOSSES = ("grpo", "bnpo", "dr_grpo", "dapo", "luspo")
 #: float knobs of ``GRPOConfig`` checked (finite, >= 0) every time the loss reads them
 _CHECKED_KNOBS = ("beta", "epsilon_high")
-#: loss types normalised by the tokens of the accumulation window (N̄)
-WINDOW_NORMALISED_LOSSES = ("dapo", "cispo", "vespo")
 
 
 @dataclass(frozen=True)
@@ -164,50 +162,9 @@ def off_policy_mask(
     return ((advantages >= 0) | (mean_gap <= threshold)).to(mask.dtype)
 
 
-@torch.no_grad()
-def vespo_weights(
-    advantages: torch.Tensor, log_ratio: torch.Tensor, mask: torch.Tensor, settings: LossSettings
-) -> torch.Tensor:
-    """VESPO's φ(w) per sequence, (B, 1), without gradient (see the module docstring)."""
-    log_floor = math.log(1e-8)
-    log_w = (log_ratio.clamp(-20.0, 20.0) * mask).sum(-1, keepdim=True).clamp(log_floor, 20.0)
-    positive = advantages >= 0
-    k = torch.where(positive, settings.vespo_k_pos, settings.vespo_k_neg)
-    lam = torch.where(positive, settings.vespo_lambda_pos, settings.vespo_lambda_neg).clamp(min=1e-4)
-    phi = torch.exp(lam + k * log_w - lam * torch.exp(log_w))
-    return torch.nan_to_num(phi, nan=0.0, posinf=0.0, neginf=0.0)
-
-
-def _policy_term(
-    per_token_logps: torch.Tensor,
-    log_ratio: torch.Tensor,
-    ratio: torch.Tensor,
-    adv: torch.Tensor,
-    mask: torch.Tensor,
-    settings: LossSettings,
-    stats: dict[str, torch.Tensor],
-) -> torch.Tensor:
-    """``ℓ_t`` of ``settings.loss_type``; puts the tensors its statistics need into ``stats``."""
-    loss_type = settings.loss_type
-    if loss_type in CLIPPED_LOSSES:
-        clipped = torch.clamp(ratio, 1 - settings.epsilon_low, 1 + settings.epsilon_high)
-        unclipped = ratio if settings.delta is None else torch.clamp(ratio, max=settings.delta)
-        stats["clip_low"] = (unclipped < 1 - settings.epsilon_low) & (adv < 0)
-        stats["clip_high"] = (unclipped > 1 + settings.epsilon_high) & (adv > 0)
-        return -torch.min(unclipped * adv, clipped * adv)
-    if loss_type == "cispo":
-        stats["cispo_clip"] = (ratio > settings.epsilon_high) & (adv > 0)
-        return -torch.clamp(ratio, max=settings.epsilon_high).detach() * adv * per_token_logps
-    if loss_type == "sapo":
-        tau = torch.where(adv > 0, settings.sapo_temperature_pos, settings.sapo_temperature_neg)
-        return -(torch.sigmoid(tau * (ratio - 1)) * 4 / tau) * adv
-    if loss_type == "vespo":
-        phi = vespo_weights(adv, log_ratio, mask, settings)
-        stats["vespo_phi"] = phi
-        return -phi * adv * per_token_logps
-    raise ValueError(
-        f"loss_type={loss_type!r}; choose grpo, bnpo, dr_grpo, dapo, cispo, sapo, luspo or vespo"
-    )
+def _policy_term(inputs: PolicyInputs, stats: dict[str, torch.Tensor]) -> torch.Tensor:
+    """``ℓ_t`` of ``settings.loss_type`` (its registry entry's policy term); fills ``stats`` for the metrics."""
+    return loss_types.get(inputs.settings.loss_type).policy_term(inputs, stats)
 
 
 def _aggregate(
@@ -216,24 +173,9 @@ def _aggregate(
     settings: LossSettings,
     tokens_per_micro_step: float | torch.Tensor | None,
 ) -> torch.Tensor:
-    loss_type = settings.loss_type
-    masked = per_token_loss * mask
-    if loss_type in ("grpo", "sapo"):
-        return (masked.sum(-1) / mask.sum(-1).clamp(min=1.0)).mean()
-    if loss_type == "bnpo":
-        return masked.sum() / mask.sum().clamp(min=1.0)
-    if loss_type == "dr_grpo":
-        if settings.max_completion_length is None:
-            raise ValueError("loss_type='dr_grpo' needs max_completion_length")
-        return masked.sum() / (per_token_loss.size(0) * settings.max_completion_length)
-    if loss_type in WINDOW_NORMALISED_LOSSES:
-        if tokens_per_micro_step is None:
-            raise ValueError(f"loss_type={loss_type!r} needs tokens_per_micro_step")
-        normaliser = torch.as_tensor(tokens_per_micro_step, dtype=per_token_loss.dtype).clamp(min=1.0)
-        return masked.sum() / normaliser.to(per_token_loss.device)
-    if loss_type == "luspo":
-        return masked.sum(-1).mean()
-    raise ValueError(f"loss_type={loss_type!r} has no aggregation")
+    """The micro-batch loss by the registry entry's aggregation."""
+    aggregation = loss_types.get(settings.loss_type).aggregation
+    return aggregation.fn(per_token_loss * mask, mask, settings, tokens_per_micro_step)
 
 
 def _masked(x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -250,6 +192,58 @@ def _per_sequence(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     if x.shape[-1] == 1 and mask.shape[-1] != 1:
         return x.squeeze(-1)
     return (x * mask).sum(-1) / mask.sum(-1)
+
+
+def _importance_ratio(log_ratio: torch.Tensor, mask: torch.Tensor, level: str) -> torch.Tensor:
+    """``r_t`` (token level, (B, T)) or GSPO's ``r`` (sequence level, (B, 1)) from ``log π_θ − log π_old``."""
+    if level == "token":
+        log_weights = log_ratio
+    elif level == "sequence":
+        log_weights = ((log_ratio * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)).unsqueeze(-1)
+    else:
+        raise ValueError(f"importance_sampling_level={level!r}; choose 'token' or 'sequence'")
+    return torch.exp(log_weights)
+
+
+def _k3_kl(
+    per_token_logps: torch.Tensor,
+    ref_per_token_logps: torch.Tensor | None,
+    ratio: torch.Tensor,
+    settings: LossSettings,
+) -> torch.Tensor:
+    """``KL_t`` to the reference by the k3 estimator, times ``r_t`` with ``use_bias_correction_kl``."""
+    if ref_per_token_logps is None:
+        raise ValueError(
+            f"beta={settings.beta} needs reference log-probs (ref_per_token_logps), but this run has no "
+            "reference model: beta was 0 when the trainer was built (as TRL, beta=0 builds none). Set a "
+            "non-zero beta in the config to schedule or change it during training"
+        )
+    gap = ref_per_token_logps - per_token_logps
+    per_token_kl = torch.exp(gap) - gap - 1
+    if settings.use_bias_correction_kl:
+        per_token_kl = per_token_kl * ratio
+    return per_token_kl
+
+
+def _add_metrics(
+    output: LossOutput, stats: dict[str, torch.Tensor], mask: torch.Tensor, entropies: torch.Tensor | None
+) -> None:
+    """The statistics the policy term and the KL put into ``stats`` (and the entropies), as metrics."""
+    if "kl" in stats:
+        output.means["kl"] = _masked(stats["kl"], mask)
+    if entropies is not None:
+        output.means["entropy"] = _masked(entropies, mask)
+    if "clip_low" in stats:
+        low, high = stats["clip_low"].float(), stats["clip_high"].float()
+        output.means["clip_ratio/low_mean"] = _masked(low, mask)
+        output.means["clip_ratio/high_mean"] = _masked(high, mask)
+        output.means["clip_ratio/region_mean"] = _masked((low + high).clamp(max=1.0), mask)
+        output.per_sequence["clip_ratio/low_min"] = _per_sequence(low, mask)
+        output.per_sequence["clip_ratio/high_max"] = _per_sequence(high, mask)
+    if "cispo_clip" in stats:
+        output.means["cispo_clip_ratio"] = _masked(stats["cispo_clip"].float(), mask)
+    if "vespo_phi" in stats:
+        output.means["vespo/phi_seq_mean"] = _masked(stats["vespo_phi"], mask)
 
 
 def grpo_loss(
@@ -280,18 +274,10 @@ def grpo_loss(
     adv = adv.unsqueeze(1) if adv.dim() == 1 else adv
     old = per_token_logps.detach() if old_per_token_logps is None else old_per_token_logps
     log_ratio = per_token_logps - old
-    if settings.importance_sampling_level == "token":
-        log_weights = log_ratio
-    elif settings.importance_sampling_level == "sequence":
-        log_weights = ((log_ratio * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)).unsqueeze(-1)
-    else:
-        raise ValueError(
-            f"importance_sampling_level={settings.importance_sampling_level!r}; choose 'token' or 'sequence'"
-        )
-    ratio = torch.exp(log_weights)
+    ratio = _importance_ratio(log_ratio, mask, settings.importance_sampling_level)
 
     stats: dict[str, torch.Tensor] = {}
-    per_token_loss = _policy_term(per_token_logps, log_ratio, ratio, adv, mask, settings, stats)
+    per_token_loss = _policy_term(PolicyInputs(per_token_logps, log_ratio, ratio, adv, mask, settings), stats)
     if settings.off_policy_mask_threshold is not None:
         per_token_loss = per_token_loss * off_policy_mask(
             adv, per_token_logps, old, mask, settings.off_policy_mask_threshold
@@ -299,18 +285,8 @@ def grpo_loss(
     if token_mask is not None:
         per_token_loss = per_token_loss * token_mask.to(per_token_loss.dtype)
     if settings.beta != 0.0:
-        if ref_per_token_logps is None:
-            raise ValueError(
-                f"beta={settings.beta} needs reference log-probs (ref_per_token_logps), but this run has no "
-                "reference model: beta was 0 when the trainer was built (as TRL, beta=0 builds none). Set a "
-                "non-zero beta in the config to schedule or change it during training"
-            )
-        gap = ref_per_token_logps - per_token_logps
-        per_token_kl = torch.exp(gap) - gap - 1
-        if settings.use_bias_correction_kl:
-            per_token_kl = per_token_kl * ratio
-        per_token_loss = per_token_loss + settings.beta * per_token_kl
-        stats["kl"] = per_token_kl
+        stats["kl"] = _k3_kl(per_token_logps, ref_per_token_logps, ratio, settings)
+        per_token_loss = per_token_loss + settings.beta * stats["kl"]
 
     loss = _aggregate(per_token_loss, mask, settings, tokens_per_micro_step)
     policy_loss = loss.detach()
@@ -321,19 +297,5 @@ def grpo_loss(
 
     output = LossOutput(loss=loss, policy_loss=policy_loss)
     with torch.no_grad():
-        if "kl" in stats:
-            output.means["kl"] = _masked(stats["kl"], mask)
-        if entropies is not None:
-            output.means["entropy"] = _masked(entropies, mask)
-        if "clip_low" in stats:
-            low, high = stats["clip_low"].float(), stats["clip_high"].float()
-            output.means["clip_ratio/low_mean"] = _masked(low, mask)
-            output.means["clip_ratio/high_mean"] = _masked(high, mask)
-            output.means["clip_ratio/region_mean"] = _masked((low + high).clamp(max=1.0), mask)
-            output.per_sequence["clip_ratio/low_min"] = _per_sequence(low, mask)
-            output.per_sequence["clip_ratio/high_max"] = _per_sequence(high, mask)
-        if "cispo_clip" in stats:
-            output.means["cispo_clip_ratio"] = _masked(stats["cispo_clip"].float(), mask)
-        if "vespo_phi" in stats:
-            output.means["vespo/phi_seq_mean"] = _masked(stats["vespo_phi"], mask)
+        _add_metrics(output, stats, mask, entropies)
     return output

@@ -11,21 +11,17 @@ Pure functions (no trainer state), so that the key set and each value can be che
   as TRL: the group's std, or the round's with ``scale_rewards="batch"``; a group with fewer than 2 scored
   completions has no std and does not count) and ``frac_reward_unscorable`` (share no function scored; trainwright's own).
 
-:class:`StepTimeCallback` adds ``step_time``. The loss-side metrics (``entropy``, ``clip_ratio/*``, ``kl``, ...) come from
+:class:`.callbacks.StepTimeCallback` adds ``step_time``. The loss-side metrics (``entropy``, ``clip_ratio/*``, ``kl``, ...) come from
 :class:`~trainwright.trainers.grpo.loss.LossOutput`.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
-from typing import Any
 
 import torch
-from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 from trainwright.trainers.grpo.advantages import AdvantageResult, combine_rewards, nanstd, unscorable
-from trainwright.trainers.common.metrics import MetricsWindow
 
 
 def completion_metrics(lengths: torch.Tensor, truncated: torch.Tensor) -> dict[str, float]:
@@ -63,24 +59,3 @@ def reward_metrics(
     metrics["frac_reward_zero_std"] = advantages.frac_zero_std
     metrics["frac_reward_unscorable"] = unscorable(rewards_per_func).float().mean().item()
     return metrics
-
-
-class StepTimeCallback(TrainerCallback):
-    """``step_time``: seconds from ``on_step_begin`` to ``on_step_end``, one optimizer step (its micro-steps,
-    generation included, and the update), averaged over the logging window like TRL's ``step_time``."""
-
-    def __init__(self, metrics: MetricsWindow) -> None:
-        self.metrics = metrics
-        self._start: float | None = None
-
-    def on_step_begin(
-        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
-    ) -> None:
-        self._start = time.perf_counter()
-
-    def on_step_end(
-        self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
-    ) -> None:
-        if self._start is not None:
-            self.metrics.add("train", "step_time", time.perf_counter() - self._start)
-            self._start = None

@@ -1,6 +1,6 @@
 """One GRPO generation round as data: what was sampled and scored, then the padded micro-batches.
 
-A round goes (see :meth:`trainwright.trainers.grpo.trainer.GRPOTrainer.generate_round`):
+A round goes (see :meth:`trainwright.trainers.grpo.generation_rounds.GenerationRounds.generate_round`):
 
 1. sample and score: a :class:`RoundSample` per process (prompts, token ids, decoded completions,
    ``(N, K)`` rewards, what the reward functions logged);
@@ -23,8 +23,8 @@ from typing import Any
 
 import torch
 
-from trainwright.trainers.grpo.rewards import RewardLog
 from trainwright.trainers.common.logprobs import distinct_rows
+from trainwright.trainers.grpo.rewards import RewardLog
 
 
 def is_conversational(prompt: Any) -> bool:

@@ -24,8 +24,13 @@ from typing import Any
 
 import torch
 
+from trainwright.trainers.common.streaming import (
+    is_streamed,
+    pass_rows,
+    read_stream_with_one_worker,
+    uses_streaming,
+)
 from trainwright.trainers.grpo.sampler import RoundItem, RoundLayout
-from trainwright.trainers.common.streaming import is_streamed, pass_rows, read_stream_with_one_worker, uses_streaming
 
 logger = logging.getLogger(__name__)
 

@@ -45,27 +45,41 @@ from torch.utils.data import DataLoader
 
 from trainwright.trainers.common.config_checks import finite_knob
 from trainwright.trainers.common.construction import load_pretrained
-from trainwright.trainers.grpo.generation import GenerationBackend, backend_from_config
+from trainwright.trainers.common.lm_head import FusedHead, backbone_hidden, fused_head, head_token_logps
+from trainwright.trainers.common.logprobs import (
+    SharedPrefix,
+    selective_log_softmax,
+    shared_prefix_logits,
+    token_logps_and_entropy,
+)
+from trainwright.trainers.common.reference import kept, reference_forward
+from trainwright.trainers.common.skeleton import TrainerSkeleton
+from trainwright.trainers.common.streaming import is_streamed
 from trainwright.trainers.grpo.agent import (
+    AgentRollouts,
     agent_rollouts,
     environment_reward_weights,
     with_environment_rewards,
 )
-from trainwright.trainers.grpo.buffer import BufferSchema, RoundBuffer, SaveRoundBufferCallback
+from trainwright.trainers.grpo.buffer import BufferSchema, RoundBuffer
+from trainwright.trainers.grpo.callbacks import (
+    EntropyControlCallback,
+    SaveRoundBufferCallback,
+    StepTimeCallback,
+)
 from trainwright.trainers.grpo.config import GRPOConfig, check_batching, loss_setting_notes
 from trainwright.trainers.grpo.entropy import (
-    EntropyControlCallback,
     EntropyController,
     high_entropy_mask,
 )
 from trainwright.trainers.grpo.environments import EnvironmentFactory, environment_owned_dataset
+from trainwright.trainers.grpo.generation import GenerationBackend, backend_from_config
+from trainwright.trainers.grpo.generation_rounds import GenerationRounds
 from trainwright.trainers.grpo.loss import LossOutput, LossSettings, grpo_loss, off_policy_mask
-from trainwright.trainers.grpo.metrics import StepTimeCallback
 from trainwright.trainers.grpo.model import cast_lm_head_to_fp32
 from trainwright.trainers.grpo.rewards import RewardFunc, RewardScorer
 from trainwright.trainers.grpo.rollout import RolloutFunc
 from trainwright.trainers.grpo.round_data import check_prompt_dataset, loss_mask
-from trainwright.trainers.grpo.generation_rounds import GenerationRounds
 from trainwright.trainers.grpo.sampler import (
     GroupedRoundSampler,
     RoundBatch,
@@ -74,20 +88,49 @@ from trainwright.trainers.grpo.sampler import (
     collate_round,
 )
 from trainwright.trainers.grpo.stream import NO_DISPATCH, RoundStream, configure_for_streaming
-from trainwright.trainers.grpo.learning_signal import NoSignalRounds
-from trainwright.trainers.common.lm_head import FusedHead, backbone_hidden, fused_head, head_token_logps
-from trainwright.trainers.common.logprobs import (
-    SharedPrefix,
-    prefix_sharing_for,
-    selective_log_softmax,
-    shared_prefix_logits,
-    token_logps_and_entropy,
-)
-from trainwright.trainers.common.reference import kept, reference_forward
-from trainwright.trainers.common.skeleton import TrainerSkeleton
-from trainwright.trainers.common.streaming import is_streamed
 
 logger = logging.getLogger(__name__)
+
+
+def _check_datasets(
+    args: GRPOConfig, train_dataset: Any, eval_dataset: Any, agent: AgentRollouts | None
+) -> None:
+    """Refuse datasets a round cannot start from (before a model is moved): prompts checked (unless an
+    environment owns the data), streaming configured, dynamic sampling only on map-style data."""
+    if (
+        agent is None
+        or agent.environments is None
+        or "prompt" in getattr(train_dataset, "column_names", ["prompt"])
+    ):
+        check_prompt_dataset(train_dataset, "train_dataset")
+    check_prompt_dataset(eval_dataset, "eval_dataset")
+    configure_for_streaming(args, train_dataset, eval_dataset)
+    if args.dynamic_sampling and is_streamed(train_dataset):
+        raise ValueError(
+            "dynamic_sampling refills groups with prompts looked up by index, which a streamed "
+            "train_dataset does not have; turn dynamic_sampling off or pass a map-style Dataset"
+        )
+
+
+def _reward_scorer(
+    args: GRPOConfig, reward_funcs: Any, processing_classes: Any, agent: AgentRollouts | None
+) -> RewardScorer:
+    """The reward functions (and environments' rewards) with their weights; reward models given as ids are
+    loaded with the config's ``model_init_kwargs``."""
+    return RewardScorer(
+        reward_funcs,
+        environment_reward_weights(args.reward_weights, agent),
+        processing_classes,
+        load=lambda model_id, auto_class: load_pretrained(model_id, auto_class, args, num_labels=1),
+        chat_template_kwargs=args.chat_template_kwargs,
+    )
+
+
+def _cast_heads_to_fp32(*models: nn.Module | None) -> None:
+    """``cast_lm_head_to_fp32`` on the policy and the reference (when there is one)."""
+    for module in models:
+        if module is not None:
+            cast_lm_head_to_fp32(module)
 
 
 def _identity_collator(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -102,7 +145,7 @@ class CompletionScores(NamedTuple):
     aux_loss: torch.Tensor | None  # the MoE load-balancing loss of the forward
 
 
-class GRPOTrainer(GenerationRounds, TrainerSkeleton):
+class GRPOTrainer(TrainerSkeleton):
     """GRPO with generation batched across ``steps_per_generation`` micro-steps (see module docstring).
 
     The arguments are TRL's, in TRL's order; ``peft_config``, ``ref_model`` (an explicit reference for
@@ -155,32 +198,12 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         reward_funcs = with_environment_rewards(reward_funcs, self.agent)
         if owned_data:
             train_dataset = environment_owned_dataset(args, multi=isinstance(environment_factory, dict))
-        if (
-            self.agent is None
-            or self.agent.environments is None
-            or "prompt" in getattr(train_dataset, "column_names", ["prompt"])
-        ):
-            check_prompt_dataset(train_dataset, "train_dataset")
-        check_prompt_dataset(eval_dataset, "eval_dataset")
-        configure_for_streaming(args, train_dataset, eval_dataset)
-        if args.dynamic_sampling and is_streamed(train_dataset):
-            raise ValueError(
-                "dynamic_sampling refills groups with prompts looked up by index, which a streamed "
-                "train_dataset does not have; turn dynamic_sampling off or pass a map-style Dataset"
-            )
+        _check_datasets(args, train_dataset, eval_dataset, self.agent)
         for note in loss_setting_notes(args):
             logger.warning(note)
-        self.scorer = RewardScorer(
-            reward_funcs,
-            environment_reward_weights(args.reward_weights, self.agent),
-            reward_processing_classes,
-            load=lambda model_id, auto_class: load_pretrained(model_id, auto_class, args, num_labels=1),
-            chat_template_kwargs=args.chat_template_kwargs,
-        )
+        self.scorer = _reward_scorer(args, reward_funcs, reward_processing_classes, self.agent)
         if args.cast_lm_head_to_fp32:
-            for module in (model, parts.ref_model):
-                if module is not None:
-                    cast_lm_head_to_fp32(module)
+            _cast_heads_to_fp32(model, parts.ref_model)
         super().__init__(
             model=model,
             args=args,
@@ -194,15 +217,25 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         for func in self.scorer.funcs:
             if isinstance(func, nn.Module):
                 func.to(self.args.device)
-        self.generation_backend = generation_backend or backend_from_config(
-            self.args, model, tokenizer, self.pad_token_id
+        self._set_up_rounds(
+            generation_backend or backend_from_config(self.args, model, tokenizer, self.pad_token_id)
         )
-        self.eos_token_ids = (
-            set(self.generation_backend.eos_token_ids)
-            if hasattr(self.generation_backend, "eos_token_ids")
-            else {tokenizer.eos_token_id}
+        self._attach_grpo_callbacks()
+        self.rounds.completions_logger = self.finish()
+
+    def _set_up_rounds(self, generation_backend: GenerationBackend) -> None:
+        """After ``Trainer.__init__``: the backend, the generation rounds, the round buffer and sampler, and the
+        entropy controller."""
+        self.generation_backend = generation_backend
+        self.rounds = GenerationRounds(
+            self,
+            scorer=self.scorer,
+            agent=self.agent,
+            processing_class=self.processing_class,
+            pad_token_id=self.pad_token_id,
+            uses_reference=self.uses_reference,
+            metrics=self.metrics,
         )
-        self.no_signal_rounds = NoSignalRounds()  # logs rounds whose groups all agree (no gradient)
         self.round_buffer = RoundBuffer()
         self.round_sampler: GroupedRoundSampler | None = None
         self.entropy_controller = EntropyController(
@@ -213,6 +246,9 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
             coef_min=self.args.entropy_coef_min,
             coef_max=self.args.entropy_coef_max,
         )
+
+    def _attach_grpo_callbacks(self) -> None:
+        """The GRPO callbacks this trainer attaches to itself (:mod:`trainwright.trainers.grpo.callbacks`)."""
         self.add_callback(
             SaveRoundBufferCallback(
                 lambda: self.round_buffer,
@@ -225,11 +261,10 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         if self.args.entropy_bonus_enabled:
             reduce_sum = lambda stats: self.accelerator.reduce(stats, reduction="sum")
             self.add_callback(EntropyControlCallback(self.entropy_controller, self.metrics, reduce_sum))
-        self.completions_logger = self.finish()
 
     def buffer_schema(self) -> BufferSchema:
         """What this run's round buffer holds: a saved buffer must fit it to be resumed from."""
-        logps = ("old_per_token_logps",) if self.needs_old_logps() else ()
+        logps = ("old_per_token_logps",) if self.rounds.needs_old_logps() else ()
         logps += ("ref_per_token_logps",) if self.uses_reference else ()
         return BufferSchema(
             micro_batches=self.args.steps_per_generation,
@@ -249,7 +284,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         """The last training round's completions in the shape of TRL's private ``_logs`` (``prompt``,
         ``completion``, ``rewards`` per function, ``advantages``, ``extra`` per ``log_extra`` column), for
         scripts that read it; :attr:`last_completions` holds the same rows as completions-table rows."""
-        rows = self.__dict__.get("last_completions") or []
+        rows = self.last_completions
         standard = {"prompt", "completion", "rewards", "advantage"}
         return {
             "prompt": [row["prompt"] for row in rows],
@@ -260,6 +295,11 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
                 key: [row[key] for row in rows] for key in (rows[0] if rows else {}) if key not in standard
             },
         }
+
+    @property
+    def last_completions(self) -> list[dict[str, Any]]:
+        """The last training round's completions-table rows (empty before the first round)."""
+        return self.rounds.last_completions
 
     @property
     def tools(self) -> list[Callable[..., Any]]:
@@ -379,7 +419,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
                     f"this round",
                     stacklevel=2,
                 )
-            self.round_buffer = RoundBuffer(inputs.key, self.generate_round(inputs))
+            self.round_buffer = RoundBuffer(inputs.key, self.rounds.generate_round(inputs))
         micro_batch = self.round_buffer.micro_batches[inputs.slot % self.args.steps_per_generation]
         return super().training_step(model, micro_batch, num_items_in_batch)
 
@@ -545,9 +585,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         rows, inverse = batch.get("prompt_rows"), batch.get("prompt_inverse")
         if rows is None or inverse is None or rows.numel() >= inverse.numel():
             return None
-        sharing = self.__dict__.get("_prefix_sharing")
-        if sharing is None:
-            sharing = self._prefix_sharing = prefix_sharing_for(self)
+        sharing = self.prefix_sharing
         width = batch["prompt_ids"].shape[1]
         saved = (inverse.numel() - rows.numel()) * (width - 1)  # cached prompt tokens not run again
         argument = sharing.argument(model, saved_tokens=saved)
@@ -572,7 +610,7 @@ class GRPOTrainer(GenerationRounds, TrainerSkeleton):
         The eval batch counts prompts; G is ``num_generations_eval`` (default ``num_generations``);
         advantages are normalised over the batch of every process, metrics logged as in training.
         """
-        batch = self.evaluation_batch(inputs)
+        batch = self.rounds.evaluation_batch(inputs)
         with torch.no_grad():
             if self.uses_reference:
                 with reference_forward(self.accelerator.unwrap_model(model), self.ref_model) as ref:

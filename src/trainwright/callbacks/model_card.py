@@ -3,7 +3,7 @@
 ``Trainer.create_model_card`` writes the card, but adds the model's ``model_tags`` (``trl``, ``dpo``,
 PEFT's, ...) only on ``push_to_hub``; TRL's trainers write it with the tags at each checkpoint (from
 their private ``_save_checkpoint``). :class:`ModelCardCallback` does the same from the public ``on_save``
-event.
+event; it is trainer-owned: ``TrainerSkeleton.finish`` attaches it to both reference trainers.
 """
 
 from __future__ import annotations
