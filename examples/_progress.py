@@ -10,7 +10,7 @@ from transformers import ProgressCallback, Trainer
 class BarOnlyProgress(ProgressCallback):
     """transformers' tqdm bar without its printout of every raw log dict."""
 
-    def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001
+    def on_log(self, args, state, control, logs=None, **kwargs):
         return None
 
 

@@ -27,7 +27,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import torch
-from _progress import add_progress_bar  # noqa: E402
+from _progress import add_progress_bar
 from datasets import Dataset, disable_progress_bars
 from tqdm.auto import tqdm
 from transformers import PrinterCallback, TrainerCallback

@@ -29,13 +29,13 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import torch  # noqa: E402
-from _progress import add_progress_bar  # noqa: E402
-from datasets import Dataset  # noqa: E402
-from transformers import PrinterCallback  # noqa: E402
+import torch
+from _progress import add_progress_bar
+from datasets import Dataset
+from transformers import PrinterCallback
 
-from trainwright import GRPOConfig, GRPOTrainer  # noqa: E402
-from trainwright.toy import build_tiny_causal_lm, build_tokenizer  # noqa: E402
+from trainwright import GRPOConfig, GRPOTrainer
+from trainwright.toy import build_tiny_causal_lm, build_tokenizer
 
 QUESTIONS = ["What is your favourite letter?", "Say something.", "Answer briefly.", "Hello!"]
 
@@ -90,7 +90,7 @@ def main() -> None:
     print("\nstep  mean reward")
     for step, reward in curve:
         print(f"{step:4d}  {reward:.3f}  {'#' * round(reward * 40)}")
-    last = [json.loads(line) for line in open(args.out / "completions.jsonl", encoding="utf-8")][-3:]
+    last = [json.loads(line) for line in (args.out / "completions.jsonl").read_text(encoding="utf-8").splitlines()][-3:]
     print("\nlast completions:")
     for row in last:
         prompt, completion = row["prompt"][0]["content"], row["completion"][0]["content"]

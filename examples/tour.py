@@ -34,7 +34,7 @@ def banner(step: int, total: int, title: str, command: list[str]) -> None:
 
 def run(command: list[str], ok_codes: tuple[int, ...] = (0,)) -> None:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    result = subprocess.run(command, cwd=ROOT, env=env)
+    result = subprocess.run(command, cwd=ROOT, env=env, check=False)
     if result.returncode not in ok_codes:
         raise SystemExit(f"tour: `{' '.join(map(str, command))}` exited with {result.returncode}")
 

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import itertools
 import json
 import sys
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,10 +39,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from trainwright.catalog.events import DATA_FILE, FORMAT, PROOFS_FILE, EventTables  # noqa: E402
+from trainwright.catalog.events import DATA_FILE, FORMAT, PROOFS_FILE, EventTables
+from trainwright.catalog.extract.transformers_source import Sources, dir_sources, wheel_sources
+from trainwright.catalog.versions import sort_versions
 
 PROOFS_FILE_PATH = Path(PROOFS_FILE)
-from trainwright.catalog.versions import sort_versions  # noqa: E402
 
 # What a user calls on a trainer object. ``__init__`` fires ``on_init_end``.
 ENTRY_POINTS = ("__init__", "train", "evaluate", "predict", "save_model", "push_to_hub", "hyperparameter_search")
@@ -51,8 +52,6 @@ EXTERNAL_FILES = ("trainer_jit_checkpoint.py",)
 FILES = ("trainer.py", "trainer_callback.py")
 MAX_PATHS = 64
 MAX_DEPTH = 10
-
-Sources = dict[str, str]
 
 
 @dataclass
@@ -69,27 +68,6 @@ class Step:
 @dataclass
 class Body:
     steps: list[Step] = field(default_factory=list)
-
-
-# ------------------------------------------------------------------------------------------ reading
-
-
-def wheel_sources(wheel: Path) -> Sources:
-    with zipfile.ZipFile(wheel) as zf:
-        present = set(zf.namelist())
-        return {
-            name: zf.read(f"transformers/{name}").decode("utf-8")
-            for name in (*FILES, *EXTERNAL_FILES)
-            if f"transformers/{name}" in present
-        }
-
-
-def dir_sources(directory: Path) -> Sources:
-    return {
-        name: (directory / name).read_text(encoding="utf-8")
-        for name in (*FILES, *EXTERNAL_FILES)
-        if (directory / name).is_file()
-    }
 
 
 # --------------------------------------------------------------------------------------- extraction
@@ -172,9 +150,9 @@ class _StepCollector(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self.generic_visit(node)
         # ``find_executable_batch_size(self._inner_training_loop, ...)``: handed on, then called
-        if id(node) not in self._called and self._is_receiver(node.value) and node.attr in self.methods:
-            if isinstance(getattr(node, "ctx", None), ast.Load):
-                self._add("call", node.attr, node)
+        handed_on = id(node) not in self._called and self._is_receiver(node.value) and node.attr in self.methods
+        if handed_on and isinstance(getattr(node, "ctx", None), ast.Load):
+            self._add("call", node.attr, node)
 
     def _is_receiver_method(self, node: ast.expr) -> bool:
         return isinstance(node, ast.Attribute) and self._is_receiver(node.value) and node.attr in self.methods
@@ -349,7 +327,7 @@ def extract_release(sources: Sources) -> dict[str, Any]:
             "paths": [
                 {
                     "entry": path[0],
-                    "hops": [hop(all_bodies, inside, a, b) for a, b in zip(path, path[1:])],
+                    "hops": [hop(all_bodies, inside, a, b) for a, b in itertools.pairwise(path)],
                     "via": path[1:-1],
                 }
                 for path in found
@@ -430,11 +408,11 @@ def main(argv: list[str] | None = None) -> int:
         version, _, directory = item.partition("=")
         if not directory or not Path(directory, "trainer.py").is_file():
             parser.error(f"--source {item!r}: expected VERSION=DIR with DIR/trainer.py")
-        sources[version] = dir_sources(Path(directory))
+        sources[version] = dir_sources(Path(directory), FILES, EXTERNAL_FILES)
     if args.wheel_dir is not None:
         for wheel in sorted(args.wheel_dir.glob("transformers-*.whl")):
             version = wheel.name.split("-")[1]
-            sources.setdefault(version, wheel_sources(wheel))
+            sources.setdefault(version, wheel_sources(wheel, FILES, EXTERNAL_FILES))
     if not sources:
         parser.error("nothing to read: give --source or --wheel-dir")
     data = pack({v: extract_release(sources[v]) for v in sort_versions(list(sources))})

@@ -124,13 +124,19 @@ def render(view: VersionView) -> str:
     rows = layout(view)
     height = 60 + ROW_HEIGHT * len(rows) + 40
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
-        f'viewBox="0 0 {WIDTH} {height}" font-family="monospace" font-size="12">',
+        (
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
+            f'viewBox="0 0 {WIDTH} {height}" font-family="monospace" font-size="12">'
+        ),
         f'<rect width="{WIDTH}" height="{height}" fill="#ffffff"/>',
-        f'<text x="{METHOD_X}" y="24" font-size="15" font-weight="bold">transformers {view.version}: '
-        "Trainer methods and callback events, in the order they run</text>",
-        f'<text x="{METHOD_X}" y="44" fill="#4b5563">blue: public method (override point) · grey: private '
-        "(do not override) · red: never called · green: callback event</text>",
+        (
+            f'<text x="{METHOD_X}" y="24" font-size="15" font-weight="bold">transformers {view.version}: '
+            "Trainer methods and callback events, in the order they run</text>"
+        ),
+        (
+            f'<text x="{METHOD_X}" y="44" fill="#4b5563">blue: public method (override point) · grey: private '
+            "(do not override) · red: never called · green: callback event</text>"
+        ),
     ]
     for index, row in enumerate(rows):
         y = 60 + index * ROW_HEIGHT

@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent.parent
 for extra in (HERE / "tests" / "reliability", HERE / "plugin", HERE / "src"):
     sys.path.insert(0, str(extra))
 
-import fuzz_lint  # noqa: E402  (found through the path set above)
+import fuzz_lint  # found through the path set above
 
 
 def main(argv: list[str] | None = None) -> int:

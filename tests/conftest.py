@@ -1,4 +1,11 @@
-"""Test-wide settings: offline hub, one torch thread per worker (tiny models run faster that way)."""
+"""Test-wide settings: offline hub, one torch thread per worker (tiny models run faster that way).
+
+Also what more than one test area shares: the toy ``tokenizer`` (callbacks and trainers), the two-process
+launcher, and the lint-only run. Without torch (a venv installed with ``.[lint-test]``, no ``train``
+extra; ``.ci/run`` builds one), ``pytest tests`` is the lint-only subset: every module or area that needs
+the ``train`` extra is reported as skipped with the missing module as reason, and every other import
+error still fails the run.
+"""
 
 from __future__ import annotations
 
@@ -26,14 +33,14 @@ if torch is not None:
 # --------------------------------------------------------------------------------------------------
 # Two real CPU processes under `accelerate launch`, for the trainers' distributed tests.
 # --------------------------------------------------------------------------------------------------
-import os as _os  # noqa: E402
-import shutil as _shutil  # noqa: E402
-import signal as _signal  # noqa: E402
-import socket as _socket  # noqa: E402
-import subprocess as _subprocess  # noqa: E402
-import sys as _sys  # noqa: E402
+import os as _os
+import shutil as _shutil
+import signal as _signal
+import socket as _socket
+import subprocess as _subprocess
+import sys as _sys
 
-import pytest as _pytest  # noqa: E402
+import pytest as _pytest
 
 
 def _free_port() -> int:
@@ -94,5 +101,67 @@ def _launch_two_processes(
 
 
 @_pytest.fixture(scope="session")  # a plain function: module-scoped fixtures may launch once per module
-def launch_two_processes():  # noqa: ANN201 - returns the launcher function
+def launch_two_processes():
     return _launch_two_processes
+
+
+# --------------------------------------------------------------------------------------------------
+# Shared by the callbacks' and the trainers' tests.
+# --------------------------------------------------------------------------------------------------
+@_pytest.fixture(scope="session")
+def tokenizer():
+    """The toy byte-level BPE tokenizer (``trainwright.toy``), built once: tests that change a tokenizer
+    build their own or deep-copy this one."""
+    from trainwright.toy import build_tokenizer  # needs the train extra: only areas that have it ask
+
+    return build_tokenizer()
+
+
+# --------------------------------------------------------------------------------------------------
+# The lint-only run: modules that need the train extra are skipped, with the reason, when it is absent.
+# --------------------------------------------------------------------------------------------------
+TRAIN_EXTRA_MODULES = frozenset({"torch", "transformers", "accelerate", "datasets", "trl", "peft"})
+
+
+def needs_train_extra(error: BaseException | None) -> str | None:
+    """The missing ``train``-extra module behind an import ``error`` (None if it is another failure).
+
+    ``trainwright``'s own guard (``trainwright._extras``) raises an ``ImportError`` naming the extra;
+    a direct import raises ``ModuleNotFoundError`` whose ``name`` is the missing module."""
+    if torch is not None or not isinstance(error, ImportError):
+        return None
+    if "needs the 'train' extra" in str(error):
+        return str(error)
+    root = (error.name or "").partition(".")[0]
+    return f"No module named {root!r}" if root in TRAIN_EXTRA_MODULES else None
+
+
+class _LintOnlyModule(_pytest.Module):
+    """A test module that reports "needs the train extra" as a skip, not a collection error."""
+
+    def _getobj(self):
+        try:
+            return super()._getobj()
+        except self.CollectError as error:
+            missing = needs_train_extra(error.__cause__)
+            if missing is None:
+                raise
+            _pytest.skip(f"{self.nodeid} needs the train extra: {missing}", allow_module_level=True)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """``@pytest.mark.train("why")``: a test of the lint side that needs torch, transformers or TRL when it
+    runs (a training subprocess, a corpus of installed sources), skipped with its reason without torch."""
+    if torch is not None:
+        return
+    for item in items:
+        marker = item.get_closest_marker("train")
+        if marker is not None:
+            why = marker.args[0] if marker.args else "needs torch and transformers"
+            item.add_marker(_pytest.mark.skip(reason=f"needs the train extra: {why}"))
+
+
+def pytest_pycollect_makemodule(module_path, parent):
+    if torch is not None:
+        return None  # with the train extra, every import error is a failure
+    return _LintOnlyModule.from_parent(parent, path=module_path)

@@ -37,10 +37,10 @@ def annotated(code: str) -> tuple[str, dict[int, set[str]]]:
     return "\n".join(lines) + "\n", expected
 
 
-def cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def cli(page_example_project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "trainwright_lint", *args, "-j", "1", "train.py"],
-        cwd=project,
+        cwd=page_example_project,
         capture_output=True,
         text=True,
         check=False,
@@ -48,7 +48,7 @@ def cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def page_example_project(tmp_path: Path) -> Path:
     (tmp_path / "pyproject.toml").write_text(
         f'[project]\nname = "demo"\nversion = "0"\ndependencies = ["{RANGE}"]\n'
     )
@@ -56,8 +56,8 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_the_findings_are_those_the_page_names(project: Path) -> None:
-    result = cli(project, "lint", "--output-format", "concise")
+def test_the_findings_are_those_the_page_names(page_example_project: Path) -> None:
+    result = cli(page_example_project, "lint", "--output-format", "concise")
     assert result.returncode == 1, result.stderr
     found: dict[int, set[str]] = {}
     for line in result.stdout.splitlines():
@@ -68,10 +68,10 @@ def test_the_findings_are_those_the_page_names(project: Path) -> None:
     assert checked in result.stderr
 
 
-def test_fix_writes_the_fixed_block_and_suggest_prints_the_callback(project: Path) -> None:
-    assert cli(project, "fix").returncode == 1  # the TW201 is left for a person (fix --suggest)
-    assert (project / "train.py").read_text() == block("fixed")
-    suggested = cli(project, "fix", "--suggest")
+def test_fix_writes_the_fixed_block_and_suggest_prints_the_callback(page_example_project: Path) -> None:
+    assert cli(page_example_project, "fix").returncode == 1  # the TW201 is left for a person (fix --suggest)
+    assert (page_example_project / "train.py").read_text() == block("fixed")
+    suggested = cli(page_example_project, "fix", "--suggest")
     assert "1 callback suggestion" in suggested.stderr
     printed = "\n".join(line for line in suggested.stdout.splitlines() if not line.startswith("# train.py:"))
     assert printed.strip("\n") == block("suggested").strip("\n")

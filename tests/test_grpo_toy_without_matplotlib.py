@@ -10,9 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.train("the example trains GRPO")
 def test_grpo_toy_without_matplotlib(tmp_path: Path) -> None:
     blocker = tmp_path / "blocked" / "matplotlib"
     blocker.mkdir(parents=True)

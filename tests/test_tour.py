@@ -12,12 +12,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.slow
+@pytest.mark.train("the tour trains DPO and GRPO")
 def test_tour_runs_end_to_end(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "tour.py"), "--quick", "--out", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=600,
+        check=False,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     out = result.stdout

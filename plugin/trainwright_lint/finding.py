@@ -27,7 +27,7 @@ class Finding:
     end_column: int
     class_name: str | None = None
     method: str | None = None
-    # Physical lines whose ``# noqa`` comment covers this finding (flake8's logical-line rule).
+    # Physical lines whose ``noqa`` comment covers this finding (flake8's logical-line rule).
     noqa_lines: tuple[int, int] = field(default=(0, 0), compare=False, repr=False)
     node: ast.AST | None = field(default=None, compare=False, repr=False)
     # The edit that fixes it (a ``trainwright_lint.edits.Edit`` of the rule), when one is valid on the whole target range.

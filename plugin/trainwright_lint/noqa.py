@@ -61,7 +61,7 @@ def filter_noqa(findings: Iterable[Finding], lines: Sequence[str]) -> list[Findi
 
 
 # ---------------------------------------------------------------------------------------------------
-# Unused and unknown codes in ``# noqa: TW...`` (ruff's RUF100): CLI only, never under flake8, which
+# Unused and unknown codes in ``noqa: TW...`` comments (ruff's RUF100): CLI only, never under flake8, which
 # judges its own directives.
 
 UNUSED_NOQA = "TW001"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from functools import lru_cache
+from functools import cache
 
 from trainwright.catalog import Param, Signature
 
@@ -160,7 +160,7 @@ def body_without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
 _CONTEXT_MARKER = frozenset({"ctx"})
 
 
-@lru_cache(maxsize=None)
+@cache
 def node_fields(kind: type[ast.AST], skipped: frozenset[str] = _CONTEXT_MARKER) -> tuple[str, ...]:
     """The fields of an ``ast`` node type, in order, less ``skipped``: computed once per type for the
     walks that step through every node's children."""

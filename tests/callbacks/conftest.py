@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+pytest.importorskip("torch", reason="the callbacks' tests need the train extra")
+pytest.importorskip("transformers", reason="the callbacks' tests need the train extra")
+
 from cb_support import tiny_model
 from transformers import DataCollatorForLanguageModeling, Trainer, TrainerCallback, TrainingArguments
-
-from trainwright.toy import build_tokenizer
 
 WORDS = [
     "the",
@@ -38,11 +40,6 @@ WORDS = [
 def _texts(n: int = 32) -> list[str]:
     # deterministic, varied lengths (3..14 words)
     return [" ".join(WORDS[(i + j) % len(WORDS)] for j in range(3 + (i * 5) % 12)) for i in range(n)]
-
-
-@pytest.fixture(scope="session")
-def tokenizer():
-    return build_tokenizer()
 
 
 @pytest.fixture(scope="session")

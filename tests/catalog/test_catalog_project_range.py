@@ -15,7 +15,7 @@ RANGE = "transformers >=4.44,<4.46 (pyproject.toml) → 4.44.0–4.45.2"
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def pinned_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "pyproject.toml").write_text(PINNED)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COLUMNS", "200")
@@ -28,7 +28,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def test_hooks_events_are_the_ranges(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_hooks_events_are_the_ranges(pinned_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "hooks", "--events")
     assert code == 0
     assert out.startswith(
@@ -43,12 +43,12 @@ def test_hooks_events_are_the_ranges(project: Path, capsys: pytest.CaptureFixtur
     assert {e["name"]: e["in_whole_range"] for e in data["events"]}["on_pre_optimizer_step"] is False
 
 
-def test_the_option_still_wins(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_option_still_wins(pinned_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = run(capsys, "hooks", "--events", "--transformers-version", "5.24.0")
     assert "on_push_begin" in out and "(--transformers-version)" in out
 
 
-def test_explain_judges_every_release_of_the_range(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_judges_every_release_of_the_range(pinned_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = run(capsys, "explain", "on_pre_optimizer_step")
     assert f"Target: {RANGE}" in out
     assert "NOT AN EVENT on 4.44.0–4.44.2 of the target range" in out
@@ -65,8 +65,8 @@ def test_explain_judges_every_release_of_the_range(project: Path, capsys: pytest
     )
 
 
-def test_a_remapped_release_is_said(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (project / "pyproject.toml").write_text(PINNED.replace(">=4.44,<4.46", "==4.46.2"))
+def test_a_remapped_release_is_said(pinned_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (pinned_project / "pyproject.toml").write_text(PINNED.replace(">=4.44,<4.46", "==4.46.2"))
     code, out, err = run(capsys, "explain", "on_log")
     assert code == 0 and "(pyproject.toml) → 4.46.1" in out
     assert (

@@ -22,7 +22,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from trainwright.catalog.events import load_events  # noqa: E402
+from trainwright.catalog.events import load_events
 
 PINNED = "5.24.0"
 

@@ -108,6 +108,7 @@ def toy():  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize(
     ("origin", "code"), SUGGESTIONS, ids=[f"{o}-{i}" for i, (o, _) in enumerate(SUGGESTIONS)]
 )
+@pytest.mark.train("each suggestion runs in a real training run")
 def test_the_suggestion_runs_in_a_real_training_run(origin: str, code: str, toy, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from transformers import Trainer, TrainingArguments
 

@@ -16,7 +16,7 @@ def fixtures_dir() -> Path:
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def fix_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The fix fixtures as a project's ``src/``, plus a file that does not parse; the working directory."""
     root = tmp_path / "proj"
     shutil.copytree(FIXTURES / "fix", root / "src")

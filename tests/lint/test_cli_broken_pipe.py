@@ -16,7 +16,7 @@ from lint_helpers import TRAINER_HEAD
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def many_files_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("pipe")
     (root / "pyproject.toml").write_text('[tool.trainwright]\ntransformers-version = "5.24.0"\n')
     for i in range(400):
@@ -29,11 +29,11 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("fmt", ["full", "concise", "json", "github"])
-def test_lint_into_a_closed_pipe(project: Path, fmt: str) -> None:
+def test_lint_into_a_closed_pipe(many_files_project: Path, fmt: str) -> None:
     option = ["--output-format", fmt] if fmt in ("full", "concise") else ["--format", fmt]
     proc = subprocess.Popen(
         [sys.executable, "-m", "trainwright_lint", "lint", "-j", "1", *option, "."],
-        cwd=project,
+        cwd=many_files_project,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
@@ -47,11 +47,11 @@ def test_lint_into_a_closed_pipe(project: Path, fmt: str) -> None:
     assert code == 1
 
 
-def test_the_output_is_larger_than_a_pipe(project: Path) -> None:
+def test_the_output_is_larger_than_a_pipe(many_files_project: Path) -> None:
     """The check above would pass vacuously if everything fitted in the pipe's buffer."""
     result = subprocess.run(
         [sys.executable, "-m", "trainwright_lint", "lint", "-j", "1", "--output-format", "concise", "."],
-        cwd=project,
+        cwd=many_files_project,
         capture_output=True,
         check=False,
     )

@@ -14,14 +14,14 @@ TRAINER = "from transformers import Trainer\n\nclass T(Trainer):\n    def _save_
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def trainer_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "train.py").write_text(TRAINER)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
 
-def lint(project: Path, table: str, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    (project / "pyproject.toml").write_text(f"[tool.trainwright]\n{table}\n")
+def lint(trainer_project: Path, table: str, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    (trainer_project / "pyproject.toml").write_text(f"[tool.trainwright]\n{table}\n")
     status = main(["lint", "-j", "1", "--transformers-version", "5.24.0", *args])
     out, err = capsys.readouterr()
     return status, out, err
@@ -58,33 +58,33 @@ def lint(project: Path, table: str, capsys: pytest.CaptureFixture[str], *args: s
     ],
 )
 def test_bad_configuration_exits_2_naming_the_file_and_key(
-    project: Path, capsys: pytest.CaptureFixture[str], table: str, message: str
+    trainer_project: Path, capsys: pytest.CaptureFixture[str], table: str, message: str
 ) -> None:
-    status, out, err = lint(project, table, capsys)
+    status, out, err = lint(trainer_project, table, capsys)
     assert status == 2 and out == ""
-    assert err.startswith(f"trainwright lint: error: {project / 'pyproject.toml'}: "), err
+    assert err.startswith(f"trainwright lint: error: {trainer_project / 'pyproject.toml'}: "), err
     assert message in err
 
 
 def test_the_known_codes_are_the_rule_registry_plus_tw000(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    trainer_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _status, _, err = lint(project, 'select = ["TW999"]', capsys)
+    _status, _, err = lint(trainer_project, 'select = ["TW999"]', capsys)
     assert f"(known: TW000, TW001, {', '.join(sorted(RULES))})" in err
     for table in ('select = ["TW000", "TW1"]', 'select = ["TW0"]', 'ignore = ["TW"]', 'select = "TW1, TW3"'):
-        assert lint(project, table, capsys)[0] in (0, 1), table
+        assert lint(trainer_project, table, capsys)[0] in (0, 1), table
 
 
-def test_a_configured_range_is_a_target(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (project / "pyproject.toml").write_text('[tool.trainwright]\ntransformers-version = ">=4.44,<4.46"\n')
+def test_a_configured_range_is_a_target(trainer_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (trainer_project / "pyproject.toml").write_text('[tool.trainwright]\ntransformers-version = ">=4.44,<4.46"\n')
     status = main(["lint", "-j", "1"])
     err = capsys.readouterr().err
     assert status == 1
     assert "transformers >=4.44,<4.46 ([tool.trainwright] transformers-version) → 4.44.0–4.45.2" in err
 
 
-def test_no_python_files_warns_as_ruff_does(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (project / "empty").mkdir()
+def test_no_python_files_warns_as_ruff_does(trainer_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (trainer_project / "empty").mkdir()
     status = main(["lint", "-j", "1", "--transformers-version", "5.24.0", "empty"])
     err = capsys.readouterr().err
     assert status == 0
@@ -94,12 +94,12 @@ def test_no_python_files_warns_as_ruff_does(project: Path, capsys: pytest.Captur
 
 
 def test_named_excluded_paths_warn_and_keep_the_status(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    trainer_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (project / "legacy").mkdir()
-    (project / "legacy" / "old.py").write_text(TRAINER)
-    (project / "gen.py").write_text(TRAINER)
-    status, out, err = lint(project, 'exclude = ["legacy/", "gen.py"]', capsys, "legacy")
+    (trainer_project / "legacy").mkdir()
+    (trainer_project / "legacy" / "old.py").write_text(TRAINER)
+    (trainer_project / "gen.py").write_text(TRAINER)
+    status, out, err = lint(trainer_project, 'exclude = ["legacy/", "gen.py"]', capsys, "legacy")
     assert status == 0 and out == ""
     assert (
         'trainwright lint: warning: excluded, so not linted: legacy ([tool.trainwright] exclude "legacy/"); '
@@ -108,7 +108,7 @@ def test_named_excluded_paths_warn_and_keep_the_status(
     assert "No Python files found" in err
     # pre-commit names every changed file and the hook passes --force-exclude.
     status, out, err = lint(
-        project, 'exclude = ["legacy/", "gen.py"]', capsys, "--force-exclude", "gen.py", "train.py"
+        trainer_project, 'exclude = ["legacy/", "gen.py"]', capsys, "--force-exclude", "gen.py", "train.py"
     )
     assert status == 1 and out.startswith("train.py:4:5: TW101")
     assert (
@@ -117,17 +117,17 @@ def test_named_excluded_paths_warn_and_keep_the_status(
     )
     assert "No Python files found" not in err
     # Without --force-exclude a named file is linted (as in ruff): nothing to warn about.
-    status, out, err = lint(project, 'exclude = ["gen.py"]', capsys, "gen.py")
+    status, out, err = lint(trainer_project, 'exclude = ["gen.py"]', capsys, "gen.py")
     assert status == 1 and "warning" not in err
 
 
 def test_a_gitignored_directory_names_the_gitignore(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    trainer_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    subprocess.run(["git", "init", "-q", "."], cwd=project, check=True)
-    (project / ".gitignore").write_text("# generated\nbuild_out/\n")
-    (project / "build_out").mkdir()
-    (project / "build_out" / "x.py").write_text(TRAINER)
-    status, _, err = lint(project, "", capsys, "build_out")
+    subprocess.run(["git", "init", "-q", "."], cwd=trainer_project, check=True)
+    (trainer_project / ".gitignore").write_text("# generated\nbuild_out/\n")
+    (trainer_project / "build_out").mkdir()
+    (trainer_project / "build_out" / "x.py").write_text(TRAINER)
+    status, _, err = lint(trainer_project, "", capsys, "build_out")
     assert status == 0
     assert 'excluded, so not linted: build_out (.gitignore "build_out/")' in err

@@ -91,6 +91,7 @@ def _binds(root: Path) -> None:
         base_sig.bind(None, *[None] * len(call.args), **{k.arg: None for k in call.keywords if k.arg})
 
 
+@pytest.mark.train("imports the fixed project with the installed transformers")
 @pytest.mark.parametrize("spec", [">=4.46,<5.25", ">=4.36,<5.25"])
 def test_fix_of_a_child_never_forwards_to_a_base_in_another_file_that_rejects_it(
     spec: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
@@ -111,6 +112,7 @@ def test_fix_of_a_child_never_forwards_to_a_base_in_another_file_that_rejects_it
     _binds(root)
 
 
+@pytest.mark.train("imports the fixed project with the installed transformers")
 def test_fix_of_a_child_still_forwards_when_the_project_base_takes_the_parameter(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

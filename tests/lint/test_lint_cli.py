@@ -40,14 +40,14 @@ def run_lint(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, 
 
 
 @pytest.fixture
-def project(tmp_path: Path, fixtures_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def cross_file_project(tmp_path: Path, fixtures_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "project"
     shutil.copytree(fixtures_dir / "project", root)
     monkeypatch.chdir(root)
     return root
 
 
-def test_cross_file_project_text_output(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cross_file_project_text_output(cross_file_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _err = run_lint(["."], capsys)
     assert status == 1
     lines = sorted(line.split(" ")[0] + " " + line.split(" ")[1] for line in out.splitlines())
@@ -67,7 +67,7 @@ def test_cross_file_project_text_output(project: Path, capsys: pytest.CaptureFix
     assert "pkg/broken.py:3:21: TW000 cannot parse (SyntaxError: " in out  # reported, not a crash
 
 
-def test_json_output_fields(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_output_fields(cross_file_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run_lint(["--format", "json", "pkg/child.py", "pkg/base.py"], capsys)
     assert status == 1
     records = json.loads(out)
@@ -83,7 +83,7 @@ def test_json_output_fields(project: Path, capsys: pytest.CaptureFixture[str]) -
     assert (first["location"], first["end_location"]) == ({"row": 5, "column": 5}, {"row": 5, "column": 27})
 
 
-def test_clean_exit_zero_and_select_ignore(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_clean_exit_zero_and_select_ignore(cross_file_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run_lint(["pkg/base.py"], capsys)[0] == 0
     status, out, _ = run_lint(["--select", "TW4", "."], capsys)
     assert status == 1 and {line.split()[1] for line in out.splitlines()} == {"TW401", "TW402", "TW403"}
@@ -92,13 +92,13 @@ def test_clean_exit_zero_and_select_ignore(project: Path, capsys: pytest.Capture
     assert run_lint(["--exit-zero", "."], capsys)[0] == 0
 
 
-def test_usage_errors_exit_2(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_usage_errors_exit_2(cross_file_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status, _, err = run_lint(["does/not/exist.py"], capsys)
     assert status == 2 and "does/not/exist.py" in err
     with pytest.raises(SystemExit) as exc:
         run_lint(["--select", "XX1", "."], capsys)
     assert exc.value.code == 2
-    (project / "pyproject.toml").write_text('[tool.trainwright]\nselekt = ["TW1"]\n')
+    (cross_file_project / "pyproject.toml").write_text('[tool.trainwright]\nselekt = ["TW1"]\n')
     status, _, err = run_lint(["."], capsys)
     assert status == 2 and "unknown key(s) selekt" in err
 
@@ -175,19 +175,19 @@ def test_pyproject_configuration(
 
 
 def test_parallel_supervised_and_in_process_runs_agree(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    cross_file_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The three ways a run executes give the same findings: the worker pool (several jobs), one
     supervised child (one job with a time limit) and this process (``file_timeout=0``)."""
     from trainwright_lint import runner
 
-    files = [str(p) for p in sorted(project.rglob("*.py"))] * 1
+    files = [str(p) for p in sorted(cross_file_project.rglob("*.py"))] * 1
     old = runner.PARALLEL_MIN_FILES
     runner.PARALLEL_MIN_FILES = 1
     try:
         from trainwright_lint.configuration import LintConfig
 
-        config = LintConfig(transformers_version="5.24.0", root=project)
+        config = LintConfig(transformers_version="5.24.0", root=cross_file_project)
         supervised = runner.lint_files(files, config, jobs=1)
         parallel = runner.lint_files(files, config, jobs=2).findings
         in_process = runner.lint_files(files, config.with_overrides(file_timeout=0), jobs=1)
@@ -203,7 +203,7 @@ def test_parallel_supervised_and_in_process_runs_agree(
     )
 
 
-def test_console_script_entry_point(project: Path) -> None:
+def test_console_script_entry_point(cross_file_project: Path) -> None:
     result = subprocess.run(
         [
             sys.executable,

@@ -36,7 +36,7 @@ def test_nothing_outside_the_package_resolves_a_target() -> None:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def requirements_project(tmp_path: Path) -> Path:
     (tmp_path / "requirements.txt").write_text("transformers==4.46.2\n")
     (tmp_path / "setup.cfg").write_text("[metadata]\nname = p\n")
     (tmp_path / "train.py").write_text(
@@ -45,26 +45,26 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def run(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+def run(requirements_project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", *argv], cwd=project, capture_output=True, text=True, check=False
+        [sys.executable, "-m", *argv], cwd=requirements_project, capture_output=True, text=True, check=False
     )
 
 
-def test_every_front_end_reads_the_pin_the_same_way(project: Path) -> None:
-    cli = run(project, "trainwright_lint", "lint", "train.py")
+def test_every_front_end_reads_the_pin_the_same_way(requirements_project: Path) -> None:
+    cli = run(requirements_project, "trainwright_lint", "lint", "train.py")
     assert cli.stderr.count(WARNING) == 1 and "(requirements.txt) → 4.46.1" in cli.stderr
-    flake8 = run(project, "flake8", "--select", "TW", "train.py")
+    flake8 = run(requirements_project, "flake8", "--select", "TW", "train.py")
     assert flake8.stderr.count(WARNING) == 1
     assert [line.split(" ")[1] for line in flake8.stdout.splitlines()] == [
         line.split(" ")[1]
         for line in run(
-            project, "trainwright_lint", "lint", "--output-format", "concise", "train.py"
+            requirements_project, "trainwright_lint", "lint", "--output-format", "concise", "train.py"
         ).stdout.splitlines()
     ]
-    hooks = run(project, "trainwright_lint", "hooks", "--format", "json")
+    hooks = run(requirements_project, "trainwright_lint", "hooks", "--format", "json")
     assert hooks.stderr.count(WARNING) == 1
-    explain = run(project, "trainwright_lint", "explain", "compute_loss", "--format", "json")
+    explain = run(requirements_project, "trainwright_lint", "explain", "compute_loss", "--format", "json")
     assert '"releases": [\n      "4.46.1"\n    ]' in explain.stdout
 
 

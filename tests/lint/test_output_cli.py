@@ -16,7 +16,7 @@ def lint(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]
     return status, capsys.readouterr().out
 
 
-def test_sarif_from_the_cli_validates(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_sarif_from_the_cli_validates(fix_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status, out = lint(["--format", "sarif", "src"], capsys)
     assert status == 1
     log = json.loads(out)
@@ -30,7 +30,7 @@ def test_sarif_from_the_cli_validates(project: Path, capsys: pytest.CaptureFixtu
     assert broken[0]["locations"][0]["physicalLocation"]["region"]["startLine"] == 2
 
 
-def test_github_annotations_from_the_cli(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_github_annotations_from_the_cli(fix_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status, out = lint(["--format", "github", "src"], capsys)
     lines = out.splitlines()
     assert status == 1 and lines

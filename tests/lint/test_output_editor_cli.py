@@ -25,7 +25,7 @@ def cli(cwd: Path, *args: str, stdin: str | None = None, **env: str) -> subproce
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def editor_project(tmp_path: Path) -> Path:
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0"\n')
     pkg = tmp_path / "pkg"
     pkg.mkdir()
@@ -38,10 +38,10 @@ def project(tmp_path: Path) -> Path:
 # ------------------------------------------------------------------------------------------------ stdin
 
 
-def test_stdin_is_linted_as_the_named_file(project: Path) -> None:
+def test_stdin_is_linted_as_the_named_file(editor_project: Path) -> None:
     edited = TOKENIZER.replace("self.tokenizer", "self.tokenizer if True else self.tokenizer")
     result = cli(
-        project, "lint", "--output-format", "concise", "--stdin-filename", "pkg/train.py", stdin=edited
+        editor_project, "lint", "--output-format", "concise", "--stdin-filename", "pkg/train.py", stdin=edited
     )
     assert result.returncode == 1, result.stderr
     lines = result.stdout.splitlines()
@@ -49,36 +49,36 @@ def test_stdin_is_linted_as_the_named_file(project: Path) -> None:
         line.startswith("pkg/train.py:11:") for line in lines
     )  # the text, not the file
     clean = TOKENIZER.replace("self.tokenizer", "self.processing_class")
-    assert cli(project, "lint", "--stdin-filename", "pkg/train.py", stdin=clean).returncode == 0
-    assert (project / "pkg" / "train.py").read_text() == TOKENIZER  # nothing written
+    assert cli(editor_project, "lint", "--stdin-filename", "pkg/train.py", stdin=clean).returncode == 0
+    assert (editor_project / "pkg" / "train.py").read_text() == TOKENIZER  # nothing written
 
 
-def test_stdin_honours_the_projects_settings(project: Path) -> None:
-    (project / "pyproject.toml").write_text(
+def test_stdin_honours_the_projects_settings(editor_project: Path) -> None:
+    (editor_project / "pyproject.toml").write_text(
         '[project]\nname = "x"\nversion = "0"\n\n[tool.trainwright]\nignore = ["TW303"]\n'
     )
-    assert cli(project, "lint", "--stdin-filename", "pkg/train.py", stdin=TOKENIZER).returncode == 0
+    assert cli(editor_project, "lint", "--stdin-filename", "pkg/train.py", stdin=TOKENIZER).returncode == 0
 
 
-def test_fix_with_stdin_prints_the_fixed_text(project: Path) -> None:
-    result = cli(project, "fix", "--stdin-filename", "pkg/train.py", stdin=TOKENIZER)
+def test_fix_with_stdin_prints_the_fixed_text(editor_project: Path) -> None:
+    result = cli(editor_project, "fix", "--stdin-filename", "pkg/train.py", stdin=TOKENIZER)
     assert result.returncode == 0, result.stderr
     assert result.stdout == TOKENIZER.replace("(self.tokenizer.", "(self.processing_class.")
-    assert (project / "pkg" / "train.py").read_text() == TOKENIZER
+    assert (editor_project / "pkg" / "train.py").read_text() == TOKENIZER
     assert "fixed 1 finding; 0 left" in result.stderr
 
 
-def test_fix_with_stdin_gives_back_a_text_it_cannot_fix(project: Path) -> None:
+def test_fix_with_stdin_gives_back_a_text_it_cannot_fix(editor_project: Path) -> None:
     broken = TOKENIZER + "def f(:\n"
-    result = cli(project, "fix", "--stdin-filename", "pkg/train.py", stdin=broken)
+    result = cli(editor_project, "fix", "--stdin-filename", "pkg/train.py", stdin=broken)
     assert result.returncode == 2
     assert result.stdout == broken  # an editor replacing its buffer with stdout loses nothing
     assert "cannot parse" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_stdin_that_does_not_parse_is_one_tw000(project: Path) -> None:
+def test_stdin_that_does_not_parse_is_one_tw000(editor_project: Path) -> None:
     broken = "from transformers import Trainer\n\n\nclass T(Trainer):\n    def f(:\n"
-    result = cli(project, "lint", "--output-format", "concise", "--stdin-filename", "new.py", stdin=broken)
+    result = cli(editor_project, "lint", "--output-format", "concise", "--stdin-filename", "new.py", stdin=broken)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stdout.startswith("new.py:5:") and " TW000 " in result.stdout
 
@@ -86,19 +86,19 @@ def test_stdin_that_does_not_parse_is_one_tw000(project: Path) -> None:
 # ------------------------------------------------------------------------------------------- -q, summary
 
 
-def test_quiet_prints_findings_only(project: Path) -> None:
-    loud = cli(project, "lint", "-j", "1", ".")
-    quiet = cli(project, "lint", "-j", "1", "-q", ".")
+def test_quiet_prints_findings_only(editor_project: Path) -> None:
+    loud = cli(editor_project, "lint", "-j", "1", ".")
+    quiet = cli(editor_project, "lint", "-j", "1", "-q", ".")
     assert loud.returncode == quiet.returncode == 1
     assert quiet.stdout == loud.stdout and "TW303" in quiet.stdout
     assert "finding" in loud.stderr and quiet.stderr == ""
-    fixed = cli(project, "fix", "-q", "--diff", ".")
+    fixed = cli(editor_project, "fix", "-q", "--diff", ".")
     assert fixed.returncode == 1 and fixed.stderr == "" and "+++ b/pkg/train.py" in fixed.stdout
 
 
-def test_summary_counts_files_with_subclasses_not_files_that_use_trainer(project: Path) -> None:
+def test_summary_counts_files_with_subclasses_not_files_that_use_trainer(editor_project: Path) -> None:
     """The script calls ``Trainer(...)`` (and is linted for it) but holds no subclass: 1 file, not 2."""
-    result = cli(project, "lint", "-j", "1", ".")
+    result = cli(editor_project, "lint", "-j", "1", ".")
     assert "1 finding in 3 files (1 with Trainer subclasses or callbacks)" in result.stderr
 
 
@@ -129,14 +129,14 @@ def test_summary_comes_after_the_last_line_of_findings(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------------------- paths, colour
 
 
-def test_paths_are_relative_to_the_current_folder(project: Path) -> None:
-    inside = cli(project / "pkg", "lint", "--output-format", "concise", "-j", "1", ".")
+def test_paths_are_relative_to_the_current_folder(editor_project: Path) -> None:
+    inside = cli(editor_project / "pkg", "lint", "--output-format", "concise", "-j", "1", ".")
     assert inside.stdout.startswith("train.py:11:"), inside.stdout
-    above = cli(project, "lint", "--output-format", "concise", "-j", "1", "pkg")
+    above = cli(editor_project, "lint", "--output-format", "concise", "-j", "1", "pkg")
     assert above.stdout.startswith("pkg/train.py:11:"), above.stdout
-    elsewhere = cli(project.parent, "lint", "--output-format", "concise", "-j", "1", str(project / "pkg"))
-    assert elsewhere.stdout.startswith(f"{project.name}/pkg/train.py:11:"), elsewhere.stdout
-    tools = cli(project / "pkg", "lint", "--output-format", "json", "-j", "1", ".")
+    elsewhere = cli(editor_project.parent, "lint", "--output-format", "concise", "-j", "1", str(editor_project / "pkg"))
+    assert elsewhere.stdout.startswith(f"{editor_project.name}/pkg/train.py:11:"), elsewhere.stdout
+    tools = cli(editor_project / "pkg", "lint", "--output-format", "json", "-j", "1", ".")
     assert '"filename": "pkg/train.py"' in tools.stdout  # JSON stays relative to the project root
 
 
@@ -157,9 +157,9 @@ def on_a_pty(cwd: Path, *args: str, **env: str) -> str:
 
 
 @pytest.mark.parametrize("fmt", ["full", "concise"])
-def test_colour_on_a_terminal_and_never_with_no_color(project: Path, fmt: str) -> None:
-    coloured = on_a_pty(project, "lint", "-j", "1", "--output-format", fmt, "pkg")
+def test_colour_on_a_terminal_and_never_with_no_color(editor_project: Path, fmt: str) -> None:
+    coloured = on_a_pty(editor_project, "lint", "-j", "1", "--output-format", fmt, "pkg")
     assert "\x1b[1;31m" in coloured and "\x1b[1mpkg/train.py\x1b[0m:11:19: " in coloured
-    assert "\x1b[" not in on_a_pty(project, "lint", "-j", "1", "--output-format", fmt, "pkg", NO_COLOR="1")
-    piped = cli(project, "lint", "-j", "1", "--output-format", fmt, "pkg", FORCE_COLOR="1")
+    assert "\x1b[" not in on_a_pty(editor_project, "lint", "-j", "1", "--output-format", fmt, "pkg", NO_COLOR="1")
+    piped = cli(editor_project, "lint", "-j", "1", "--output-format", fmt, "pkg", FORCE_COLOR="1")
     assert "\x1b" not in piped.stdout  # tools read a pipe: never escape codes

@@ -75,7 +75,7 @@ def records(findings: list[Finding]) -> list[dict[str, Any]]:
 
 
 def test_cli_output_validates_against_the_committed_schema(
-    project: Path, capsys: pytest.CaptureFixture[str], validator: jsonschema.Draft202012Validator
+    fix_project: Path, capsys: pytest.CaptureFixture[str], validator: jsonschema.Draft202012Validator
 ) -> None:
     status = main(["lint", "--transformers-version", "5.24.0", "-j", "1", "--format", "json", "src"])
     out = json.loads(capsys.readouterr().out)

@@ -47,7 +47,7 @@ def lint(root: Path, *args: str, stdin: str | None = None) -> list[dict[str, obj
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def noqa_project(tmp_path: Path) -> Path:
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0"\n')
     (tmp_path / "t.py").write_text(SOURCE)
     return tmp_path
@@ -57,8 +57,8 @@ def where(records: list[dict[str, object]]) -> list[tuple[int, int, str]]:
     return [(r["location"]["row"], r["location"]["column"], str(r["message"]).split(";")[0]) for r in records]  # type: ignore[index]
 
 
-def test_unused_and_unknown_codes_are_reported(project: Path) -> None:
-    assert where(lint(project, "t.py")) == [
+def test_unused_and_unknown_codes_are_reported(noqa_project: Path) -> None:
+    assert where(lint(noqa_project, "t.py")) == [
         (4, 20, "unused `# noqa` code `TW101`: nothing it names is reported on this line"),
         (4, 20, "unknown code `TW999` in `# noqa`"),
         (11, 49, "unused `# noqa` code `TW301`: nothing it names is reported on this line"),
@@ -66,22 +66,22 @@ def test_unused_and_unknown_codes_are_reported(project: Path) -> None:
     ]
 
 
-def test_stdin_reports_them_too(project: Path) -> None:
-    assert lint(project, "--stdin-filename", "t.py", stdin=SOURCE) == lint(project, "t.py")
+def test_stdin_reports_them_too(noqa_project: Path) -> None:
+    assert lint(noqa_project, "--stdin-filename", "t.py", stdin=SOURCE) == lint(noqa_project, "t.py")
 
 
-def test_off_when_deselected_and_for_codes_whose_rules_are_off(project: Path) -> None:
-    assert lint(project, "--ignore", "TW001", "t.py") == []
-    only_tw3 = where(lint(project, "--select", "TW001,TW3", "t.py"))
+def test_off_when_deselected_and_for_codes_whose_rules_are_off(noqa_project: Path) -> None:
+    assert lint(noqa_project, "--ignore", "TW001", "t.py") == []
+    only_tw3 = where(lint(noqa_project, "--select", "TW001,TW3", "t.py"))
     assert [w[:2] for w in only_tw3] == [(4, 20), (11, 49), (16, 35)]  # TW101 is off: not judged
     assert "TW101" not in " ".join(w[2] for w in only_tw3)
 
 
-def test_never_under_flake8(project: Path) -> None:
+def test_never_under_flake8(noqa_project: Path) -> None:
     flake8 = shutil.which("flake8", path=os.path.dirname(sys.executable))
     assert flake8 is not None
     result = subprocess.run(
-        [flake8, "--select", "TW", "t.py"], cwd=project, capture_output=True, text=True, check=False
+        [flake8, "--select", "TW", "t.py"], cwd=noqa_project, capture_output=True, text=True, check=False
     )
     assert result.returncode == 1 and "t.py:14:5: TW301 " in result.stdout, result.stderr  # the plugin ran
     assert "TW001" not in result.stdout

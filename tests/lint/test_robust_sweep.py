@@ -40,6 +40,7 @@ def test_sweep_site_packages_through_the_cli_path(site_files: list[str]) -> None
 
 
 @pytest.mark.slow
+@pytest.mark.train("its corpus is the dev install's site-packages (over 100 sampled files)")
 def test_ungated_sample_lints_and_fixes_cleanly(site_files: list[str]) -> None:
     """Every 40th file through the rules without the textual pre-filter, and through fix when a
     finding has a fix: only parse errors may come out, and a fixed file always parses."""

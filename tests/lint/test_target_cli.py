@@ -19,7 +19,7 @@ FINDING = re.compile(r"^\S+:\d+:\d+: TW\d{3}\b")
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def unpinned_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "project"
     root.mkdir()
     (root / "train.py").write_text(TRAINER)
@@ -37,9 +37,9 @@ def lint(
 
 
 def test_summary_names_the_pin_and_findings_match_its_newest_release(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    unpinned_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (project / "pyproject.toml").write_text(
+    (unpinned_project / "pyproject.toml").write_text(
         '[project]\nname = "d"\ndependencies = ["transformers>=4.44,<4.46"]\n'
     )
     status, findings, err = lint(["."], capsys)
@@ -55,8 +55,8 @@ def test_summary_names_the_pin_and_findings_match_its_newest_release(
     assert "checked against transformers 5.24.0 (--transformers-version)\n" in err
 
 
-def test_fix_summary_names_the_target_too(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (project / "requirements.txt").write_text("transformers==4.45.2\n")
+def test_fix_summary_names_the_target_too(unpinned_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (unpinned_project / "requirements.txt").write_text("transformers==4.45.2\n")
     _status, _, err = lint(["--diff", "."], capsys, command="fix")
     assert (
         "would fix 0 findings in 0 files; 1 left\nchecked against transformers ==4.45.2 (requirements.txt)\n"
@@ -65,9 +65,9 @@ def test_fix_summary_names_the_target_too(project: Path, capsys: pytest.CaptureF
 
 
 def test_uncatalogued_pin_warns_on_stderr_naming_the_release_used(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    unpinned_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (project / "requirements.txt").write_text("transformers==4.46.2\n")
+    (unpinned_project / "requirements.txt").write_text("transformers==4.46.2\n")
     _status, _, err = lint(["."], capsys)
     assert (
         "trainwright lint: warning: transformers ==4.46.2 (requirements.txt) is not a catalogued release; "
@@ -76,10 +76,10 @@ def test_uncatalogued_pin_warns_on_stderr_naming_the_release_used(
     assert "checked against transformers ==4.46.2 (requirements.txt) → 4.46.1\n" in err
 
 
-def test_out_of_catalogue_pin(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_out_of_catalogue_pin(unpinned_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A project's own pin below the catalogue is linted by the release-independent rules (with one
     warning, tests/lint/test_old_pin.py); a version typed for the linter outside it is exit 2."""
-    (project / "setup.cfg").write_text("[options]\ninstall_requires =\n    transformers<4.30\n")
+    (unpinned_project / "setup.cfg").write_text("[options]\ninstall_requires =\n    transformers<4.30\n")
     status, findings, err = lint(["."], capsys)
     assert status != 2 and findings
     assert err.startswith(
@@ -90,7 +90,7 @@ def test_out_of_catalogue_pin(project: Path, capsys: pytest.CaptureFixture[str])
 
 
 def test_no_requirement_falls_back_to_newest_with_a_warning(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    unpinned_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _status, findings, err = lint(["."], capsys)
     assert "trainwright lint: warning: no version requirement on transformers found" in err
@@ -99,51 +99,51 @@ def test_no_requirement_falls_back_to_newest_with_a_warning(
 
 
 def test_project_is_found_from_the_paths_not_the_working_directory(
-    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    unpinned_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (project / "pyproject.toml").write_text(
+    (unpinned_project / "pyproject.toml").write_text(
         '[project]\nname = "d"\ndependencies = ["transformers~=4.45.0"]\n'
     )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    _status, findings, err = lint([str(project)], capsys)
+    _status, findings, err = lint([str(unpinned_project)], capsys)
     assert "transformers ~=4.45.0 (pyproject.toml) → 4.45.0–4.45.2" in err and len(findings) == 1
 
 
-def test_summary_survives_a_stream_that_cannot_encode_the_arrow(project: Path) -> None:
-    (project / "pyproject.toml").write_text(
+def test_summary_survives_a_stream_that_cannot_encode_the_arrow(unpinned_project: Path) -> None:
+    (unpinned_project / "pyproject.toml").write_text(
         '[project]\nname = "d"\ndependencies = ["transformers>=4.44,<4.46"]\n'
     )
     result = subprocess.run(
         [sys.executable, "-m", "trainwright_lint", "lint", "-j", "1", "."],
         capture_output=True,
         env=dict(os.environ, PYTHONIOENCODING="ascii"),
-        cwd=project,
+        cwd=unpinned_project,
         check=False,
     )
     assert result.returncode == 1, result.stderr
     assert b"transformers >=4.44,<4.46 (pyproject.toml) -> 4.44.0-4.45.2" in result.stderr
 
 
-def test_flake8_plugin_resolves_from_the_files_project(project: Path) -> None:
+def test_flake8_plugin_resolves_from_the_files_project(unpinned_project: Path) -> None:
     def flake8(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "flake8", "--select", "TW", *args, "train.py"],
             capture_output=True,
             text=True,
-            cwd=project,
+            cwd=unpinned_project,
             check=False,
         )
 
-    (project / "uv.lock").write_text(
+    (unpinned_project / "uv.lock").write_text(
         'version = 1\n\n[[package]]\nname = "transformers"\nversion = "4.45.2"\n'
     )
     codes = [line.split(" ")[1] for line in flake8().stdout.splitlines()]
     assert codes == ["TW101"]
     codes = [line.split(" ")[1] for line in flake8("--tw-transformers-version", "5.24.0").stdout.splitlines()]
     assert codes == ["TW301", "TW303", "TW101"]
-    (project / "uv.lock").write_text(
+    (unpinned_project / "uv.lock").write_text(
         'version = 1\n\n[[package]]\nname = "transformers"\nversion = "4.46.2"\n'
     )
     result = flake8()
@@ -151,7 +151,7 @@ def test_flake8_plugin_resolves_from_the_files_project(project: Path) -> None:
         result.stderr.count("trainwright: warning: transformers 4.46.2 (uv.lock) is not a catalogued release")
         == 1
     )
-    (project / "uv.lock").write_text('version = 1\n\n[[package]]\nname = "transformers"\nversion = "9.9.9"\n')
+    (unpinned_project / "uv.lock").write_text('version = 1\n\n[[package]]\nname = "transformers"\nversion = "9.9.9"\n')
     result = flake8()  # the run fails (tests/lint/test_flake8_unusable_target.py has the rest)
     assert result.returncode == 1
     assert result.stdout.count("trainwright: transformers 9.9.9 (uv.lock) is outside the catalogue") == 1

@@ -53,9 +53,11 @@ def test_an_exact_catalogued_version_is_itself_without_an_arrow() -> None:
         (
             "5.26.0",
             "5.25.0",
-            f"is newer than the catalogue ({SPAN}) and not checked; cover it with "
-            "`trainwright catalog add 5.26.0` (or install it where trainwright runs); checking 5.25.0, the "
-            "newest covered release, instead",
+            (
+                f"is newer than the catalogue ({SPAN}) and not checked; cover it with "
+                "`trainwright catalog add 5.26.0` (or install it where trainwright runs); checking 5.25.0, the "
+                "newest covered release, instead"
+            ),
         ),
         ("5.26.0.dev0", "5.25.0", "is newer than the catalogue"),
         (">4.57.6,<5", "4.57.6", "contains no catalogued release; checking 4.57.6"),

@@ -95,6 +95,7 @@ def test_file_noqa_is_found_exactly_where_the_line_test_finds_it() -> None:
         assert noqa.file_is_skipped(lines, text) == expected == noqa.file_is_skipped(lines), repr(text)
 
 
+@pytest.mark.train("walks TRL's installed source")
 def test_child_nodes_is_iter_child_nodes_without_context_markers() -> None:
     """``syntax.child_nodes`` (the narrowing walks' step) yields what ``ast.iter_child_nodes`` yields,
     in the same order, less the ``Load``/``Store``/``Del`` markers."""

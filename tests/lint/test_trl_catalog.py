@@ -49,6 +49,7 @@ def test_signatures_change_across_releases(trl) -> None:  # type: ignore[no-unty
     assert changed, "TRL changed GRPOTrainer signatures between 0.19 and 1.16; the data must show it"
 
 
+@pytest.mark.train("reads the installed TRL's version")
 def test_target_version_follows_installed_trl(trl) -> None:  # type: ignore[no-untyped-def]
     from importlib.metadata import version
 

@@ -15,7 +15,7 @@ from trainwright.catalog import load_catalog, target_version
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def trl_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copytree(FIXTURES / "trl_project", tmp_path / "trl_project")
     monkeypatch.chdir(tmp_path / "trl_project")
     return tmp_path / "trl_project"
@@ -28,7 +28,7 @@ def lint(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list
     return status, capsys.readouterr().out.splitlines()
 
 
-def test_trl_private_override_is_tw101(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_trl_private_override_is_tw101(trl_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     installed = target_version(None, library="trl")  # TRL as installed (package metadata), resolved
     status, lines = lint(["my_grpo.py"], capsys)
     assert status == 1
@@ -36,7 +36,7 @@ def test_trl_private_override_is_tw101(project: Path, capsys: pytest.CaptureFixt
     for line in lines:
         where, code, message = line.split(" ", 2)
         by_line.setdefault(int(where.split(":")[1]), {})[code] = message
-    source = (project / "my_grpo.py").read_text().splitlines()
+    source = (trl_project / "my_grpo.py").read_text().splitlines()
     line_of = {
         name: i
         for i, text in enumerate(source, 1)
@@ -59,14 +59,14 @@ def test_trl_private_override_is_tw101(project: Path, capsys: pytest.CaptureFixt
     assert line_of["def _my_helper"] not in by_line and line_of["def compute_loss"] not in by_line
 
 
-def test_trl_version_option_changes_the_target(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_trl_version_option_changes_the_target(trl_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     oldest = load_catalog("trl").versions[0]
     _status, lines = lint(["--trl-version", oldest, "my_grpo.py"], capsys)
     assert any(f"(trl {oldest})" in line for line in lines)
 
 
-def test_trl_version_from_pyproject(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_trl_version_from_pyproject(trl_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     oldest = load_catalog("trl").versions[0]
-    (project / "pyproject.toml").write_text(f'[tool.trainwright]\ntrl-version = "{oldest}"\n')
+    (trl_project / "pyproject.toml").write_text(f'[tool.trainwright]\ntrl-version = "{oldest}"\n')
     _status, lines = lint(["my_grpo.py"], capsys)
     assert any(f"(trl {oldest})" in line for line in lines)

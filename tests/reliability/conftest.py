@@ -14,6 +14,7 @@ from kill_harness import Zygote
 
 @pytest.fixture(scope="session")
 def zygote():
+    pytest.importorskip("torch", reason="the kill tests train: they need the train extra")
     process = Zygote()
     yield process
     process.close()

@@ -26,6 +26,7 @@ import ast
 import contextlib
 import io
 import json
+import math
 import os
 import random
 import shutil
@@ -73,7 +74,7 @@ def _hostile(text: str, rng: random.Random) -> bytes:
     if change == "bom":
         return b"\xef\xbb\xbf" + rng.choice([b"", b"# -*- coding: latin-1 -*-\n", b"# coding: utf-8\n"]) + text.encode()
     if change == "coding":
-        return f"# -*- coding: {rng.choice(['latin-1', 'utf-8', 'cp1252', 'ascii'])} -*-\n{text}".encode("utf-8")
+        return f"# -*- coding: {rng.choice(['latin-1', 'utf-8', 'cp1252', 'ascii'])} -*-\n{text}".encode()
     if change in ("crlf", "cr"):
         return text.replace("\n", "\r\n" if change == "crlf" else "\r").encode()
     if change == "form feed" and lines:
@@ -158,7 +159,7 @@ CONSTRAINTS = ["^4.44", "^5.0", ">=4.40,<4.50", "~4.46.1", "4.45.*", ">=5.1", "<
 
 
 def _toml(value: object) -> str:
-    if isinstance(value, float) and value != value:
+    if isinstance(value, float) and math.isnan(value):
         return "nan"
     if isinstance(value, float) and value in (float("inf"), float("-inf")):
         return "inf" if value > 0 else "-inf"

@@ -86,6 +86,7 @@ def _run(tmp_path: Path, target: Path, *args: str, phase: str = "lint") -> subpr
         capture_output=True,
         text=True,
         timeout=300,
+        check=False,
     )
 
 

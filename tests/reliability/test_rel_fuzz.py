@@ -9,9 +9,8 @@ reproduces (within the time box, a slower machine runs a prefix of the same case
 
 from __future__ import annotations
 
-import pytest
-
 import fuzz_lint
+import pytest
 
 SEED = 38
 SECONDS = 50.0

@@ -40,7 +40,7 @@ for depth in (140, 160, 199):
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "trainwright_lint", *args, "--output-format", "concise", "."]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
 
 
 @pytest.fixture(scope="module")

@@ -18,21 +18,21 @@ from rel_trainers import grpo_trainer
 
 pytest.importorskip("datasets")
 
-from datasets import Dataset  # noqa: E402
+from datasets import Dataset
 
-from trainwright import DPOConfig, DPOTrainer, GRPOConfig  # noqa: E402
-from trainwright.callbacks import ParameterScheduleCallback  # noqa: E402
-from trainwright.toy import build_tiny_causal_lm, build_tokenizer  # noqa: E402
+from trainwright import DPOConfig, DPOTrainer, GRPOConfig
+from trainwright.callbacks import ParameterScheduleCallback
+from trainwright.toy import build_tiny_causal_lm, build_tokenizer
 
 TOKENIZER = build_tokenizer()
 PAIRS = Dataset.from_list([{"prompt": f"Q{i}?", "chosen": " yes", "rejected": " no"} for i in range(8)])
 
 
 def dpo_config(tmp_path, **overrides) -> DPOConfig:
-    settings = dict(
-        output_dir=str(tmp_path / "dpo"), per_device_train_batch_size=4, max_steps=2, report_to="none",
-        save_strategy="no", use_cpu=True, disable_tqdm=True, logging_steps=1, learning_rate=1e-2, seed=0,
-    )  # fmt: skip
+    settings = {
+        "output_dir": str(tmp_path / "dpo"), "per_device_train_batch_size": 4, "max_steps": 2, "report_to": "none",
+        "save_strategy": "no", "use_cpu": True, "disable_tqdm": True, "logging_steps": 1, "learning_rate": 1e-2, "seed": 0,
+    }  # fmt: skip
     settings.update(overrides)
     return DPOConfig(**settings)
 

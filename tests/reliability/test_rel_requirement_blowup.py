@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
-from trainwright.catalog import load_catalog
 from trainwright_lint.configuration.target import resolve_project_target
 from trainwright_lint.requirements import find_declaration
+
+from trainwright.catalog import load_catalog
 
 VERSIONS = load_catalog("transformers").versions
 

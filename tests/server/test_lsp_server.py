@@ -20,7 +20,7 @@ from lsprotocol import types
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def gallery_project(tmp_path: Path) -> Path:
     """The gallery's "before" files in a project of their own (no exclude, the installed release)."""
     root = tmp_path / "proj"
     root.mkdir()
@@ -50,19 +50,19 @@ def coded(diagnostics: list[types.Diagnostic], code: str) -> types.Diagnostic:
     return next(d for d in diagnostics if d.code == code)
 
 
-def test_diagnostics_for_every_gallery_file_equal_the_cli(project: Path) -> None:
-    names = sorted(p.name for p in project.glob("*_before.py"))
-    records = json.loads(cli(project, "lint", "--output-format", "json", *names).stdout)
+def test_diagnostics_for_every_gallery_file_equal_the_cli(gallery_project: Path) -> None:
+    names = sorted(p.name for p in gallery_project.glob("*_before.py"))
+    records = json.loads(cli(gallery_project, "lint", "--output-format", "json", *names).stdout)
     expected = {
         (r["filename"], r["code"], r["location"]["row"], r["location"]["column"], r["message"])
         for r in records
     }
 
     async def scenario() -> None:
-        async with editor_session(project) as editor:
+        async with editor_session(gallery_project) as editor:
             got = set()
             for name in names:
-                for d in await editor.open(project / name):
+                for d in await editor.open(gallery_project / name):
                     start = d.range.start
                     got.add((name, d.code, start.line + 1, start.character + 1, d.message.split("\n")[0]))
                     assert d.source == "trainwright" and d.code_description is not None
@@ -80,14 +80,14 @@ def test_diagnostics_for_every_gallery_file_equal_the_cli(project: Path) -> None
         ("broken_callback_before.py", "TW402"),
     ],
 )
-def test_a_quick_fix_applied_equals_trainwright_fix(project: Path, name: str, code: str) -> None:
-    path = project / name
+def test_a_quick_fix_applied_equals_trainwright_fix(gallery_project: Path, name: str, code: str) -> None:
+    path = gallery_project / name
     text = path.read_text(encoding="utf-8")
-    expected = fixed_by_cli(project, name)
+    expected = fixed_by_cli(gallery_project, name)
     assert expected != text
 
     async def scenario() -> None:
-        async with editor_session(project) as editor:
+        async with editor_session(gallery_project) as editor:
             diag = coded(await editor.open(path), code)
             actions = await editor.actions(path, diag)
             quick = [a for a in actions if a.title.startswith(f"Fix {code}")]
@@ -104,12 +104,12 @@ def test_a_quick_fix_applied_equals_trainwright_fix(project: Path, name: str, co
     run(scenario())
 
 
-def test_an_unsafe_fix_is_offered_as_unsafe_and_only_on_request(project: Path) -> None:
-    path = project / "broken_callback_before.py"
+def test_an_unsafe_fix_is_offered_as_unsafe_and_only_on_request(gallery_project: Path) -> None:
+    path = gallery_project / "broken_callback_before.py"
     text = path.read_text(encoding="utf-8")
 
     async def scenario() -> None:
-        async with editor_session(project) as editor:
+        async with editor_session(gallery_project) as editor:
             diag = coded(await editor.open(path), "TW401")
             assert diag.data == {"fix": "unsafe"}
             actions = await editor.actions(path, diag)
@@ -124,10 +124,10 @@ def test_an_unsafe_fix_is_offered_as_unsafe_and_only_on_request(project: Path) -
     run(scenario())
 
 
-def test_a_tw2xx_finding_offers_its_callback_as_a_move_to_a_new_file(project: Path) -> None:
+def test_a_tw2xx_finding_offers_its_callback_as_a_move_to_a_new_file(gallery_project: Path) -> None:
     name = "memory_before.py"
-    path = project / name
-    printed = cli(project, "fix", "--suggest", name).stdout
+    path = gallery_project / name
+    printed = cli(gallery_project, "fix", "--suggest", name).stdout
     creates = types.ClientCapabilities(
         workspace=types.WorkspaceClientCapabilities(
             workspace_edit=types.WorkspaceEditClientCapabilities(
@@ -137,30 +137,30 @@ def test_a_tw2xx_finding_offers_its_callback_as_a_move_to_a_new_file(project: Pa
     )
 
     async def scenario() -> None:
-        async with editor_session(project, creates) as editor:
+        async with editor_session(gallery_project, creates) as editor:
             diag = coded(await editor.open(path), "TW201")
             moves = [a for a in await editor.actions(path, diag) if a.kind == "refactor.move.trainwright"]
             assert len(moves) == 1 and "callback move" in moves[0].title and not moves[0].is_preferred
             create, content = moves[0].edit.document_changes
-            target = (project / "memory_before_callbacks.py").as_uri()
+            target = (gallery_project / "memory_before_callbacks.py").as_uri()
             assert isinstance(create, types.CreateFile) and create.uri == target
             assert not create.options.overwrite
             new_text = content.edits[0].new_text
             assert content.text_document.uri == target and "class GcTrainerTrainingStepCallback" in new_text
             assert new_text.strip() in printed  # what `trainwright fix --suggest` prints, nothing else
-        async with editor_session(project) as editor:  # a client that cannot create files: no move
+        async with editor_session(gallery_project) as editor:  # a client that cannot create files: no move
             diag = coded(await editor.open(path), "TW201")
             assert not [a for a in await editor.actions(path, diag) if a.kind == "refactor.move.trainwright"]
 
     run(scenario())
 
 
-def test_hover_on_a_finding_shows_its_rule_page(project: Path) -> None:
-    path = project / "tokenizer_before.py"
+def test_hover_on_a_finding_shows_its_rule_page(gallery_project: Path) -> None:
+    path = gallery_project / "tokenizer_before.py"
     page = (ROOT / "docs" / "rules" / "TW303.md").read_text(encoding="utf-8")
 
     async def scenario() -> None:
-        async with editor_session(project) as editor:
+        async with editor_session(gallery_project) as editor:
             diag = coded(await editor.open(path), "TW303")
             hover = await editor.client.text_document_hover_async(
                 types.HoverParams(
@@ -182,12 +182,12 @@ def test_hover_on_a_finding_shows_its_rule_page(project: Path) -> None:
     run(scenario())
 
 
-def test_a_change_clears_a_finding_and_noqa_silences_one(project: Path) -> None:
-    path = project / "tokenizer_before.py"
+def test_a_change_clears_a_finding_and_noqa_silences_one(gallery_project: Path) -> None:
+    path = gallery_project / "tokenizer_before.py"
     text = path.read_text(encoding="utf-8")
 
     async def scenario() -> None:
-        async with editor_session(project) as editor:
+        async with editor_session(gallery_project) as editor:
             diag = coded(await editor.open(path), "TW303")
             assert [
                 d.code
@@ -204,13 +204,13 @@ def test_a_change_clears_a_finding_and_noqa_silences_one(project: Path) -> None:
     run(scenario())
 
 
-def test_survives_a_file_that_does_not_parse_and_one_deleted_while_open(project: Path) -> None:
-    path = project / "tokenizer_before.py"
+def test_survives_a_file_that_does_not_parse_and_one_deleted_while_open(gallery_project: Path) -> None:
+    path = gallery_project / "tokenizer_before.py"
     text = path.read_text(encoding="utf-8")
     broken = text.replace("def ", "def (", 1)
 
     async def scenario() -> None:
-        async with editor_session(project) as editor:
+        async with editor_session(gallery_project) as editor:
             diagnostics = await editor.open(path, broken)
             assert [d.code for d in diagnostics] == ["TW000"]
             assert "cannot parse" in diagnostics[0].message
@@ -220,14 +220,14 @@ def test_survives_a_file_that_does_not_parse_and_one_deleted_while_open(project:
             # Another file deleted at the same time makes the server rebuild its model and lint the
             # open documents again.
             path.unlink()
-            (project / "memory_before.py").unlink()
+            (gallery_project / "memory_before.py").unlink()
             mark = len(editor.published)
             editor.client.workspace_did_change_watched_files(
                 types.DidChangeWatchedFilesParams(
                     changes=[
                         types.FileEvent(uri=path.as_uri(), type=types.FileChangeType.Deleted),
                         types.FileEvent(
-                            uri=(project / "memory_before.py").as_uri(), type=types.FileChangeType.Deleted
+                            uri=(gallery_project / "memory_before.py").as_uri(), type=types.FileChangeType.Deleted
                         ),
                     ]
                 )
@@ -243,19 +243,19 @@ def test_survives_a_file_that_does_not_parse_and_one_deleted_while_open(project:
             )
             assert await editor.wait_for(path.as_uri(), None, mark) == []
             # The server is still there for the next file.
-            assert diag_codes(await editor.open(project / "legacy_loss_before.py")) == ["TW301"]
+            assert diag_codes(await editor.open(gallery_project / "legacy_loss_before.py")) == ["TW301"]
 
     run(scenario())
 
 
-def test_the_project_settings_apply_and_a_settings_change_is_seen(project: Path) -> None:
-    path = project / "tokenizer_before.py"
-    settings = project / "pyproject.toml"
+def test_the_project_settings_apply_and_a_settings_change_is_seen(gallery_project: Path) -> None:
+    path = gallery_project / "tokenizer_before.py"
+    settings = gallery_project / "pyproject.toml"
     plain = settings.read_text(encoding="utf-8")
     settings.write_text(plain + '\n[tool.trainwright]\nignore = ["TW303"]\n', encoding="utf-8")
 
     async def scenario() -> None:
-        async with editor_session(project) as editor:
+        async with editor_session(gallery_project) as editor:
             assert await editor.open(path) == []  # ignored, as `trainwright lint` ignores it
             settings.write_text(plain, encoding="utf-8")
             mark = len(editor.published)
@@ -269,9 +269,9 @@ def test_the_project_settings_apply_and_a_settings_change_is_seen(project: Path)
     run(scenario())
 
 
-def test_saving_a_base_class_re_lints_the_open_subclass_in_another_file(project: Path) -> None:
-    base = project / "legacy_loss_before.py"
-    child = project / "child.py"
+def test_saving_a_base_class_re_lints_the_open_subclass_in_another_file(gallery_project: Path) -> None:
+    base = gallery_project / "legacy_loss_before.py"
+    child = gallery_project / "child.py"
     child.write_text(
         "from legacy_loss_before import WeightedLossTrainer\n\n\n"
         "class ChildTrainer(WeightedLossTrainer):\n"
@@ -284,7 +284,7 @@ def test_saving_a_base_class_re_lints_the_open_subclass_in_another_file(project:
     )
 
     async def scenario() -> None:
-        async with editor_session(project) as editor:
+        async with editor_session(gallery_project) as editor:
             assert "TW302" in diag_codes(await editor.open(child))  # the base rejects the keyword
             assert diag_codes(await editor.open(base)) == ["TW301"]
             assert diag_codes(await editor.replace(base, fixed)) == []  # not saved yet
@@ -297,20 +297,20 @@ def test_saving_a_base_class_re_lints_the_open_subclass_in_another_file(project:
     run(scenario())
 
 
-def test_bad_settings_are_one_diagnostic_not_a_crash(project: Path) -> None:
-    path = project / "tokenizer_before.py"
-    settings = project / "pyproject.toml"
+def test_bad_settings_are_one_diagnostic_not_a_crash(gallery_project: Path) -> None:
+    path = gallery_project / "tokenizer_before.py"
+    settings = gallery_project / "pyproject.toml"
     settings.write_text(settings.read_text(encoding="utf-8") + '\n[tool.trainwright]\nselect = ["XX9"]\n')
 
     async def scenario() -> None:
-        async with editor_session(project) as editor:
+        async with editor_session(gallery_project) as editor:
             (only,) = await editor.open(path)
             assert only.code == "TW000" and "settings" in only.message and "XX9" in only.message
 
     run(scenario())
 
 
-def test_asks_to_be_told_of_files_changed_outside_the_editor(project: Path) -> None:
+def test_asks_to_be_told_of_files_changed_outside_the_editor(gallery_project: Path) -> None:
     watching = types.ClientCapabilities(
         workspace=types.WorkspaceClientCapabilities(
             did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)
@@ -318,8 +318,8 @@ def test_asks_to_be_told_of_files_changed_outside_the_editor(project: Path) -> N
     )
 
     async def scenario() -> None:
-        async with editor_session(project, watching) as editor:
-            await editor.open(project / "tokenizer_before.py")  # the registration came before this
+        async with editor_session(gallery_project, watching) as editor:
+            await editor.open(gallery_project / "tokenizer_before.py")  # the registration came before this
             (registration,) = editor.registrations
             assert registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
             options = registration.register_options

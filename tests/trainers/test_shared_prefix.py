@@ -7,7 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from trainwright.toy import build_tiny_causal_lm, build_tokenizer
+from trainwright.toy import build_tiny_causal_lm
 from trainwright.trainers.common import logprobs
 from trainwright.trainers.common.lm_head import fused_head, head_token_logps
 from trainwright.trainers.common.logprobs import (
@@ -17,11 +17,6 @@ from trainwright.trainers.common.logprobs import (
     kv_cache_argument,
     shared_prefix_logits,
 )
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    return build_tokenizer()
 
 
 def test_distinct_rows_maps_every_row_to_an_equal_one() -> None:

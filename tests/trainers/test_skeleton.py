@@ -19,7 +19,7 @@ pytest.importorskip("transformers")
 from datasets import Dataset
 
 from trainwright import DPOConfig, DPOTrainer, GRPOConfig, GRPOTrainer
-from trainwright.toy import build_tiny_causal_lm, build_tokenizer, save_tiny_model
+from trainwright.toy import build_tiny_causal_lm, save_tiny_model
 from trainwright.trainers.common.metrics import MetricsWindow
 
 SMALL = {
@@ -63,11 +63,6 @@ TRAINERS: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
         ),
     ),
 }
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    return build_tokenizer()
 
 
 @pytest.mark.parametrize("name", TRAINERS)

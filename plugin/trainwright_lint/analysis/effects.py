@@ -568,9 +568,9 @@ def analyse(
     for s in statements:
         used |= s.uses
     for i, s in enumerate(statements):
-        if i not in data and s.kinds == {K.LOCAL} and s.defines and not (s.defines & used) and not s.children:
-            if any(isinstance(n, ast.Call) and not _pure_call(n) for n in ast.walk(s.node)):
-                data.add(i)
+        unused_local = s.kinds == {K.LOCAL} and s.defines and not (s.defines & used) and not s.children
+        if i not in data and unused_local and any(isinstance(n, ast.Call) and not _pure_call(n) for n in ast.walk(s.node)):
+            data.add(i)
     delegation = c.delegations[0][0] if c.delegations else None
     passthrough = bool(c.delegations) and all(_passthrough(call, params) for _, call in c.delegations)
     decorators = decorator_names(fn)

@@ -18,9 +18,8 @@ import ast
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from trainwright.catalog.events import load_proofs
+from trainwright.catalog.event_proofs import load_proofs
 
 # Paths that start in another transformers module (``trainer_jit_checkpoint``: the SIGTERM checkpoint) run
 # only when an argument turns them on (``enable_jit_checkpoint``): they are reported, not required
@@ -34,14 +33,19 @@ EVALUATION_EQUIVALENTS = ("on_prediction_step",)
 PREDICTION_EQUIVALENTS = {"on_evaluate": "on_predict"}
 
 
-@dataclass(frozen=True)
 class Proof:
     """The verdict: ``events`` the callback implements (the suggested ones, plus the evaluation
-    equivalent when a path needs it), or ``missing``: a path on which none of them fires."""
+    equivalent when a path needs it), or ``missing``: a path on which none of them fires
+    (``"save_model (called directly) at 5.24.0"``). A plain slotted class, not a dataclass: this module
+    is imported by every lint, and a frozen dataclass costs a millisecond to define."""
 
-    proven: bool
-    events: tuple[str, ...] = ()
-    missing: str = ""  # "save_model (called directly) at 5.24.0"
+    __slots__ = ("events", "missing", "proven")
+
+    def __init__(self, proven: bool, events: tuple[str, ...] = (), missing: str = "") -> None:
+        self.proven, self.events, self.missing = proven, events, missing
+
+    def __repr__(self) -> str:
+        return f"Proof(proven={self.proven!r}, events={self.events!r}, missing={self.missing!r})"
 
 
 def events_in(text: str) -> tuple[str, ...]:
@@ -78,6 +82,20 @@ def prove(method: str, suggested: Sequence[str], releases: Sequence[str], called
                 continue
             return Proof(False, missing=f"a path where none of them fires at {version}")
     return Proof(True, events=tuple(used))
+
+
+def called_on_a_name(source: str, method: str) -> bool:
+    """``<name>.method(`` occurs in ``source`` (``self.m(``, ``trainer.m(``; not ``super().m(``): the cheap
+    test before ``calls_directly`` walks anything. A literal search, each hit's preceding character
+    checked as ``\\w`` would (``str.isalnum`` or ``_``): a regex that starts with ``\\w`` has no literal
+    prefix to skip to and tries every position of the file (5 ms on a 200 kB file, per method asked)."""
+    needle = f".{method}("
+    at = source.find(needle)
+    while at != -1:
+        if at > 0 and (source[at - 1].isalnum() or source[at - 1] == "_"):
+            return True
+        at = source.find(needle, at + 1)
+    return False
 
 
 def calls_directly(

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from trainwright.catalog import CallSite, Catalog, Guidance, load_catalog
+from trainwright_lint.commands.explain_events import events_lines, events_report
 from trainwright_lint.commands.hooks import (
     CLASSES,
     add_common_arguments,
@@ -25,7 +26,6 @@ from trainwright_lint.commands.hooks import (
     resolve_or_report,
     since_text,
 )
-from trainwright_lint.commands.explain_events import events_lines, events_report
 from trainwright_lint.rules.base import describe_release_runs
 from trainwright_lint.terminal import ENVIRONMENT_HELP, GLUE, Terminal
 

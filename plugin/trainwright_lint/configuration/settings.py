@@ -101,7 +101,7 @@ def _path_matches(rel: str, pattern: str) -> bool:
     return "/" not in pattern and fnmatch.fnmatch(rel.rsplit("/", 1)[-1], pattern)
 
 
-# Not rules, but selectable: TW000 a file skipped (parse error, timeout), TW001 an unused `# noqa` code.
+# Not rules, but selectable: TW000 a file skipped (parse error, timeout), TW001 an unused `noqa` code.
 PSEUDO_CODES = ("TW000", "TW001")
 
 

@@ -52,9 +52,7 @@ def canonical(specifiers: str) -> str | None:
                 lower = _tighter(lower, (Version(text), op != ">", str(spec)), lower=True)
             if op in ("<=", "<") or (op == "==" and not text.endswith(".*")):
                 upper = _tighter(upper, (Version(text), op != "<", str(spec)), lower=False)
-            if op not in (">=", ">", "<=", "<", "=="):
-                others.add(str(spec))
-            elif op == "==" and text.endswith(".*"):
+            if op not in (">=", ">", "<=", "<", "==") or (op == "==" and text.endswith(".*")):
                 others.add(str(spec))
     except (InvalidSpecifier, InvalidVersion):
         return specifiers

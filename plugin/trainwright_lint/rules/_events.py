@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import difflib
-import re
 
-from trainwright_lint.analysis.moves import Proof, calls_directly, events_in, prove
+from trainwright_lint.analysis.moves import Proof, called_on_a_name, calls_directly, events_in, prove
 from trainwright_lint.rules.base import ClassContext
 
 # Hand-picked replacements for events people expect but transformers never had.
@@ -58,7 +57,7 @@ def proven_move(ctx: ClassContext, method: str, events_text: str) -> Proof:
     releases = ctx.releases or ((ctx.target,) if ctx.target else ())
     events = events_in(events_text)
     # a name right before ``.m(`` (``self.m(``, ``trainer.m(``), not ``super().m(``: only then walk the tree
-    direct = re.search(rf"\w\.{re.escape(method)}\(", ctx.unit.source) is not None and calls_directly(
+    direct = called_on_a_name(ctx.unit.source, method) and calls_directly(
         ctx.unit.source, ctx.unit.line_starts, ctx.unit.tree, ctx.node, method, events
     )
     return prove(method, events, releases, direct)

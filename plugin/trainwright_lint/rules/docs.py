@@ -94,8 +94,8 @@ def render_rule_page(rule: Any) -> str:
     if fixable:
         parts += [f"*{fixable}*", ""]
     if getattr(rule, "preview", False):
-        parts += ["*Preview: off by default (precision on the blind test split under 0.90); "
-                  "on with `--preview` or `preview = true` in `[tool.trainwright]`.*", ""]  # fmt: skip
+        parts += [("*Preview: off by default (precision on the blind test split under 0.90); "
+                   "on with `--preview` or `preview = true` in `[tool.trainwright]`.*"), ""]  # fmt: skip
     parts += ["## What it does", "", what]
     if why:
         parts += ["", "## Why is this bad?", "", why]

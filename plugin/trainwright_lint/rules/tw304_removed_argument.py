@@ -206,9 +206,9 @@ class RemovedArgument(Rule):
         if not isinstance(edit, RenameKeyword) or not isinstance(ctx, ModuleContext):
             return False
         for call, target, _cls, _method in _constructions(ctx):
-            if call.lineno == edit.line and any(k.arg == edit.old for k in call.keywords):
-                if not _accepted(ctx, target, edit.new):
-                    return False
+            renamed_here = call.lineno == edit.line and any(k.arg == edit.old for k in call.keywords)
+            if renamed_here and not _accepted(ctx, target, edit.new):
+                return False
         return True
 
 

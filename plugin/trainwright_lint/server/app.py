@@ -10,6 +10,7 @@ lint again.
 
 from __future__ import annotations
 
+import gc
 import os
 
 from lsprotocol import types
@@ -36,6 +37,7 @@ class TrainwrightServer(LanguageServer):
         # uri -> (version, text, findings), of the last incremental lint and of the last whole one
         self.found: dict[str, tuple[int | None, str, list[Finding]]] = {}
         self.whole: dict[str, tuple[int | None, str, list[Finding]]] = {}
+        self.frozen_at = 0  # ``session.models_built`` when the heap was last frozen
 
     def path_of(self, doc: TextDocument) -> str:
         """The file a document stands for (an unsaved one: a name in the working folder)."""
@@ -50,6 +52,9 @@ class TrainwrightServer(LanguageServer):
             return known[2]
         found = self.session.lint(self.path_of(doc), doc.source, whole=whole)
         memo[doc.uri] = (doc.version, doc.source, found)
+        if self.session.models_built != self.frozen_at:
+            self.frozen_at = self.session.models_built
+            freeze_heap()
         return found
 
     def publish(self, uri: str) -> None:
@@ -68,6 +73,19 @@ class TrainwrightServer(LanguageServer):
         for uri in list(self.workspace.text_documents):
             if uri != but and is_python(self.workspace.get_text_document(uri)):
                 self.publish(uri)
+
+
+def freeze_heap() -> None:
+    """After a project model is built: collect once, then move everything alive (the model, the
+    catalogue, the modules) out of the collector's sight. Why: each change parses the document again
+    (a 2,000-line module: a few hundred thousand objects), and the collections that allocation sets
+    off walked the whole long-lived heap again and again: a fifth of a change's CPU at the median,
+    half of it at p95. A frozen object is still freed when its count drops (the old model, once
+    replaced); what was frozen before is thawed first, so a cycle left in an old model is collected
+    here rather than kept for the life of the server."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
 
 
 def is_python(doc: TextDocument) -> bool:

@@ -60,6 +60,7 @@ class Session:
     def __init__(self) -> None:
         self._by_folder: dict[str, Project] = {}
         self._by_root: dict[str, Project] = {}
+        self.models_built = 0  # project models built so far (the server re-freezes its heap after one)
 
     def project(self, path: str) -> Project:
         """The settings of ``path``'s project (cached per folder); raises ``ValueError`` (a
@@ -89,6 +90,7 @@ class Session:
         project = self.project(path)
         if project.workspace is None:
             project.workspace = single_file_workspace(os.path.abspath(path), project.config)
+            self.models_built += 1
         return project, project.workspace
 
     def _linter(self, path: str) -> Linter:

@@ -19,19 +19,29 @@ Pure data: importing this module never imports torch or transformers.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+# the linter's extract of the table lives in ``event_proofs`` (a lint imports only that); named here too
+from trainwright.catalog.event_proofs import (
+    FORMAT,
+    PROOFS_FILE,
+    MethodProof,
+    ProofTables,
+    load_proofs,
+    read_data,
+)
 from trainwright.catalog.versions import nearest_at_or_below, sort_versions
 
 DATA_FILE = os.path.join(os.path.dirname(__file__), "data", "transformers-events.json")
-# The linter's extract of it (``scripts/build_events.py: proofs``): loaded on every lint, so kept small.
-PROOFS_FILE = os.path.join(os.path.dirname(__file__), "data", "transformers-event-proofs.json")
-FORMAT = 1
+
+__all__ = [
+    "DATA_FILE", "FORMAT", "PROOFS_FILE", "CallPath", "EventTables", "Hop", "MethodProof", "ProofTables",
+    "ReleaseEvents", "load_events", "load_proofs",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -174,58 +184,7 @@ class EventTables:
         return self._views[version]
 
 
-def _read(path: str, what: str) -> dict[str, Any]:
-    """A data file of this module, or a ``FileNotFoundError`` naming it and how to make it."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)  # type: ignore[no-any-return]
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{what} {path} is missing: regenerate it with scripts/build_events.py") from None
-
-
 @cache
 def load_events() -> EventTables:
     """The packaged table (read once per process). Raises ``FileNotFoundError`` naming the file."""
-    return EventTables(_read(DATA_FILE, "the event table"))
-
-
-@dataclass(frozen=True)
-class MethodProof:
-    """What a move proof needs of one method at one release: the events it fires itself on every run,
-    and per distinct path shape, whether only an opt-in integration takes it and the events around it."""
-
-    inside: frozenset[str]
-    paths: tuple[tuple[bool, frozenset[str]], ...]
-
-
-class ProofTables:
-    """``transformers-event-proofs.json``: per release, ``MethodProof`` of every Trainer method."""
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        if data.get("format") != FORMAT:
-            raise ValueError(f"{PROOFS_FILE}: format {data.get('format')!r}, expected {FORMAT}")
-        self._releases: dict[str, int] = data["releases"]
-        self._tables: list[dict[str, int]] = data["tables"]
-        self._entries: list[list[Any]] = data["entries"]
-        self.versions: tuple[str, ...] = sort_versions(list(self._releases))
-
-    def across(self, versions: Sequence[str]) -> tuple[tuple[str, int], ...]:
-        """(release, table index) for each distinct table of ``versions``."""
-        seen: dict[int, str] = {}
-        for v in versions:
-            resolved = nearest_at_or_below(v, self.versions)
-            seen.setdefault(self._releases[resolved], resolved)
-        return tuple((v, i) for i, v in seen.items())
-
-    def method(self, table: int, name: str) -> MethodProof | None:
-        index = self._tables[table].get(name)
-        if index is None:
-            return None
-        inside, paths = self._entries[index]
-        return MethodProof(frozenset(inside), tuple((bool(o), frozenset(e)) for o, e in paths))
-
-
-@cache
-def load_proofs() -> ProofTables:
-    """The linter's extract of the event table (read once per process)."""
-    return ProofTables(_read(PROOFS_FILE, "the event proofs"))
+    return EventTables(read_data(DATA_FILE, "the event table"))

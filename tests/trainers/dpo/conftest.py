@@ -13,12 +13,7 @@ pytest.importorskip("transformers")
 
 from datasets import Dataset
 
-from trainwright.toy import build_tiny_causal_lm, build_tokenizer
-
-
-@pytest.fixture(scope="session")
-def tokenizer():
-    return build_tokenizer()
+from trainwright.toy import build_tiny_causal_lm
 
 
 @pytest.fixture

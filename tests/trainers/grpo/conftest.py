@@ -7,14 +7,9 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from datasets import Dataset  # noqa: E402
+from datasets import Dataset
 
-from trainwright.toy import build_tiny_causal_lm, build_tokenizer  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def tokenizer():
-    return build_tokenizer()
+from trainwright.toy import build_tiny_causal_lm, build_tokenizer
 
 
 @pytest.fixture

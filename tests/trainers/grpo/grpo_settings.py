@@ -44,15 +44,15 @@ def tiny_qwen2_config(tokenizer, **overrides):  # type: ignore[no-untyped-def]
     """A one-layer Qwen2 config over the toy tokenizer (causal LMs, reward models, tied heads)."""
     from transformers import Qwen2Config
 
-    settings = dict(
-        vocab_size=len(tokenizer),
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        pad_token_id=tokenizer.pad_token_id,
-    )
+    settings = {
+        "vocab_size": len(tokenizer),
+        "hidden_size": 16,
+        "intermediate_size": 32,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 2,
+        "pad_token_id": tokenizer.pad_token_id,
+    }
     settings.update(overrides)
     return Qwen2Config(**settings)
 

@@ -108,9 +108,9 @@ def test_entropy_bonus_is_the_mean_token_entropy_for_every_loss_type(loss_inputs
     entropies = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     token_mask = torch.tensor([[1.0, 0.0, 1.0], [1.0, 1.0, 1.0]])
     for loss_type in ("grpo", "dapo", "dr_grpo", "luspo", "cispo"):
-        kwargs = dict(
-            loss_type=loss_type, old_per_token_logps=old, tokens_per_micro_step=5.0, max_completion_length=8
-        )
+        kwargs = {
+            "loss_type": loss_type, "old_per_token_logps": old, "tokens_per_micro_step": 5.0, "max_completion_length": 8
+        }
         out = grpo_loss(logps, adv, m, token_mask=token_mask, entropies=entropies, entropy_coef=0.5, **kwargs)
         effective = m * token_mask  # the bonus acts on the tokens the policy term acts on
         bonus = (entropies * effective).sum() / effective.sum()

@@ -28,19 +28,19 @@ def model_folder(tmp_path_factory):
 
 def _keys(config_class, trainer_class, model, tmp_path, **overrides):
     dataset = Dataset.from_dict({"prompt": [f"Say {i}:" for i in range(8)]})
-    settings = dict(
-        output_dir=str(tmp_path),
-        per_device_train_batch_size=4,
-        per_device_eval_batch_size=4,
-        num_generations=4,
-        max_completion_length=4,
-        max_steps=2,
-        logging_steps=1,
-        report_to=[],
-        use_cpu=True,
-        save_strategy="no",
-        learning_rate=1e-3,
-    )
+    settings = {
+        "output_dir": str(tmp_path),
+        "per_device_train_batch_size": 4,
+        "per_device_eval_batch_size": 4,
+        "num_generations": 4,
+        "max_completion_length": 4,
+        "max_steps": 2,
+        "logging_steps": 1,
+        "report_to": [],
+        "use_cpu": True,
+        "save_strategy": "no",
+        "learning_rate": 1e-3,
+    }
     args = config_class(**settings, **overrides)
     trainer = trainer_class(
         model=model,

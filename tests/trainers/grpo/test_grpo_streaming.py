@@ -39,20 +39,20 @@ class Recorder:
 
 def _trainer(output_dir, tokenizer, reward, train_dataset=None, callbacks=None, **overrides):
     model = build_tiny_causal_lm(tokenizer, hidden_size=16, num_layers=1, num_heads=2, seed=1)
-    settings = dict(
-        output_dir=str(output_dir),
-        per_device_train_batch_size=2,
-        num_generations=2,
-        steps_per_generation=2,
-        max_steps=6,
-        save_steps=3,
-        max_completion_length=3,
-        learning_rate=5e-3,
-        report_to=[],
-        use_cpu=True,
-        logging_steps=1,
-        seed=11,
-    )
+    settings = {
+        "output_dir": str(output_dir),
+        "per_device_train_batch_size": 2,
+        "num_generations": 2,
+        "steps_per_generation": 2,
+        "max_steps": 6,
+        "save_steps": 3,
+        "max_completion_length": 3,
+        "learning_rate": 5e-3,
+        "report_to": [],
+        "use_cpu": True,
+        "logging_steps": 1,
+        "seed": 11,
+    }
     settings.update(overrides)
     return GRPOTrainer(
         model,

@@ -274,7 +274,7 @@ def test_grpo_dynamic_sampling_refills_flat_groups(tmp_path, tokenizer, tiny_mod
             tiny_model, reward, args=args, train_dataset=dataset, processing_class=tokenizer
         )
         trainer.train()
-        rows = [json.loads(line) for line in open(out / "completions.jsonl")]
+        rows = [json.loads(line) for line in (out / "completions.jsonl").read_text().splitlines()]
         assert len(rows) == 3 * 8  # 3 rounds x 8 completions
         assert {"prompt", "completion", "rewards", "advantage", "step"} <= set(rows[0])
         flat_groups = sum(int(row["prompt"][1:]) % 4 == 0 for row in rows) // 4
@@ -336,18 +336,20 @@ def test_grpo_peft_policy_uses_its_base_as_reference(
     ("overrides", "message"),
     [
         (
-            dict(per_device_train_batch_size=3, num_generations=2),
-            r"per_device_train_batch_size \(3\) x processes \(1\) x steps_per_generation \(1\) = 3 "
-            r".* num_generations \(2\)",
+            {"per_device_train_batch_size": 3, "num_generations": 2},
+            (
+                r"per_device_train_batch_size \(3\) x processes \(1\) x steps_per_generation \(1\) = 3 "
+                r".* num_generations \(2\)"
+            ),
         ),
-        (dict(num_generations=1), r"num_generations must be >= 2.*got 1"),
-        (dict(num_iterations=0), r"num_iterations must be >= 1, got 0"),
-        (dict(steps_per_generation=0), r"steps_per_generation must be >= 1, got 0"),
-        (dict(loss_type="ppo"), r"loss_type='ppo' is not supported; choose one of grpo, bnpo, dr_grpo, dapo"),
-        (dict(scale_rewards="rank"), r"scale_rewards='rank'"),
-        (dict(importance_sampling_level="word"), r"importance_sampling_level='word'"),
-        (dict(temperature=0.0), r"temperature must be > 0"),
-        (dict(beta=-1.0), r"beta must be >= 0"),
+        ({"num_generations": 1}, r"num_generations must be >= 2.*got 1"),
+        ({"num_iterations": 0}, r"num_iterations must be >= 1, got 0"),
+        ({"steps_per_generation": 0}, r"steps_per_generation must be >= 1, got 0"),
+        ({"loss_type": "ppo"}, r"loss_type='ppo' is not supported; choose one of grpo, bnpo, dr_grpo, dapo"),
+        ({"scale_rewards": "rank"}, r"scale_rewards='rank'"),
+        ({"importance_sampling_level": "word"}, r"importance_sampling_level='word'"),
+        ({"temperature": 0.0}, r"temperature must be > 0"),
+        ({"beta": -1.0}, r"beta must be >= 0"),
     ],
 )
 def test_grpo_config_rejects_bad_combinations(tmp_path, overrides, message):

@@ -30,16 +30,16 @@ def test_grpo_generation_batch_size_is_resolved_and_validated_like_trl(tmp_path)
     grid = itertools.product((2, 3, 4), (2, 4), (None, 1, 2), (None, 4, 6, 8, 12), (1, 2))
     compared = refused = 0
     for bs, g, spg, gbs, ga in grid:
-        kwargs = dict(
-            output_dir=str(tmp_path),
-            per_device_train_batch_size=bs,
-            num_generations=g,
-            steps_per_generation=spg,
-            generation_batch_size=gbs,
-            gradient_accumulation_steps=ga,
-            use_cpu=True,
-            report_to=[],
-        )
+        kwargs = {
+            "output_dir": str(tmp_path),
+            "per_device_train_batch_size": bs,
+            "num_generations": g,
+            "steps_per_generation": spg,
+            "generation_batch_size": gbs,
+            "gradient_accumulation_steps": ga,
+            "use_cpu": True,
+            "report_to": [],
+        }
         try:
             theirs = trl.GRPOConfig(**kwargs, bf16=False)
         except ValueError:
@@ -59,10 +59,10 @@ def test_grpo_generation_batch_size_is_resolved_and_validated_like_trl(tmp_path)
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        (dict(generation_batch_size=8, steps_per_generation=2), "cannot both be set"),
-        (dict(generation_batch_size=6), r"generation_batch_size \(6\) must be a positive multiple .* = 4"),
+        ({"generation_batch_size": 8, "steps_per_generation": 2}, "cannot both be set"),
+        ({"generation_batch_size": 6}, r"generation_batch_size \(6\) must be a positive multiple .* = 4"),
         (
-            dict(per_device_train_batch_size=2, generation_batch_size=6),
+            {"per_device_train_batch_size": 2, "generation_batch_size": 6},
             r"= 6 completions is not divisible by num_generations \(4\)",
         ),
     ],

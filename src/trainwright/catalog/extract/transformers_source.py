@@ -47,21 +47,29 @@ Sources = dict[str, str]  # file name -> source text
 # --------------------------------------------------------------------------------------------- reading
 
 
-def wheel_sources(wheel: Path) -> Sources:
+def wheel_sources(
+    wheel: Path, files: tuple[str, ...] = FILES, optional: tuple[str, ...] = EXTERNAL_FILES
+) -> Sources:
+    """``files`` (each must be there) and the ``optional`` files the release has, from a transformers wheel.
+
+    The one reader of release sources for the builders: ``scripts/build_events.py`` passes its own lists."""
     with zipfile.ZipFile(wheel) as zf:
         present = set(zf.namelist())
         return {
             name: zf.read(f"transformers/{name}").decode("utf-8")
-            for name in (*FILES, *EXTERNAL_FILES)
-            if name in FILES or f"transformers/{name}" in present
+            for name in (*files, *optional)
+            if name in files or f"transformers/{name}" in present
         }
 
 
-def dir_sources(directory: Path) -> Sources:
+def dir_sources(
+    directory: Path, files: tuple[str, ...] = FILES, optional: tuple[str, ...] = EXTERNAL_FILES
+) -> Sources:
+    """As :func:`wheel_sources`, from a ``site-packages/transformers`` folder."""
     return {
         name: (directory / name).read_text(encoding="utf-8")
-        for name in (*FILES, *EXTERNAL_FILES)
-        if name in FILES or (directory / name).is_file()
+        for name in (*files, *optional)
+        if name in files or (directory / name).is_file()
     }
 
 
