@@ -13,7 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -193,7 +193,7 @@ def iter_python_files(
         yield from _walk(start, resolved, root, inherited, seen)
 
 
-def _rel_fn(root: Path):  # type: ignore[no-untyped-def]
+def _rel_fn(root: Path) -> Callable[[Path], str]:
     def rel(p: Path) -> str:
         try:
             return p.relative_to(root).as_posix()

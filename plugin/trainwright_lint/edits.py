@@ -20,6 +20,7 @@ class Edit:
 
     __slots__ = ()
     unsafe: bool
+    line: int  # the finding's line the edit is addressed by (the fixer's segments are chosen by it)
 
     def describe(self) -> str:  # pragma: no cover - every edit type defines it
         """One sentence saying what the fix changes (ruff's fix ``message``)."""

@@ -39,7 +39,7 @@ from trainwright_lint.configuration import LintConfig, TargetError, targets_for_
 from trainwright_lint.terminal import printable
 
 
-class UnusableTarget(ExecutionError):
+class UnusableTarget(ExecutionError):  # type: ignore[misc]  # flake8 ships no type information
     """No catalogued release can stand for the project's target (``tw-transformers-version = 9.9.9``).
 
     Raised out of the checker, not reported on a file: flake8 prints "There was a critical error during

@@ -147,11 +147,11 @@ def _find_function(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFu
 
 
 def _enclosing_function(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    best = None
+    best: ast.FunctionDef | ast.AsyncFunctionDef | None = None
     for node in ast.walk(tree):
-        inside = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
-            node.lineno <= line <= (node.end_lineno or node.lineno)
-        )
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        inside = node.lineno <= line <= (node.end_lineno or node.lineno)
         if inside and (best is None or node.lineno > best.lineno):  # the innermost one
             best = node
     return best

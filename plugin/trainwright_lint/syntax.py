@@ -7,6 +7,7 @@ project model, the analyses, the rules and the fixers all read syntax the same w
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from functools import cache
 
 from trainwright.catalog import Param, Signature
@@ -160,10 +161,10 @@ _CONTEXT_MARKER = frozenset({"ctx"})
 
 
 @cache
-def node_fields(kind: type, skipped: frozenset[str] = _CONTEXT_MARKER) -> tuple[str, ...]:
+def node_fields(kind: type[ast.AST], skipped: frozenset[str] = _CONTEXT_MARKER) -> tuple[str, ...]:
     """The fields of an ``ast`` node type, in order, less ``skipped``: computed once per type for the
     walks that step through every node's children."""
-    return tuple(f for f in kind._fields if f not in skipped)  # type: ignore[attr-defined]
+    return tuple(f for f in kind._fields if f not in skipped)
 
 
 def child_nodes(node: ast.AST) -> list[ast.AST]:
@@ -171,7 +172,7 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
     (``Load``/``Store``) that every name, attribute and subscript carries: the narrowing walks visit
     each node's children, and a third of those children were markers."""
     out: list[ast.AST] = []
-    for name in node_fields(type(node)):
+    for name in node_fields(type(node)):  # type: ignore[arg-type]  # typeshed: type[AST] is not Hashable
         child = getattr(node, name, None)
         if child is None:
             continue
@@ -229,7 +230,7 @@ def line_span(node: ast.AST) -> tuple[int, int] | None:
     return None if low is None or high is None else (low, high)
 
 
-def walk_expression(node: ast.AST):  # type: ignore[no-untyped-def]
+def walk_expression(node: ast.AST) -> Iterator[ast.AST]:
     """Every node under ``node`` (itself included) without entering lambdas, comprehensions' own
     scopes are entered (their names are read in this scope's flow), nested defs and classes."""
     stack = [node]

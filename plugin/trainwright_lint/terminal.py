@@ -32,6 +32,7 @@ import sys
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TextIO
 
 DEFAULT_WIDTH = 80
@@ -247,8 +248,11 @@ class Terminal:
         if not self.colour:
             return text
         for pattern, role in spans:
-            text = re.sub(pattern, lambda m, r=role: self.style(m[0], r), text, flags=re.MULTILINE)
+            text = re.sub(pattern, partial(self._style_match, role), text, flags=re.MULTILINE)
         return text
+
+    def _style_match(self, role: str, match: re.Match[str]) -> str:
+        return self.style(match[0], role)
 
 
 # ------------------------------------------------------------------------------------------------- tables

@@ -87,3 +87,19 @@ def test_lint_and_fix_agree_on_every_encoding(encoded: Path) -> None:
             assert ": TW000 cannot decode" in line and problem in line, line
             assert (encoded / name).read_bytes() == data, name
     assert "Traceback" not in lint.stderr + fix.stderr
+
+
+def test_a_fix_the_declared_codec_cannot_write_is_refused_by_name(tmp_path: Path) -> None:
+    """The ``idna`` codec raises a bare ``UnicodeError`` (no ``reason``) for a label over 63 characters:
+    adding ``**kwargs`` makes the ``def`` line's label (the text between two dots) too long. The fixer
+    crashed with an AttributeError there; it now refuses the file by name and leaves it untouched."""
+    source = (
+        "# coding: idna\nfrom transformers import TrainerCallback  # .\nclass C(TrainerCallback):  # .\n"
+        "    def on_log(self, args, state, control, logs):  # .\n        print(logs)  # .\n"
+    )
+    data = source.encode("idna")
+    (tmp_path / "cb.py").write_bytes(data)
+    fixed = run(tmp_path, "fix", "--transformers-version", "5.24.0", "cb.py")
+    assert "Traceback" not in fixed.stderr, fixed.stderr
+    assert "the fixed text cannot be written as idna (" in fixed.stderr and fixed.returncode == 2
+    assert (tmp_path / "cb.py").read_bytes() == data

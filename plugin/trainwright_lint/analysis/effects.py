@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -235,10 +235,10 @@ class _Collector:
                 self.expression(index, value)
                 s.kinds.add(K.LOCAL)
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            value = stmt.value
+            assigned = stmt.value  # None in ``x: int``
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            facts = self.expression(index, value) if value is not None else (False, False, False)
-            self.targets(index, targets, value, augmented=isinstance(stmt, ast.AugAssign), facts=facts)
+            facts = self.expression(index, assigned) if assigned is not None else (False, False, False)
+            self.targets(index, targets, assigned, augmented=isinstance(stmt, ast.AugAssign), facts=facts)
             if isinstance(stmt, ast.AugAssign):
                 for t in targets:  # x += 1 reads x too
                     if isinstance(t, ast.Name):
@@ -339,7 +339,7 @@ class _Collector:
     def targets(
         self,
         index: int,
-        targets: list[ast.expr],
+        targets: Sequence[ast.expr],
         value: ast.expr | None,
         augmented: bool = False,
         facts: tuple[bool, bool, bool] = (False, False, False),
@@ -431,6 +431,8 @@ class _Collector:
         pop, push = stack.pop, stack.append
         while stack:
             current = pop()
+            # Dispatch on ``type(...) is`` (the hot path: faster than isinstance), which mypy does not
+            # narrow on: the attributes read below are the node type's (``type: ignore[attr-defined]``).
             kind = type(current)
             if kind is ast.Name:
                 if type(current.ctx) is ast.Load:  # type: ignore[attr-defined]
@@ -478,7 +480,7 @@ class _Collector:
             elif kind is ast.Lambda:
                 push(current.body)  # type: ignore[attr-defined]
                 continue
-            for field_name in node_fields(kind, _SKIPPED_FIELDS):
+            for field_name in node_fields(kind, _SKIPPED_FIELDS):  # type: ignore[arg-type]  # see child_nodes
                 child = getattr(current, field_name, None)
                 if child is None:
                     continue

@@ -110,9 +110,10 @@ class MethodFacts:
 
 def observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Observation:
     """What of ``method`` a callback could do (memoised per method)."""
-    return facts.unit.facts.get(
+    found: Observation = facts.unit.facts.get(
         OBSERVATION, (facts.qualname, method.line), lambda: _observe(facts, method, fn)
     )
+    return found
 
 
 def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Observation:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 from itertools import accumulate, islice, repeat
 from operator import add
@@ -152,7 +152,7 @@ def _last_line(node: ast.AST) -> int:
     return span[1] if span is not None else 0
 
 
-def _holding(block: list[ast.AST], line: int) -> list[ast.AST]:
+def _holding(block: Sequence[ast.AST], line: int) -> list[ast.AST]:
     """The members of ``block`` (siblings, in source order) whose span holds ``line``."""
     out = []
     for node in islice(block, bisect_left(block, line, key=_last_line), None):
@@ -196,7 +196,9 @@ def nodes_on_lines(fn: ast.AST, lines: set[int], want: Callable[[ast.AST], bool]
                 while stack:
                     node = stack.pop()
                     first = getattr(node, "lineno", None)
-                    if first is not None and not first <= line <= (node.end_lineno or first):
+                    if first is not None and not first <= line <= (
+                        node.end_lineno or first  # type: ignore[attr-defined]  # as every node with a lineno
+                    ):
                         continue  # nothing below a node starts on a line outside the node
                     if first == line and want(node):
                         found.append(node)

@@ -20,6 +20,7 @@ import warnings
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 
 from trainwright_lint.analysis import kinds as K
 from trainwright_lint.analysis.facts import (
@@ -180,7 +181,7 @@ class Workspace:
         return list(out)
 
     def methods_of(self, keys: Iterable[str]) -> list[MethodRef]:
-        refs = []
+        refs: list[MethodRef] = []
         for key in keys:
             found = self.class_of(key)
             if found is None:
@@ -229,7 +230,8 @@ class Workspace:
         def compute() -> frozenset[str]:
             found: set[str] = set()
             for k in self.hierarchy(key):
-                found.update(self.facts.get(own, k, lambda k=k: of_class(k)))  # type: ignore[misc]
+                mine: frozenset[str] = self.facts.get(own, k, partial(of_class, k))
+                found.update(mine)
             return frozenset(found)
 
         return self.facts.get(whole, key, compute)

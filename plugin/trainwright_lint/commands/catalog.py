@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import TextIO
 
 from trainwright.catalog import load_catalog
 from trainwright.catalog.usercache import LIBRARIES, ExtractionError, add_wheel, cache_root
@@ -22,7 +23,7 @@ from trainwright.catalog.versions import version_key
 from trainwright_lint.terminal import printable
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "catalog",
         help="cover a transformers/TRL release newer than the catalogue; list what is covered",
@@ -40,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     listing.set_defaults(func=run_list)
 
 
-def _say(text: str, stream=sys.stderr) -> None:  # type: ignore[no-untyped-def]
+def _say(text: str, stream: TextIO = sys.stderr) -> None:
     print(printable(text, stream), file=stream)
 
 

@@ -370,7 +370,7 @@ def rule_text(code: str) -> tuple[str | None, str]:
 # ------------------------------------------------------------------------------------------- command
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "explain",
         help="explain a Trainer method, a callback event or a lint rule code",

@@ -21,7 +21,7 @@ def events_report(name: str, version: str) -> dict[str, Any] | None:
     if not table.knows(name):
         return None
     inside = list(table.inside(name))
-    paths = []
+    paths: list[dict[str, Any]] = []
     for path in table.paths(name):
         around = [h for h in reversed(path.hops) if h.before or h.after][:LEVELS]
         paths.append({

@@ -33,7 +33,7 @@ from trainwright_lint.runner import display_path, lint_files
 from trainwright_lint.terminal import shown_safely
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     safe = fixes(SAFE)
     parser = subparsers.add_parser(
         "fix",

@@ -380,7 +380,7 @@ def _span(releases: tuple[str, ...]) -> str:
 # ------------------------------------------------------------------------------------------- command
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "hooks",
         help="table of Trainer methods (or callback events) for a transformers release",

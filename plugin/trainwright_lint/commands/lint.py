@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 from collections import Counter
-from typing import TextIO
+from typing import Any, TextIO
 
 from trainwright_lint.commands.options import (
     add_common_options,
@@ -31,7 +31,7 @@ from trainwright_lint.runner import LintResult, display_path, lint_files
 from trainwright_lint.terminal import shown_safely
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "lint",
         help="lint Trainer subclasses and TrainerCallback classes",
@@ -73,7 +73,7 @@ def print_statistics(result: LintResult, config: LintConfig, as_json: bool, out:
         {"path": display_path(r.path, config), "line": r.line, "class": r.name, "role": r.role}
         for r in result.classes
     ]
-    unresolved = [
+    unresolved: list[dict[str, Any]] = [
         {"path": display_path(r.path, config), "line": r.line, "class": r.name, "reason": r.role}
         for r in result.unresolved
     ]

@@ -17,7 +17,7 @@ from trainwright_lint.commands.options import report_error
 LSP_PACKAGES = frozenset({"pygls", "lsprotocol", "cattrs", "attrs"})
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "server",
         help="run the language server (LSP over stdio) for editors",

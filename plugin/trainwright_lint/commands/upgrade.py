@@ -31,7 +31,7 @@ from trainwright_lint.terminal import printable
 from trainwright_lint.upgrade import AlreadyThere, Break, UpgradePlan, asked_version, plan_upgrade, target_of
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "upgrade",
         help="what breaks when moving to a newer transformers release",

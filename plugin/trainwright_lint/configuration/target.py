@@ -38,9 +38,10 @@ starts on every commit.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
@@ -109,7 +110,7 @@ class Target:
         return f"{text} → {span}{origin}"
 
 
-def _same(a: str, b: str, key) -> bool:  # type: ignore[no-untyped-def]
+def _same(a: str, b: str, key: Callable[[str], Any]) -> bool:
     try:
         return bool(key(a) == key(b))
     except ValueError:
@@ -340,7 +341,7 @@ def _nearest(
     span = f"{versions[0]}–{versions[-1]}"
     key = version_key(lower) if lower is not None else None
     newest_key = version_key(versions[-1])
-    if key is not None and version_key(versions[0]) <= key:
+    if lower is not None and key is not None and version_key(versions[0]) <= key:
         if key <= newest_key:
             used = nearest_at_or_below(lower, versions)
             what = "is not a catalogued release" if exact else "contains no catalogued release"
@@ -396,7 +397,7 @@ def _not_covered(library: str, version: str, span: str) -> str:
     )
 
 
-def _lower_bound(spec) -> str | None:  # type: ignore[no-untyped-def]
+def _lower_bound(spec: SpecifierSet) -> str | None:
     """The highest lower bound of a specifier set (``>=``, ``>``, ``==``, ``~=``), ``None`` without one."""
     from trainwright.catalog.versions import version_key
 
@@ -411,7 +412,7 @@ def _lower_bound(spec) -> str | None:  # type: ignore[no-untyped-def]
     return max(bounds)[1] if bounds else None
 
 
-def _admits_below(spec, oldest: str, version_key) -> bool:  # type: ignore[no-untyped-def]
+def _admits_below(spec: SpecifierSet, oldest: str, version_key: Callable[[str], Any]) -> bool:
     """Whether the set admits a release older than ``oldest``, probed at its own bounds, just above
     them and at 0.0.1: an intersection of half-lines, points and exclusions that admits an older
     release admits one of those (exact for the ranges requirements are written with)."""

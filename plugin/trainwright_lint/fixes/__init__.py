@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import import_module
+from typing import Protocol
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -39,9 +40,13 @@ Fixer = Callable[[Sequence[Edit]], cst.CSTTransformer]
 
 MAX_PASSES = 10
 
-#: ``lint(text, tree)``: the findings of a source text, given its ``ast`` tree (already parsed by the fixer,
-#: which must check that every fixed text parses anyway: the linter does not parse it a second time).
-Linter = Callable[[str, ast.Module], list[Finding]]
+
+class Linter(Protocol):
+    """``lint(text, tree)``: the findings of a source text, given its ``ast`` tree (already parsed by the
+    fixer, which must check that every fixed text parses anyway: the linter does not parse it a second
+    time). Without a tree (the server's whole lint) the linter parses the text itself."""
+
+    def __call__(self, code: str, tree: ast.Module | None = None, /) -> list[Finding]: ...
 
 
 class FixError(Exception):

@@ -64,10 +64,9 @@ class SourceText:
     def encode(self, text: str) -> bytes:
         try:
             return text.encode(self.encoding)
-        except UnicodeError as exc:
-            raise SegmentError(
-                f"the fixed text cannot be written as {self.encoding} ({exc.reason})"
-            ) from None
+        except UnicodeError as exc:  # some codecs (idna) raise a bare UnicodeError, without ``reason``
+            reason = exc.reason if isinstance(exc, UnicodeEncodeError) else str(exc)
+            raise SegmentError(f"the fixed text cannot be written as {self.encoding} ({reason})") from None
 
 
 def decode(data: bytes) -> SourceText:
@@ -127,7 +126,7 @@ class _Lines:
 
 
 def _start(stmt: ast.stmt) -> int:
-    decorators = getattr(stmt, "decorator_list", ())
+    decorators: Sequence[ast.expr] = getattr(stmt, "decorator_list", ())
     return min([stmt.lineno, *(d.lineno for d in decorators)])
 
 

@@ -187,11 +187,13 @@ def file_text_edits(
     out: dict[int, tuple[TextEdit, ...]] = {}
     if not every:
         return out
-    safe_text = segment.decode(fix_bytes(data, path, lint, first=findings).fixed).text
+    # ``findings`` come without the digest of the text they were linted from, and ``data`` is read
+    # again: the fixer lints it afresh (``first=None``) rather than trust them on another text.
+    safe_text = segment.decode(fix_bytes(data, path, lint).fixed).text
     safe_hunks = diff_hunks(text, safe_text)
     unsafe_hunks: list[_Hunk] = []
     if len(every) > len(safe):
-        all_text = segment.decode(fix_bytes(data, path, lint, unsafe=True, first=findings).fixed).text
+        all_text = segment.decode(fix_bytes(data, path, lint, unsafe=True).fixed).text
         unsafe_hunks = [h for h in diff_hunks(text, all_text) if h not in safe_hunks]
     for group, hunks in ((safe, safe_hunks), ([f for f in every if f not in safe], unsafe_hunks)):
         if not group:

@@ -203,9 +203,9 @@ class ProjectModel:
             assert first is not None
             return first
         for module, level, _line in reversed(summary.stars):
-            found = self._through_star(path, module, level, head, rest)
-            if found is not None:
-                return found
+            starred = self._through_star(path, module, level, head, rest)
+            if starred is not None:
+                return starred
         if head in _BUILTINS:
             return Resolved(EXTERNAL, key=f"builtins.{dotted}")
         where = self.display_module(path)

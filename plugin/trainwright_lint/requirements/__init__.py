@@ -87,7 +87,7 @@ def _sources(root: Path, library: str, problems: list[str]) -> list[Source]:
     sources: list[Source] = []
     for name in LOCK_FILES:
         if (root / name).is_file():
-            sources.append((name, lambda path=root / name: read_lock(path, library, problems)))
+            sources.append((name, partial(read_lock, root / name, library, problems)))
     if (root / "pyproject.toml").is_file():
         pyproject = root / "pyproject.toml"
         sources.append(("pyproject.toml", lambda: _read_pyproject(pyproject, library, problems)))

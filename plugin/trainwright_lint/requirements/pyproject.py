@@ -20,7 +20,8 @@ from trainwright_lint.requirements.poetry import PoetryConstraintError, dependen
 
 def read_pyproject(data: dict[str, Any], path: Path, library: str, problems: list[str]) -> list[Declared]:
     """Declarations of ``library`` in an already parsed ``pyproject.toml``."""
-    project = data.get("project") if isinstance(data.get("project"), dict) else {}
+    table = data.get("project")
+    project: dict[str, Any] = table if isinstance(table, dict) else {}
     found = _pep508(project.get("dependencies"), path, library, problems, "[project] dependencies", True)
     extras = project.get("optional-dependencies")
     for extra, items in extras.items() if isinstance(extras, dict) else ():

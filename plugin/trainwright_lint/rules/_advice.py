@@ -117,9 +117,9 @@ def alternative(ctx: ClassContext, name: str) -> str:
         return PRIVATE_FALLBACK[name]
     alt = getattr(catalog, "alternative", None)
     if callable(alt):
-        text = alt(name)
-        if text:
-            return text
+        said: str | None = alt(name)
+        if said:
+            return said
     return GENERIC_PRIVATE
 
 

@@ -6,7 +6,7 @@ Imported only by fix modules, which only ``fixes/`` imports: lint never loads li
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -26,10 +26,14 @@ class LineTransformer(cst.CSTTransformer):
 
 
 class MethodEdit(Protocol):
-    """An edit of one method, addressed as lint reported it: its ``def`` line and its name."""
+    """An edit of one method, addressed as lint reported it: its ``def`` line and its name (read-only,
+    as the frozen dataclasses that implement it hold them)."""
 
-    line: int
-    method: str
+    @property
+    def line(self) -> int: ...
+
+    @property
+    def method(self) -> str: ...
 
 
 E = TypeVar("E", bound=MethodEdit)
@@ -83,7 +87,7 @@ def _keep_line_end(sep: cst.Comma, end: cst.BaseParenthesizableWhitespace) -> cs
     return sep
 
 
-def _separator(items: list, opening: cst.BaseParenthesizableWhitespace | None) -> cst.Comma:
+def _separator(items: list[Any], opening: cst.BaseParenthesizableWhitespace | None) -> cst.Comma:
     """The comma (and line break plus indentation, if any) that separates the elements of ``items``."""
     if len(items) >= 2 and isinstance(items[-2].comma, cst.Comma):
         sep: cst.Comma = items[-2].comma
@@ -93,7 +97,9 @@ def _separator(items: list, opening: cst.BaseParenthesizableWhitespace | None) -
     return cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
 
 
-def extend_commas(items: list, new: list, opening: cst.BaseParenthesizableWhitespace | None = None) -> list:
+def extend_commas(
+    items: list[Any], new: list[Any], opening: cst.BaseParenthesizableWhitespace | None = None
+) -> list[Any]:
     """``items + new`` (libcst ``Param``/``ParamStar``/``Arg`` lists) laid out like ``items``.
 
     The separator is the one between the last two old elements (``", "``, or a comma, newline and the

@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from typing import TypedDict
 from weakref import WeakKeyDictionary
 
 from trainwright_lint.analysis import kinds as K
@@ -157,9 +158,10 @@ def plan_move(
     params = set(param_names(fn)) - {"self"}
     if reads & result or (reads & params) - set(KWARGS):
         return None
-    parts = _with_definers(ctx.unit, effects, parts, under, reads - params, params)
-    if parts is None:
+    with_definers = _with_definers(ctx.unit, effects, parts, under, reads - params, params)
+    if with_definers is None:
         return None
+    parts = with_definers
     base = ctx.node.lineno
     init = ctx.cls.methods.get("__init__")
     if init is not None and "super" not in ctx.unit.text(init.line, init.end_line):
@@ -260,9 +262,14 @@ def _micro_batch_span(method: str, events: tuple[str, ...], effects: MethodEffec
     return len({effects.statements[i].line < split for i in parts}) == 2
 
 
-def _placement(
-    method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]
-) -> dict[str, str]:
+class _Placement(TypedDict):
+    """The events a move's code goes to: before and after the ``super()`` call."""
+
+    before_event: str
+    after_event: str
+
+
+def _placement(method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]) -> _Placement:
     if _per_micro_batch(method, events, effects, parts):
         return {"before_event": MICRO_BATCH_EVENTS[0], "after_event": MICRO_BATCH_EVENTS[0]}
     return {"before_event": events[0], "after_event": events[-1]}

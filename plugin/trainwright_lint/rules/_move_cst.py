@@ -16,6 +16,9 @@ import libcst as cst
 from trainwright_lint.rules._cst import LineTransformer
 from trainwright_lint.rules._move import MoveToCallback
 
+#: A statement of a block, as libcst types a ``Module``'s or an ``IndentedBlock``'s body.
+Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement
+
 
 class _Rename(cst.CSTTransformer):
     """``self`` -> ``trainer``; a local crossing from the first event to the second -> ``self.<name>``."""
@@ -45,7 +48,7 @@ class _Names(cst.CSTVisitor):
         self.loaded.add(node.value)
 
 
-def _code(statements: list[cst.BaseStatement]) -> str:
+def _code(statements: list[Statement]) -> str:
     return textwrap.dedent("".join(cst.Module(body=[s]).code for s in statements))
 
 
@@ -63,9 +66,7 @@ def _event_method(event: str, text: str, bind: Sequence[tuple[str, str]], kept: 
     return f"def {event}(self, args, state, control, **kwargs):\n" + textwrap.indent("".join(lines), "    ")
 
 
-def callback_source(
-    edit: MoveToCallback, before: list[cst.BaseStatement], after: list[cst.BaseStatement]
-) -> str:
+def callback_source(edit: MoveToCallback, before: list[Statement], after: list[Statement]) -> str:
     """The callback class for ``edit``, given the moved statements on each side of the ``super()`` call."""
     first, second = _code(before), _code(after)
     methods: list[str]
@@ -99,8 +100,8 @@ class Fixer(LineTransformer):
         self.callbacks: dict[int, list[str]] = {}  # class line -> callback sources
         self.classes: list[int] = []
         self.current: MoveToCallback | None = None
-        self.before: list[cst.BaseStatement] = []
-        self.after: list[cst.BaseStatement] = []
+        self.before: list[Statement] = []
+        self.after: list[Statement] = []
 
     # -- the override ------------------------------------------------------------------------------
 
@@ -116,15 +117,17 @@ class Fixer(LineTransformer):
         edit = self.current
         return edit is not None and any(edit.line + a == self.line_of(node) for a, _ in edit.spans)
 
-    def leave_SimpleStatementLine(self, original, updated):  # type: ignore[no-untyped-def]
-        return self._take(original, updated)
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> Statement | cst.RemovalSentinel:
+        return self._take(original_node, updated_node)
 
-    def _take(self, original: cst.BaseStatement, updated: cst.BaseStatement):  # type: ignore[no-untyped-def]
-        if not self._moved(original):
-            return updated
+    def _take(self, original_node: Statement, updated_node: Statement) -> Statement | cst.RemovalSentinel:
+        if not self._moved(original_node):
+            return updated_node
         assert self.current is not None
         split = self.current.line + self.current.split_offset
-        (self.before if self.line_of(original) < split else self.after).append(updated)
+        (self.before if self.line_of(original_node) < split else self.after).append(updated_node)
         return cst.RemoveFromParent()
 
     leave_If = leave_For = leave_With = leave_While = leave_Try = _take
@@ -136,7 +139,9 @@ class Fixer(LineTransformer):
             return updated.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
         return updated
 
-    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):  # type: ignore[no-untyped-def]
+    def leave_FunctionDef(
+        self, original: cst.FunctionDef, updated: cst.FunctionDef
+    ) -> cst.FunctionDef | cst.RemovalSentinel:
         edit = self.by_method.get((self.def_line(original), original.name.value))
         if edit is not None and edit is self.current:
             self.callbacks.setdefault(edit.line, []).append(callback_source(edit, self.before, self.after))
@@ -167,7 +172,7 @@ class Fixer(LineTransformer):
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         body = list(updated.body)
-        out: list[cst.BaseStatement] = []
+        out: list[Statement] = []
         needs_import = any(e.needs_import for edits in self.by_class.values() for e in edits)
         for stmt, old in zip(body, original.body, strict=False):
             if isinstance(old, cst.ClassDef) and self.line_of(old.name) in self.callbacks:
@@ -196,11 +201,11 @@ def _register(init: cst.FunctionDef, edits: Sequence[MoveToCallback]) -> cst.Fun
     return init.with_changes(body=init.body.with_changes(body=[*body, *calls]))
 
 
-def _is_pass(stmt: cst.BaseStatement) -> bool:
+def _is_pass(stmt: cst.BaseStatement | cst.BaseSmallStatement) -> bool:
     return isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, cst.Pass) for s in stmt.body)
 
 
-def _is_docstring(stmt: cst.BaseStatement) -> bool:
+def _is_docstring(stmt: cst.BaseStatement | cst.BaseSmallStatement) -> bool:
     return (
         isinstance(stmt, cst.SimpleStatementLine)
         and len(stmt.body) == 1

@@ -169,7 +169,7 @@ class ClassContext:
                 if isinstance(s, FUNCTION_TYPES) and by_line.get(s.lineno) is not None
             ]
 
-        return self.fact(METHODS, None, compute)  # type: ignore[no-any-return]
+        return self.fact(METHODS, None, compute)
 
     def own_method_names(self) -> set[str]:
         return set(self.cls.methods)
@@ -251,13 +251,14 @@ class ClassContext:
         def compute() -> list[ast.Call]:
             lines = self.unit.lines_matching(method.line, method.end_line, _SUPER)
             found = nodes_on_lines(node, lines, lambda n: super_method(n) is not None)
-            return sorted(found, key=lambda n: (n.lineno, n.col_offset))  # type: ignore[arg-type, return-value]
+            # ``found`` holds only the calls ``want`` accepted (typed ``ast.AST`` by the walk)
+            return sorted(found, key=lambda n: (n.lineno, n.col_offset))  # type: ignore[arg-type]
 
-        return self.unit.facts.get(SUPER_CALLS, (self.cls.qualname, method.line), compute)  # type: ignore[no-any-return]
+        return self.unit.facts.get(SUPER_CALLS, (self.cls.qualname, method.line), compute)
 
     def statements(self, method: MethodSummary, node: FunctionNode) -> list[ast.stmt]:
         """The method's own statements, nested blocks included (``analysis.unit.own_statements``)."""
-        return self.unit.facts.get(STATEMENTS, (self.cls.qualname, method.line), lambda: own_statements(node))  # type: ignore[no-any-return]
+        return self.unit.facts.get(STATEMENTS, (self.cls.qualname, method.line), lambda: own_statements(node))
 
     def observation(self, method: MethodSummary, node: FunctionNode) -> Observation:
         """What of ``method`` a callback could do (``analysis.observing``; TW201, TW202, TW203)."""
@@ -305,7 +306,9 @@ library_class_fact = release_facts.library_class_fact
 class Candidate:
     """A finding a rule may report: ``at`` judges it at one release point (None: it does not hold
     there) reading only the catalogue facts in ``reads``, so that it answers alike wherever those
-    facts are the same. No ``reads``: the judgement does not depend on the release."""
+    facts are the same. No ``reads``: the judgement does not depend on the release. Rules build
+    ``at`` as a lambda binding the loop's values as defaults (``lambda c, fn=fn: ...``), which mypy
+    cannot type: those lines carry ``type: ignore[misc]``."""
 
     at: Callable[[ClassContext], Finding | None]
     reads: tuple[Fact, ...] = ()
@@ -351,7 +354,7 @@ class Rule:
     # ``needs``), as Fixit's rules declare their metadata providers: a test runs each rule alone over
     # its examples and fixtures and checks that it reads exactly what it declares.
     FACTS: ClassVar[tuple[SharedFact[Any], ...]] = ()
-    script_gate: ClassVar[Callable[[str], bool] | None] = None
+    script_gate: ClassVar[staticmethod[[str], bool] | None] = None
     # "warning" for a finding that breaks or misplaces code; "note" for a lower-severity finding (TW305:
     # a contract break no library code triggers). SARIF ``level`` and GitHub annotation command.
     severity: ClassVar[str] = "warning"
@@ -407,7 +410,8 @@ class Rule:
 
     def fix_is_valid(self, ctx: ClassContext | ModuleContext, edit: Edit) -> bool:
         """Whether ``edit`` gives valid code at ``ctx``'s release. The engine applies a fix only if
-        it is valid at every release of the target range."""
+        it is valid at every release of the target range. It passes a class rule a ``ClassContext``
+        and a module rule a ``ModuleContext``: overrides narrow ``ctx`` (``type: ignore[override]``)."""
         return True
 
     # -- reporting -------------------------------------------------------------------------------

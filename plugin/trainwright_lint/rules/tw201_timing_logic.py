@@ -7,10 +7,11 @@ from collections.abc import Iterator
 from trainwright_lint.analysis import kinds as K
 from trainwright_lint.analysis.effects import OWN_EVENTS
 from trainwright_lint.analysis.facts import METHODS, OBSERVATION
+from trainwright_lint.analysis.moves import events_in
 from trainwright_lint.analysis.observing import line_list, spans
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import WRAPPER_EVENTS, event_for_effects, reference
-from trainwright_lint.rules._events import events_in, proven_move
+from trainwright_lint.rules._events import proven_move
 from trainwright_lint.rules._move import MoveToCallback, plan_move
 from trainwright_lint.rules.base import EVERY_RELEASE, MOVE_STATEMENTS, UNSAFE, ClassContext, Example, Rule
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 
 from trainwright_lint.analysis import kinds as K
 from trainwright_lint.analysis.facts import METHODS, OBSERVATION
+from trainwright_lint.analysis.moves import events_in
 from trainwright_lint.analysis.observing import line_list, spans
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import WRAPPER_EVENTS, quoted_events, reference
-from trainwright_lint.rules._events import events_in, proven_move
+from trainwright_lint.rules._events import proven_move
 from trainwright_lint.rules._move import MoveToCallback, plan_move
 from trainwright_lint.rules.base import EVERY_RELEASE, MOVE_WRAPPER, UNSAFE, ClassContext, Example, Rule
 
@@ -174,6 +176,7 @@ class SideEffectWrapper(Rule):
             if not obs.wrapper:
                 continue
             kinds = obs.wrapper_kinds
+            callback: str | None
             if K.SAMPLES in kinds:
                 events, callback = "on_evaluate", "SampleGenerationCallback"
             elif method.name in WRAPPER_EVENTS:
@@ -191,7 +194,7 @@ class SideEffectWrapper(Rule):
                 continue  # no event fires wherever the method runs: no move, no finding
             parts = obs.wrapper_parts
             where = ""
-            node = fn  # a profiling decorator or context alone: the override itself is the finding
+            node: ast.AST = fn  # a profiling decorator or context alone: the override itself is the finding
             moved: tuple[tuple[int, int], ...] = ()
             if parts and obs.effects is not None:
                 moved = spans(obs.effects, parts)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from trainwright_lint.analysis.effects import MethodEffects
 from trainwright_lint.analysis.facts import METHODS, OBSERVATION
 from trainwright_lint.analysis.gates import METRIC, TIME, gate_kinds
 from trainwright_lint.finding import Finding
@@ -146,7 +147,7 @@ def _flag(node: ast.stmt) -> str | None:
     return None
 
 
-def _enclosing_tests(effects) -> dict[int, ast.expr]:  # type: ignore[no-untyped-def]
+def _enclosing_tests(effects: MethodEffects) -> dict[int, ast.expr]:
     """The innermost ``if`` test around each statement (by node identity)."""
     out: dict[int, ast.expr] = {}
     for s in effects.statements:

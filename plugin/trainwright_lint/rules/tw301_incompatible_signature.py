@@ -17,11 +17,11 @@ from trainwright_lint.analysis.callers import (
     live_callers,
 )
 from trainwright_lint.analysis.facts import CLASS, METHOD, METHODS, SUPER_CALLS, SharedFact
-from trainwright_lint.analysis.unit import nodes_on_lines
+from trainwright_lint.analysis.unit import FileUnit, nodes_on_lines
 from trainwright_lint.edits import Edit, quoted
 from trainwright_lint.finding import Finding
 from trainwright_lint.project.model import split_key
-from trainwright_lint.project.summary import MethodSummary
+from trainwright_lint.project.summary import ClassSummary, MethodSummary
 from trainwright_lint.rules._super_target import super_target
 from trainwright_lint.rules.base import (
     SAFE,
@@ -345,7 +345,7 @@ class IncompatibleSignature(Rule):
             return self.report(ctx, fn, message, method=method.name)
         return None
 
-    def fix_is_valid(self, ctx: ClassContext, edit: Edit) -> bool:
+    def fix_is_valid(self, ctx: ClassContext, edit: Edit) -> bool:  # type: ignore[override]  # a class rule
         if not isinstance(edit, AddParams):
             return False
         ref = ctx.method_ref(edit.method)
@@ -399,7 +399,9 @@ def project_calls(ctx: ClassContext, name: str) -> list[ProjectCall]:
 _SELF_CALL = re.compile(r"self\.(\w+)\s*\(")  # frequent: the regex engine is faster here
 
 
-def _call_sites(unit, cls, method, name, lines):  # type: ignore[no-untyped-def]
+def _call_sites(
+    unit: FileUnit, cls: ClassSummary, method: MethodSummary, name: str, lines: list[int]
+) -> list[tuple[int, CallSite]]:
     """(line, shape) of the ``self.<name>(...)`` calls in ``method`` on ``lines`` (memoised per file:
     every subclass that overrides ``name`` asks for the same calls)."""
 

@@ -204,7 +204,7 @@ class StaleSuperCall(Rule):
             return self.report(ctx, call, message, method=caller, fix=fix)
         return None
 
-    def fix_is_valid(self, ctx: ClassContext, edit: Edit) -> bool:
+    def fix_is_valid(self, ctx: ClassContext, edit: Edit) -> bool:  # type: ignore[override]  # a class rule
         """Dropping is valid at a release when the call, as fixed, binds there."""
         if not isinstance(edit, DropArgs):
             return False

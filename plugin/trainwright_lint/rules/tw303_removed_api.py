@@ -155,7 +155,7 @@ class RemovedApi(Rule):
         )
         return self.report(ctx, node, message, method=method, fix=plan_tokenizer_rename(node))
 
-    def fix_is_valid(self, ctx: ClassContext, edit: Edit) -> bool:
+    def fix_is_valid(self, ctx: ClassContext, edit: Edit) -> bool:  # type: ignore[override]  # a class rule
         """``self.processing_class`` exists from the release whose ``Trainer.__init__`` takes it."""
         if not isinstance(edit, RenameSelfAttribute):
             return False

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from trainwright.catalog import Catalog, VersionView
@@ -167,7 +167,17 @@ class RemovedArgument(Rule):
                     continue
                 yield self._finding(ctx, call, kw, target, present, class_name, method)
 
-    def _finding(self, ctx, call, kw, target, present, class_name, method):  # type: ignore[no-untyped-def]
+    def _finding(
+        self,
+        ctx: ModuleContext,
+        call: ast.Call,
+        kw: ast.keyword,
+        target: Target,
+        present: set[str],
+        class_name: str | None,
+        method: str | None,
+    ) -> Finding:
+        assert kw.arg is not None  # check_module passes no ``**kwargs``
         catalog = _catalog(ctx, target)
         cls = _qualified(target)
         history = _history(catalog, target, kw.arg)
@@ -192,7 +202,7 @@ class RemovedArgument(Rule):
         )
         return self.report(ctx, kw, message, method=method, fix=fix, class_name=class_name)
 
-    def fix_is_valid(self, ctx, edit: Edit) -> bool:  # type: ignore[no-untyped-def]
+    def fix_is_valid(self, ctx: ModuleContext, edit: Edit) -> bool:  # type: ignore[override]  # a module rule
         """The new name must be accepted by every call the edit touches at this release."""
         if not isinstance(edit, RenameKeyword) or not isinstance(ctx, ModuleContext):
             return False
@@ -256,7 +266,7 @@ def _may_construct(ctx: ModuleContext, text: str, at: int) -> bool:
     start = at
     while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "._"):
         start -= 1
-    end = _IDENTIFIER_TAIL.match(text, at).end()
+    end = _IDENTIFIER_TAIL.match(text, at).end()  # type: ignore[union-attr]  # ``\w*`` always matches
     name = text[start:end]
     if _DOTTED.fullmatch(name) is None:
         return True
@@ -298,16 +308,16 @@ def _may_name_a_class(name: str, binding: Binding) -> bool:
     return binding.kind == IMPORT_FROM and binding.name != name
 
 
-def _owners(unit):  # type: ignore[no-untyped-def]
+def _owners(unit: FileUnit) -> Callable[[int], tuple[str | None, str | None, str | None]]:
     """line -> (class name, method name, class key) of the innermost class and method around it."""
-    spans = []
+    spans: list[tuple[int, int, str, str | None, str]] = []
     for qualname, cls in unit.summary.classes.items():
         for m in cls.methods.values():
             spans.append((m.line, m.end_line, cls.name, m.name, f"{unit.path}::{qualname}"))
         spans.append((cls.line, cls.end_line, cls.name, None, f"{unit.path}::{qualname}"))
 
     def find(line: int) -> tuple[str | None, str | None, str | None]:
-        best = None
+        best: tuple[int, str, str | None, str] | None = None
         for first, last, cls, method, key in spans:
             if first <= line <= last and (best is None or first >= best[0]):
                 best = (first, cls, method, key)

@@ -148,7 +148,7 @@ class UnknownEvent(Rule):
         )
         return replace(finding, fix_note=note) if note else finding
 
-    def fix_is_valid(self, ctx: ClassContext, edit: Edit) -> bool:
+    def fix_is_valid(self, ctx: ClassContext, edit: Edit) -> bool:  # type: ignore[override]  # a class rule
         """The new name must be an event of this release and not defined by the class already."""
         return (
             isinstance(edit, RenameMethod)

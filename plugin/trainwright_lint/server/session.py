@@ -12,6 +12,7 @@ action's text is what ``trainwright fix`` writes.
 
 from __future__ import annotations
 
+import ast
 import io
 import os
 import sys
@@ -29,6 +30,7 @@ from trainwright_lint.fixes import FixError, Linter, fix_bytes
 from trainwright_lint.fixes.segment import SegmentError, decode
 from trainwright_lint.runner import display_path
 from trainwright_lint.server.incremental import Memo, lint_document
+from trainwright_lint.sourcefile import text_digest
 from trainwright_lint.suggest import module_name, suggest
 
 _PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
@@ -135,8 +137,8 @@ class Session:
         before = {_key(f) for f in findings}
         own = _key(finding)
 
-        def only_this(code: str, tree: object = None) -> list[Finding]:
-            return [f for f in lint(code, tree) if _key(f) == own or _created(f, finding, before)]  # type: ignore[arg-type]
+        def only_this(code: str, tree: ast.Module | None = None, /) -> list[Finding]:
+            return [f for f in lint(code, tree) if _key(f) == own or _created(f, finding, before)]
 
         return self._fixed(path, text, only_this, [finding], unsafe=True)
 
@@ -149,7 +151,9 @@ class Session:
     @staticmethod
     def _fixed(path: str, text: str, lint: Linter, first: Sequence[Finding], unsafe: bool) -> str | None:
         try:
-            outcome = fix_bytes(as_bytes(text), path, lint, unsafe=unsafe, first=list(first))
+            # ``first`` are the findings of ``text``: the fixer trusts them only on that very text.
+            known = (text_digest(text), list(first))
+            outcome = fix_bytes(as_bytes(text), path, lint, unsafe=unsafe, first=known)
             return decode(outcome.fixed).text if outcome.changed else None
         except (FixError, SegmentError, UnicodeError, SyntaxError):
             return None

@@ -44,13 +44,15 @@ class RestorableState(ExportableState):
     def restore_state(self, state: TrainerState) -> bool:
         """Copy this class's saved attributes from ``state.stateful_callbacks``; True if something was restored."""
         if state.stateful_callbacks is None:
-            state.stateful_callbacks = {}
-        saved = state.stateful_callbacks.get(type(self).__name__)
+            state.stateful_callbacks = {}  # type: ignore[assignment]  # see below
+        # Typed ``list[TrainerCallback] | None``; TrainerState.__post_init__ makes it a dict by class name.
+        stored: dict[str, Any] = state.stateful_callbacks  # type: ignore[assignment]
+        saved = stored.get(type(self).__name__)
         if saved is None:
             # Resuming from a checkpoint written without this callback: transformers 5.24's
             # _save_checkpoint indexes stateful_callbacks[class name] and would raise KeyError at the
             # next save, so register an entry for it now.
-            state.stateful_callbacks[type(self).__name__] = self.state()
+            stored[type(self).__name__] = self.state()
             return False
         if isinstance(saved, list):
             matches = [entry for entry in saved if entry.get("args", {}) == self._state_args()]

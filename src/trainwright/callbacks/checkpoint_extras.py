@@ -17,6 +17,7 @@ from typing import Any
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
+from trainwright.callbacks.checkpointed import output_dir
 from trainwright.storage.atomic import atomic_write_bytes
 
 #: a callable extra is called as ``fn(checkpoint_dir, state)``; it returns the content, or None if it wrote the file
@@ -83,7 +84,7 @@ class CheckpointExtrasCallback(TrainerCallback):
         self.files = dict(files)
 
     def checkpoint_dir(self, args: TrainingArguments, state: TrainerState) -> Path:
-        return Path(args.output_dir) / f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}"
+        return Path(output_dir(args)) / f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}"
 
     def on_save(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any

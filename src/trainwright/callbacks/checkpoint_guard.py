@@ -40,6 +40,7 @@ from transformers.utils import (
     WEIGHTS_NAME,
 )
 
+from trainwright.callbacks.checkpointed import output_dir
 from trainwright.storage.atomic import atomic_write_bytes, fsync_dir, fsync_file
 
 #: the marker file written into every checkpoint folder once it is complete
@@ -275,7 +276,7 @@ class CheckpointGuardCallback(TrainerCallback):
     ) -> None:
         if not args.should_save:
             return
-        for step, folder in checkpoint_folders(args.output_dir):
+        for step, folder in checkpoint_folders(output_dir(args)):
             if step <= state.global_step:
                 continue
             try:
@@ -321,7 +322,7 @@ class CheckpointGuardCallback(TrainerCallback):
 
     # ------------------------------------------------------------------ save
     def checkpoint_dir(self, args: TrainingArguments, state: TrainerState) -> Path:
-        return Path(args.output_dir) / f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}"
+        return Path(output_dir(args)) / f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}"
 
     def on_save(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any

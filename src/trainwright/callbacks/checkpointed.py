@@ -35,9 +35,16 @@ def restore_from_checkpoint(callbacks: Iterable[TrainerCallback], folder: str) -
             callback.load_checkpoint(folder)
 
 
+def output_dir(args: TrainingArguments) -> str:
+    """``args.output_dir``: typed ``str | None``, but ``TrainingArguments.__post_init__`` replaces
+    ``None`` with ``"trainer_output"``, so every Trainer and callback sees a folder."""
+    assert args.output_dir is not None, "TrainingArguments.__post_init__ sets output_dir"
+    return args.output_dir
+
+
 def checkpoint_folder(args: TrainingArguments, state: TrainerState) -> str:
     """The folder the Trainer just wrote for this ``on_save`` (``output_dir/checkpoint-<step>``)."""
-    return os.path.join(args.output_dir, f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}")
+    return os.path.join(output_dir(args), f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}")
 
 
 __all__ = ["CheckpointedCallback", "checkpoint_folder", "restore_from_checkpoint"]

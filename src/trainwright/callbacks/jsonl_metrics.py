@@ -16,6 +16,7 @@ from typing import Any
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 from trainwright.callbacks._write_failures import WriteFailures
+from trainwright.callbacks.checkpointed import output_dir
 from trainwright.storage.atomic import append_bytes, atomic_write_bytes, drop_torn_tail
 
 
@@ -77,7 +78,7 @@ class JSONLMetricsCallback(TrainerCallback):
         return self._failures.total
 
     def resolved_path(self, args: TrainingArguments) -> Path:
-        return self.path if self.path is not None else Path(args.output_dir) / "metrics.jsonl"
+        return self.path if self.path is not None else Path(output_dir(args)) / "metrics.jsonl"
 
     def on_train_begin(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any

@@ -13,6 +13,8 @@ from typing import Any
 
 from transformers import Trainer, TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
+from trainwright.callbacks.checkpointed import output_dir
+
 
 class ModelCardCallback(TrainerCallback):
     """Write ``trainer``'s model card, with the model's tags, into ``output_dir`` at every checkpoint."""
@@ -26,5 +28,5 @@ class ModelCardCallback(TrainerCallback):
         if not state.is_world_process_zero:
             return
         tags = list(getattr(self.trainer.model, "model_tags", None) or [])
-        name = args.hub_model_id.split("/")[-1] if args.hub_model_id else Path(args.output_dir).name
+        name = args.hub_model_id.split("/")[-1] if args.hub_model_id else Path(output_dir(args)).name
         self.trainer.create_model_card(model_name=name, tags=tags)

@@ -100,7 +100,7 @@ class ParameterScheduleCallback(TrainerCallback):
     def _owner(self, model: Any) -> tuple[Any, str]:
         obj = model if isinstance(self.target, str) and self.target == "model" else self.target
         *path, name = self.attribute.split(".")
-        walked = []
+        walked: list[str] = []
         for part in path:
             if not hasattr(obj, part):
                 raise AttributeError(

@@ -16,6 +16,7 @@ import torch
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 from trainwright.callbacks._logs import add_to_logs
+from trainwright.callbacks.checkpointed import output_dir
 from trainwright.storage.atomic import append_bytes, drop_torn_tail
 
 
@@ -134,7 +135,7 @@ class SampleGenerationCallback(TrainerCallback):
         ]
         self.rows.extend(rows)
         if state.is_world_process_zero:
-            self._append(Path(self.output_path or Path(args.output_dir) / "samples.jsonl"), rows, state)
+            self._append(Path(self.output_path or Path(output_dir(args)) / "samples.jsonl"), rows, state)
         if self.log_key:
             self._pending.extend(rows)
             control.should_log = True

@@ -14,6 +14,7 @@ the tests compare them with a fresh extraction of the installed release.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 Document = dict[str, Any]
@@ -135,7 +136,12 @@ def append_arguments(doc: Document, version: str, arguments: dict[str, Any]) -> 
             shim.append([version, version])
 
 
-APPENDERS = {"fingerprints": append_fingerprints, "modules": append_modules, "arguments": append_arguments}
+#: Each fact document's appender, by fact name (the facts of one release, shaped as that document's).
+APPENDERS: dict[str, Callable[[Document, str, Any], None]] = {
+    "fingerprints": append_fingerprints,
+    "modules": append_modules,
+    "arguments": append_arguments,
+}
 
 
 # ------------------------------------------------------------------------------- one release read back

@@ -94,7 +94,8 @@ def _dump(node: object, append: Callable[[str], None]) -> None:
     """Append the canonical text of ``node``: ``Type(field,field,)`` with lists as ``[item,item,]``.
 
     The hot path of the module (one call per node of every simple statement): the common node types
-    are tested first, by identity.
+    are tested first, by identity (``cls is _Name``), which mypy does not narrow on: hence the
+    ``type: ignore[attr-defined]`` on the fields read below.
     """
     cls = node.__class__
     if cls is _Name:
@@ -143,7 +144,7 @@ def _text(*parts: object) -> str:
     append = out.append
     for part in parts:
         if part.__class__ is str:
-            append(part)  # type: ignore[arg-type]
+            append(part)
         else:
             _dump(part, append)
         append(" ")
@@ -240,6 +241,7 @@ def _contexts(
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             yield from _contexts(stmt.body, digest, False)
         elif isinstance(stmt, ast.Try) or (_TRY_STAR is not None and isinstance(stmt, _TRY_STAR)):
+            # ``ast.TryStar`` (3.11+) is looked up at run time: mypy sees only ``ast.Try | object``.
             yield from _contexts(stmt.body, digest, False)  # type: ignore[attr-defined]
             for handler in stmt.handlers:  # type: ignore[attr-defined]
                 yield from _contexts(handler.body, _digest(digest, normalise(handler)), False)

@@ -370,7 +370,9 @@ class Catalog:
 
     def event_names(self) -> tuple[str, ...]:
         return tuple(
-            e.name for e in sorted((self.event_history(n) for n in self._raw["events"]), key=_event_key)
+            e.name
+            for e in sorted((self.event_history(n) for n in self._raw["events"]), key=_event_key)
+            if e is not None  # the key asserts it of every event, before the first is named
         )
 
     def event_history(self, name: str) -> EventInfo | None:
@@ -647,7 +649,8 @@ class Catalog:
 
     def _class(self, cls: str) -> dict[str, Any]:
         try:
-            return self._raw["classes"][cls]
+            found: dict[str, Any] = self._raw["classes"][cls]
+            return found
         except KeyError:
             known = ", ".join(self._raw["classes"])
             raise KeyError(f"class {cls!r} is not in the {self.library} catalogue (known: {known})") from None
@@ -785,7 +788,7 @@ def installed_version(dist: str = "transformers") -> str | None:
     (:mod:`trainwright.catalog.distributions`); ``.egg-info`` metadata (old develop installs) is read too."""
     for entry, name in metadata_folders(dist):
         if name.endswith(".dist-info"):
-            version = name[: -len(".dist-info")].partition("-")[2]
+            version: str | None = name[: -len(".dist-info")].partition("-")[2]
             if version:
                 return version
         else:

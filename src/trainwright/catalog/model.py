@@ -315,6 +315,12 @@ class Rename:
     cls: str = ""
 
 
+class ReleaseClasses(Protocol):
+    """What ``upstream`` needs of one release's view (``loader.VersionView``): its class graph."""
+
+    def mro(self, cls: str) -> tuple[str, ...]: ...
+
+
 class CatalogReleases(Protocol):
     """What the lazily loaded fact tables (``structure``, ``upstream``) need of a ``Catalog``: its
     library, its releases and the range lookup over them. A protocol, so that those modules do not
@@ -325,3 +331,9 @@ class CatalogReleases(Protocol):
     _index: dict[str, int]
 
     def _find(self, spans: list[list[Any]], index: int) -> list[Any] | None: ...
+
+    def resolve_version(self, version: str | None = None) -> str: ...
+
+    def resolve_class(self, cls: str, version: str | None = None) -> str | None: ...
+
+    def at(self, version: str | None = None) -> ReleaseClasses: ...

@@ -8,11 +8,16 @@ makes a checkpoint written under FSDP resume under FSDP, DDP or one process alik
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 from torch import nn
 
+if TYPE_CHECKING:
+    from torch.distributed.fsdp import FSDPModule
 
-def fsdp_modules(module: nn.Module) -> list[nn.Module]:
+
+def fsdp_modules(module: nn.Module) -> list[FSDPModule]:
     """The FSDP2 units in ``module`` (root first), or ``[]`` when it is not sharded."""
     try:
         from torch.distributed.fsdp import FSDPModule
@@ -38,7 +43,9 @@ def full_state_dict(module: nn.Module) -> dict[str, torch.Tensor]:
     from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
 
     reshard(module)
-    return get_model_state_dict(module, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+    options = StateDictOptions(full_state_dict=True, cpu_offload=True)
+    # Typed as any state value (a dict is invariant); with full_state_dict=True each is a whole tensor.
+    return get_model_state_dict(module, options=options)  # type: ignore[return-value]
 
 
 def load_full_state_dict(module: nn.Module, state_dict: dict[str, torch.Tensor]) -> None:
@@ -51,7 +58,8 @@ def load_full_state_dict(module: nn.Module, state_dict: dict[str, torch.Tensor])
     from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
 
     reshard(module)
-    set_model_state_dict(module, state_dict, options=StateDictOptions(full_state_dict=True))
+    options = StateDictOptions(full_state_dict=True)
+    set_model_state_dict(module, state_dict, options=options)  # type: ignore[arg-type]  # as above
 
 
 __all__ = ["fsdp_modules", "full_state_dict", "load_full_state_dict", "reshard"]

@@ -27,7 +27,7 @@ import json
 import re
 import sys
 import zipfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,7 +81,7 @@ class Package:
     def from_wheel(cls, wheel: Path, root: str) -> Package:
         zf = zipfile.ZipFile(wheel)
         names = [n for n in zf.namelist() if n.startswith(root + "/") and n.endswith(".py")]
-        return cls(root, {n: (lambda n=n: zf.read(n)) for n in names})
+        return cls(root, {n: functools.partial(zf.read, n) for n in names})
 
     @classmethod
     def from_dir(cls, directory: Path) -> Package:
@@ -92,7 +92,7 @@ class Package:
             if "__pycache__" in path.parts:
                 continue
             rel = root + "/" + path.relative_to(directory).as_posix()
-            files[rel] = lambda path=path: path.read_bytes()
+            files[rel] = path.read_bytes
         return cls(root, files)
 
     def file_of(self, module: str) -> str | None:
@@ -347,7 +347,7 @@ def _grow_all(all_names: list[str], value: ast.expr) -> None:
     if value.func.attr == "extend" and value.args:
         all_names.extend(_str_list(value.args[0]) or [])
     elif value.func.attr == "append" and value.args and isinstance(value.args[0], ast.Constant):
-        all_names.append(value.args[0].value)
+        all_names.append(str(value.args[0].value))
 
 
 class Resolver:
@@ -661,6 +661,7 @@ def _decorator_renames(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list
             and getattr(deco.func, "id", getattr(deco.func, "attr", None)) == "deprecate_kwarg"
             and deco.args
             and isinstance(deco.args[0], ast.Constant)
+            and isinstance(deco.args[0].value, str)
         ):
             new = next((k.value for k in deco.keywords if k.arg == "new_name"), None)
             if isinstance(new, ast.Constant) and isinstance(new.value, str):
@@ -712,9 +713,9 @@ def _assigned_rename(sub: ast.Assign, test: ast.expr, old: str, on_self: bool) -
             and target.attr != old
             and ((isinstance(value, ast.Attribute) and _is_self(value.value) and value.attr == old) or flag)
         )
-        return target.attr if ok else None  # type: ignore[union-attr]
+        return target.attr if ok and isinstance(target, ast.Attribute) else None
     ok = isinstance(target, ast.Name) and isinstance(value, ast.Name) and value.id == old and target.id != old
-    return target.id if ok else None  # type: ignore[union-attr]
+    return target.id if ok and isinstance(target, ast.Name) else None
 
 
 def _table_renames(
@@ -800,6 +801,22 @@ def ranges(versions: list[str], value_at: Callable[[str], Any]) -> list[list[Any
     return out
 
 
+def _holds(tables: Mapping[str, Container[Any]], item: object) -> Callable[[str], bool | None]:
+    """``value_at`` for :func:`ranges`: ``True`` at the versions whose table holds ``item`` (a factory:
+    each call binds its own ``item``, where a lambda in a loop would see the loop's last one)."""
+    return lambda v: True if item in tables[v] else None
+
+
+def _entry_at(per_release: Mapping[str, dict[str, Any]], table: str, key: str) -> Callable[[str], Any]:
+    """``value_at`` for :func:`ranges`: each release's ``table[key]`` (``None`` where it has none)."""
+    return lambda v: per_release[v][table].get(key)
+
+
+def _export_at(per_release: Mapping[str, dict[str, Any]], module: str, name: str) -> Callable[[str], Any]:
+    """``value_at`` for :func:`ranges`: what ``module`` exports as ``name`` in each release."""
+    return lambda v: per_release[v]["exports"].get(module, {}).get(name)
+
+
 def merge_fingerprints(
     library: str,
     generator: str,
@@ -817,14 +834,12 @@ def merge_fingerprints(
     methods = []
     statements: dict[str, list[int]] = {}
     for m, key in enumerate(keys):
-        present = [
-            [a, b] for a, b, _ in ranges(versions, lambda v, key=key: True if key in per_release[v] else None)
-        ]
+        present = [[a, b] for a, b, _ in ranges(versions, _holds(per_release, key))]
         methods.append([key[0], key[1], present])
         fps = sorted({fp for v in versions for fp in per_release[v].get(key, ())})
         sets = {v: set(per_release[v].get(key, ())) for v in versions}
         for fp in fps:
-            for a, b, _ in ranges(versions, lambda v, fp=fp, sets=sets: True if fp in sets[v] else None):
+            for a, b, _ in ranges(versions, _holds(sets, fp)):
                 statements.setdefault(fp, []).extend([m, index[a], index[b]])
     return {
         "format": 1,
@@ -845,14 +860,9 @@ def merge_modules(
     exports: dict[str, Any] = {}
     for module in modules:
         names = sorted({n for rel in per_release.values() for n in rel["exports"].get(module, {})})
-        exports[module] = {
-            name: ranges(versions, lambda v, m=module, n=name: per_release[v]["exports"].get(m, {}).get(n))
-            for name in names
-        }
+        exports[module] = {name: ranges(versions, _export_at(per_release, module, name)) for name in names}
     class_names = sorted({c for rel in per_release.values() for c in rel["classes"]})
-    classes = {
-        cls: ranges(versions, lambda v, c=cls: per_release[v]["classes"].get(c)) for cls in class_names
-    }
+    classes = {cls: ranges(versions, _entry_at(per_release, "classes", cls)) for cls in class_names}
     return {
         "format": 1,
         "generator": generator,
@@ -876,7 +886,7 @@ def merge_arguments(
     shows it (``[version, note]``).
     """
     class_names = sorted({c for rel in per_release.values() for c in rel["fields"]})
-    fields = {cls: ranges(versions, lambda v, c=cls: per_release[v]["fields"].get(c)) for cls in class_names}
+    fields = {cls: ranges(versions, _entry_at(per_release, "fields", cls)) for cls in class_names}
     merged: dict[tuple[str, str, str], dict[str, Any]] = {}
     for v in versions:
         for cls, old, new, exact, note in per_release[v]["renames"]:
@@ -892,10 +902,8 @@ def merge_arguments(
     renames = []
     for key in sorted(merged):
         entry = merged[key]
-        seen = entry.pop("seen")
-        entry["shim"] = [
-            [a, b] for a, b, _ in ranges(versions, lambda v, s=set(seen): True if v in s else None)
-        ]
+        seen = set(entry.pop("seen"))
+        entry["shim"] = [[a, b] for a, b, _ in ranges(versions, dict.fromkeys(seen, True).get)]
         renames.append(entry)
     return {
         "format": 1,

@@ -357,6 +357,7 @@ def extract_events(sources: Sources) -> dict[str, list[str]]:
                 and node.func.attr == "call_event"
                 and node.args
                 and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
             ):
                 per_event[node.args[0].value] = [k.arg for k in node.keywords if k.arg is not None]
     if not base:
@@ -428,7 +429,7 @@ def class_seeds(package: facts.Package, resolver: facts.Resolver) -> list[str]:
         text = package.text(module) or ""
         if CLASS_PATTERN.search(text):
             modules.add(module)
-    seeds = []
+    seeds: list[str] = []
     for module in sorted(modules):
         seeds.extend(c for c in resolver.module_classes(module) if facts.wanted(c))
     return seeds

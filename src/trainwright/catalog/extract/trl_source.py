@@ -162,9 +162,9 @@ def extract_facts(package: facts.Package, canonical: Any, transformers_fields: s
     resolver = facts.Resolver(package, external=canonical)
     exports = {}
     for module in export_modules(package):
-        names = resolver.exports(module)
-        if names:
-            exports[module] = names
+        exported = resolver.exports(module)
+        if exported:
+            exports[module] = exported
     seeds = [c for m in package.modules() for c in resolver.module_classes(m) if facts.wanted(c)]
     seeds += [c for names in exports.values() for c in names.values()]
     graph = resolver.class_graph(seeds)

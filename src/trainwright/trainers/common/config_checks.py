@@ -58,7 +58,7 @@ def _not_finite(owner: str, name: str, value: Any) -> ValueError:
     )
 
 
-def _is_float_field(spec: dataclasses.Field) -> bool:  # type: ignore[type-arg]
+def _is_float_field(spec: dataclasses.Field[Any]) -> bool:
     annotation = spec.type if isinstance(spec.type, str) else getattr(spec.type, "__name__", "")
     return annotation in ("float", "float | None", "Optional[float]")
 

@@ -32,7 +32,7 @@ from trainwright.callbacks.checkpoint_guard import (
     checkpoint_folders,
     newest_complete_checkpoint,
 )
-from trainwright.callbacks.checkpointed import restore_from_checkpoint
+from trainwright.callbacks.checkpointed import output_dir, restore_from_checkpoint
 from trainwright.callbacks.completions_log import CompletionsLogCallback
 from trainwright.callbacks.reference_sync import ReferenceSyncCallback
 from trainwright.trainers.common.distributed import (
@@ -332,14 +332,14 @@ def resolve_resume(trainer: Trainer, resume_from_checkpoint: str | bool | None) 
     still raises, as in ``Trainer.train``: that is a wrong ``output_dir``, not a crash."""
     checkpoint = resume_from_checkpoint
     if checkpoint is True:
-        output_dir = trainer.args.output_dir
-        checkpoint = newest_complete_checkpoint(output_dir)
-        torn = [str(folder) for _, folder in checkpoint_folders(output_dir)]
+        folder = output_dir(trainer.args)
+        checkpoint = newest_complete_checkpoint(folder)
+        torn = [str(f) for _, f in checkpoint_folders(folder)]
         if checkpoint is None and not torn:
-            raise ValueError(f"resume_from_checkpoint=True but no checkpoint was found in {output_dir}")
+            raise ValueError(f"resume_from_checkpoint=True but no checkpoint was found in {folder}")
         if checkpoint is None:
             warnings.warn(
-                f"resume_from_checkpoint=True, but no checkpoint in {output_dir} is complete (a crash during "
+                f"resume_from_checkpoint=True, but no checkpoint in {folder} is complete (a crash during "
                 f"the first save tore {', '.join(torn)}): training starts from scratch, and the torn folders "
                 "are set aside as incomplete-checkpoint-N (nothing is deleted)",
                 CheckpointGuardWarning,

@@ -18,9 +18,10 @@ empty, so a release that changes the internals fails that test loudly, naming th
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from torch import nn
+if TYPE_CHECKING:
+    from torch.distributed.fsdp import FSDPModule
 
 
 def missing_internals() -> list[str]:
@@ -57,14 +58,14 @@ def _require(what: str) -> None:
         )
 
 
-def reshards_after_forward(unit: nn.Module, is_root: bool) -> bool:
+def reshards_after_forward(unit: FSDPModule, is_root: bool) -> bool:
     """Whether the FSDP2 ``unit`` reshards after forward (FSDP2 has the setter, not this getter).
 
     The value is whether the unit's parameter groups have a post-forward mesh (None: stay gathered after
     forward). A root left on "auto" (accelerate does that) resolves to False at its first forward, which may
     not have happened yet: report what it will be."""
     try:
-        state = unit._get_fsdp_state()  # type: ignore[operator]
+        state = unit._get_fsdp_state()
         if is_root and state._auto_reshard_after_forward:
             return False
         return any(group.post_forward_mesh_info is not None for group in state._fsdp_param_groups)

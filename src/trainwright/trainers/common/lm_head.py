@@ -124,7 +124,7 @@ class HeadLogps(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(  # type: ignore[override]
+    def forward(
         ctx: Any,
         hidden: torch.Tensor,
         weight: torch.Tensor,
@@ -157,7 +157,7 @@ class HeadLogps(torch.autograd.Function):
         return logps, entropy, mean_logit, top1
 
     @staticmethod
-    def backward(  # type: ignore[override]
+    def backward(
         ctx: Any, grad_logps: torch.Tensor, *_: Any
     ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None, None, None, None]:
         if ctx.consumed:

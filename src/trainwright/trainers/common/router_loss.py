@@ -7,6 +7,8 @@ trainers add it to their loss with the config's ``router_aux_loss_coef`` (the mo
 
 from __future__ import annotations
 
+from typing import Any
+
 from torch import nn
 
 from trainwright.trainers.common.reference import base_model
@@ -18,7 +20,7 @@ def router_aux_loss_coef(model: nn.Module, coef: float | None) -> float:
     ``None`` takes the model config's ``router_aux_loss_coef`` (0.0 for a config without one); a
     non-zero value for a model that returns no router logits is refused.
     """
-    config = getattr(base_model(model), "config", None)
+    config: Any = getattr(base_model(model), "config", None)  # a transformers config, or None
     text_config = config.get_text_config() if hasattr(config, "get_text_config") else config
     has_router = text_config is not None and hasattr(text_config, "output_router_logits")
     if coef is None:

@@ -77,7 +77,7 @@ class TiedLookup(torch.autograd.Function):
     module docstring): ``∂L/∂W = G_head + Σ_t onehot(x_t) ⊗ ∂L/∂e_t``, rows at ``padding_idx`` left out."""
 
     @staticmethod
-    def forward(  # type: ignore[override]
+    def forward(
         ctx: Any, input_ids: torch.Tensor, weight: torch.Tensor, padding_idx: int | None, tie: TiedGradient
     ) -> torch.Tensor:
         ctx.save_for_backward(input_ids)
@@ -86,9 +86,7 @@ class TiedLookup(torch.autograd.Function):
         return F.embedding(input_ids, weight, padding_idx)
 
     @staticmethod
-    def backward(  # type: ignore[override]
-        ctx: Any, grad_embeds: torch.Tensor
-    ) -> tuple[None, torch.Tensor | None, None, None]:
+    def backward(ctx: Any, grad_embeds: torch.Tensor) -> tuple[None, torch.Tensor | None, None, None]:
         if not ctx.needs_input_grad[1]:
             return None, None, None, None
         (input_ids,) = ctx.saved_tensors

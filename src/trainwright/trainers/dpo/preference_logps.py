@@ -84,6 +84,7 @@ def sequence_logps(
     bounds = _column_bounds(batch, share)
     start = bounds[0]
     if share and bounds[1] == start + 1 and start > 0 and half * start >= min_shared_tokens:
+        assert cache_argument is not None  # ``share`` requires one
         padding = half * abs(bounds[2] - bounds[3])  # the shorter half's padding a split call skips
         shared = shared_prompt_sequence_logps(
             model,
@@ -191,6 +192,7 @@ def shared_prompt_sequence_logps(
     state = run_shared_prefix(model, input_ids, attention_mask, prefix, embeds)
     if state is None:
         return None
+    groups: list[tuple[slice, int, torch.Tensor | None]]
     if split:  # the pair order: row i of either half continues prefix i
         groups = [(slice(None, half), ends[0], None), (slice(half, None), ends[1], None)]
     else:
@@ -211,9 +213,9 @@ def shared_prompt_sequence_logps(
     if len(parts) == 1:
         return parts[0]
     chosen, rejected = parts
-    return SequenceLogps(
-        *(None if a is None else torch.cat([a, b]) for a, b in zip(chosen, rejected))  # type: ignore[arg-type]
-    )
+    # Field by field; the required ones are tensors in both halves, the optional ones in both or neither.
+    merged = (None if a is None or b is None else torch.cat([a, b]) for a, b in zip(chosen, rejected))
+    return SequenceLogps(*merged)  # type: ignore[arg-type]
 
 
 def _summed(

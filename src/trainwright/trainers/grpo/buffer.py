@@ -103,7 +103,7 @@ def _checked_state(state: Any) -> tuple[tuple[int, int] | None, list[dict[str, A
             isinstance(name, str) and isinstance(value, torch.Tensor) for name, value in part.items()
         ):
             raise TypeError("a micro-batch is not a dict of named tensors")
-    return (tuple(key) if key is not None else None), micro_batches  # type: ignore[return-value]
+    return (tuple(key) if key is not None else None), micro_batches
 
 
 #: what every micro-batch holds (:func:`~trainwright.trainers.grpo.round_data.split_round`)

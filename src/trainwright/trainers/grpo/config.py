@@ -241,6 +241,7 @@ class GRPOConfig(TRLCompatibleConfig, TrainingArguments):
                 "per_device_train_batch_size instead"
             )
         self._resolve_generation_batch()
+        assert self.steps_per_generation is not None  # _resolve_generation_batch sets it
         if self.epsilon_high is None:
             self.epsilon_high = self.epsilon
         check_batching(
@@ -312,7 +313,7 @@ class GRPOConfig(TRLCompatibleConfig, TrainingArguments):
 
     def resolved_pad_to_multiple_of(self) -> int | None:
         """``pad_to_multiple_of`` with 'auto' resolved as TRL does: 128 on Neuron, else no padding."""
-        if self.pad_to_multiple_of == "auto":
+        if isinstance(self.pad_to_multiple_of, str):  # "auto": __post_init__ refuses any other string
             return 128 if self.device.type == "neuron" else None
         return self.pad_to_multiple_of
 

@@ -43,18 +43,17 @@ def tool_methods(instance: Any) -> list[Callable[..., Any]]:
     ]
 
 
-def environment_reward(env_type: type) -> Callable[..., list[float | None]]:
-    """A reward function calling ``get_reward()`` on the rollouts whose environment is exactly ``env_type``."""
-    if inspect.iscoroutinefunction(env_type.get_reward):
+def environment_reward(env_type: type[Any]) -> Callable[..., Any]:
+    """A reward function calling ``get_reward()`` on the rollouts whose environment is exactly ``env_type``
+    (a coroutine function when ``get_reward`` is one)."""
 
-        async def reward(environments: Sequence[Any], **kwargs: Any) -> list[float | None]:
-            return [await env.get_reward() if type(env) is env_type else None for env in environments]
+    async def awaited(environments: Sequence[Any], **kwargs: Any) -> list[float | None]:
+        return [await env.get_reward() if type(env) is env_type else None for env in environments]
 
-    else:
+    def called(environments: Sequence[Any], **kwargs: Any) -> list[float | None]:
+        return [env.get_reward() if type(env) is env_type else None for env in environments]
 
-        def reward(environments: Sequence[Any], **kwargs: Any) -> list[float | None]:
-            return [env.get_reward() if type(env) is env_type else None for env in environments]
-
+    reward = awaited if inspect.iscoroutinefunction(env_type.get_reward) else called
     reward.__name__ = reward.__qualname__ = env_type.__name__
     return reward
 
@@ -67,7 +66,7 @@ class Environments:
     ) -> None:
         self.multi = isinstance(factory, dict)
         self.factories: dict[str | None, EnvironmentFactory] = (
-            dict(factory) if self.multi else {None: factory}
+            {name: f for name, f in factory.items()} if isinstance(factory, dict) else {None: factory}
         )
         if not self.factories:
             raise ValueError("environment_factory is an empty dict: give at least one environment factory")

@@ -280,6 +280,8 @@ class GenerationRounds:
         ``max_dynamic_sampling_rounds`` extra ``generate`` calls; groups still flat after that are kept.
         """
         g = self.host.args.num_generations
+        sampler = self.host.round_sampler
+        assert sampler is not None  # map-style data: the trainer refuses dynamic_sampling on a stream
         refilled = 0
         for _ in range(self.host.args.max_dynamic_sampling_rounds):
             rewards = combine_rewards(sample.rewards_per_func, self.scorer.weights).view(-1, g)
@@ -289,7 +291,7 @@ class GenerationRounds:
             world, rank = self.host.accelerator.num_processes, self.host.accelerator.process_index
             positions = [(refilled + j) * world + rank for j in range(len(flat))]
             refilled += len(flat)
-            indices = self.host.round_sampler.refill_prompts(key[0], key[1], positions)
+            indices = sampler.refill_prompts(key[0], key[1], positions)
             new_rows = [self.host.train_dataset[i] for i in indices for _ in range(g)]
             sample.replace_groups(flat, self.sample_completions(new_rows, seed_key=(*key, refilled)), g)
         self.metrics.add("train", "dynamic_sampling/refilled_groups", float(refilled))

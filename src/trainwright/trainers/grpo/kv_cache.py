@@ -64,11 +64,13 @@ class PreallocatedLayer(DynamicLayer):
         self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Write the new positions after the cached ones, in place; return all cached keys / values."""
-        start = self.keys.shape[-2]
+        keys, values = self.keys, self.values
+        assert keys is not None and values is not None  # set in __init__ (transformers types them Optional)
+        start = keys.shape[-2]
         end = start + key_states.shape[-2]
         if not self._is_prefix_view() or end > self._key_buffer.shape[-2]:
             self.capacity = max(self.capacity, end)
-            self._key_buffer, self._value_buffer = self._allocate(self.keys, self.values, self.capacity)
+            self._key_buffer, self._value_buffer = self._allocate(keys, values, self.capacity)
         self._key_buffer[..., start:end, :] = key_states
         self._value_buffer[..., start:end, :] = value_states
         self.keys, self.values = self._filled(end)
