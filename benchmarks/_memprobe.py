@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             trainer = real_size.build_grpo(args.impl, path, workdir, args.steps, args.spg)
         if args.no_sharing and args.impl == "ours":
-            from trainwright.trainers.logprobs import PrefixSharing
+            from trainwright.trainers.common.logprobs import PrefixSharing
 
             trainer._prefix_sharing = PrefixSharing(enabled=False)
             backend = getattr(trainer, "generation_backend", None)

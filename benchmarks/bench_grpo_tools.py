@@ -58,7 +58,7 @@ def build(impl: str, size: str, settings: dict[str, Any], rollouts: str = "lengt
     from datasets import Dataset
 
     from trainwright.toy_tools import build_tool_model, build_tool_tokenizer, tool_call_text
-    from trainwright.trainers.grpo_tool_chat import CHATML_TOOL_RESPONSE_TEMPLATE
+    from trainwright.trainers.grpo.tool_chat import CHATML_TOOL_RESPONSE_TEMPLATE
 
     calls = [tool_call_text("calculator", {"expression": e}) for e in EXPRESSIONS]
     tokenizer = build_tool_tokenizer(calls)

@@ -326,7 +326,7 @@ def one_run(algo: str, impl: str, config: str, steps: int, spg: int, profile: bo
         if (
             impl == "ours" and os.environ.get("TRAINWRIGHT_BENCH_SHARING") == "off"
         ):  # A/B of the shared forward
-            from trainwright.trainers.logprobs import PrefixSharing
+            from trainwright.trainers.common.logprobs import PrefixSharing
 
             trainer._prefix_sharing = PrefixSharing(enabled=False)
             backend = getattr(trainer, "generation_backend", None)

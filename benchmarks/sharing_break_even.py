@@ -8,7 +8,7 @@ trainer's own ``compute_loss`` then ``backward``) is timed in CPU time of this t
 shared-prompt forward forced on and forced off, alternating, for prompts cut to several widths, so
 the saved tokens ``(rows − distinct prompts) × (width − 1)`` vary while the completions stay the
 same. The width where both take the same time is what one extra model call costs, in tokens through
-the model body; ``trainwright.trainers.logprobs.sharing_cost`` should put its threshold there.
+the model body; ``trainwright.trainers.common.logprobs.sharing_cost`` should put its threshold there.
 """
 
 from __future__ import annotations
@@ -37,13 +37,13 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     import bench_grpo
 
-    from trainwright.trainers import logprobs
-    from trainwright.trainers.logprobs import PrefixSharing, distinct_rows
+    from trainwright.trainers.common import logprobs
+    from trainwright.trainers.common.logprobs import PrefixSharing, distinct_rows
 
     with tempfile.TemporaryDirectory() as workdir:
         trainer, _ = bench_grpo.build("ours", args.size, bench_grpo._common(8, workdir))
     model = trainer.model
-    buffered = trainer.generate_round(next(iter(trainer.get_train_dataloader())))
+    buffered = trainer.rounds.generate_round(next(iter(trainer.get_train_dataloader())))
     base = dict(buffered[0])
     base["advantages"] = torch.randn(base["advantages"].shape, generator=torch.Generator().manual_seed(0))
     body = sum(p.numel() for n, p in model.named_parameters() if "embed" not in n and "lm_head" not in n)

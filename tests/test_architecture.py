@@ -385,3 +385,41 @@ def test_the_cache_check_sees_a_cache(tmp_path: Path) -> None:
         "rule.py:13 fact keyed by a literal",
         "rule.py:16 memo()",
     ]
+
+
+# The reference trainers: ``common/`` is what both share and imports neither trainer; ``dpo/`` and ``grpo/``
+# never import each other (what both need moves down into ``common/``).
+TRAINER_LAYERS = {"common": 0, "dpo": 1, "grpo": 1}
+
+
+def trainer_breaks(graph: dict[str, set[str]]) -> list[str]:
+    """Imports inside ``trainwright.trainers`` that run up or across its packages."""
+    prefix = "trainwright.trainers."
+    out = []
+    for module, edges in sorted(graph.items()):
+        top = module.removeprefix(prefix).split(".")[0] if module.startswith(prefix) else None
+        if top not in TRAINER_LAYERS:
+            continue
+        for target in sorted(edges):
+            other = target.removeprefix(prefix).split(".")[0] if target.startswith(prefix) else None
+            if other in TRAINER_LAYERS and other != top and TRAINER_LAYERS[other] >= TRAINER_LAYERS[top]:
+                out.append(f"{module} imports {target}")
+    return out
+
+
+def test_trainer_packages_import_down_only() -> None:
+    graph = import_graph()
+    assert {"trainwright.trainers.common.skeleton", "trainwright.trainers.grpo.trainer"} <= set(graph)
+    assert trainer_breaks(graph) == []
+
+
+def test_the_trainer_check_sees_an_import_up_or_across() -> None:
+    graph = {
+        "trainwright.trainers.common.skeleton": {"trainwright.trainers.grpo.model"},
+        "trainwright.trainers.dpo.trainer": {"trainwright.trainers.grpo.loss", "trainwright.trainers.common.x"},
+        "trainwright.trainers.grpo.trainer": {"trainwright.trainers.common.skeleton"},
+    }
+    assert trainer_breaks(graph) == [
+        "trainwright.trainers.common.skeleton imports trainwright.trainers.grpo.model",
+        "trainwright.trainers.dpo.trainer imports trainwright.trainers.grpo.loss",
+    ]

@@ -14,10 +14,10 @@ __version__ = "0.1.0"
 
 # public name -> module that defines it (imported on first access)
 _LAZY_EXPORTS: dict[str, str] = {
-    "DPOConfig": "trainwright.trainers.dpo_config",
-    "DPOTrainer": "trainwright.trainers.dpo",
-    "GRPOConfig": "trainwright.trainers.grpo_config",
-    "GRPOTrainer": "trainwright.trainers.grpo",
+    "DPOConfig": "trainwright.trainers.dpo.config",
+    "DPOTrainer": "trainwright.trainers.dpo.trainer",
+    "GRPOConfig": "trainwright.trainers.grpo.config",
+    "GRPOTrainer": "trainwright.trainers.grpo.trainer",
 }
 
 __all__ = ["DPOConfig", "DPOTrainer", "GRPOConfig", "GRPOTrainer", "__version__"]

@@ -50,8 +50,8 @@ DEFAULT_PRELOAD = (
     # "?": optional, a child that needs it reports the import error itself
     "?trainwright.trainers",
     "?datasets",
-    "?trainwright.trainers.dpo",
-    "?trainwright.trainers.grpo",
+    "?trainwright.trainers.dpo.trainer",
+    "?trainwright.trainers.grpo.trainer",
 )
 #: the events :func:`run_kill_chain` acts on; any other kind is only collected (``ChainReport.extra``)
 CHAIN_EVENTS = ("RESUMED", "BEGIN", "SAVING", "SAVED")

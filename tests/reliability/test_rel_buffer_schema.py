@@ -14,7 +14,7 @@ import torch
 from rel_trainers import StopAt, grpo_trainer
 
 from trainwright.callbacks import CheckpointGuardCallback
-from trainwright.trainers.grpo_buffer import BUFFER_FILE
+from trainwright.trainers.grpo.buffer import BUFFER_FILE
 
 pytest.importorskip("datasets")
 torch.set_num_threads(1)

@@ -17,7 +17,7 @@ import torch
 from kill_harness import EventStream
 from rel_trainers import StopAt, grpo_trainer
 
-from trainwright.trainers.grpo_buffer import BUFFER_FILE, RoundBuffer
+from trainwright.trainers.grpo.buffer import BUFFER_FILE, RoundBuffer
 
 
 def _buffer(size: int = 4) -> RoundBuffer:
@@ -67,7 +67,7 @@ def test_torn_buffer_is_treated_as_missing(tmp_path, damage):
 WRITER_CHILD = """
 import torch
 from kill_child import emit, output_dir
-from trainwright.trainers.grpo_buffer import BUFFER_FILE, RoundBuffer
+from trainwright.trainers.grpo.buffer import BUFFER_FILE, RoundBuffer
 
 buffer = RoundBuffer(key=(0, 1), micro_batches=[{"x": torch.randn(1_500_000)} for _ in range(2)])  # ~12 MB
 path = output_dir() + "/" + BUFFER_FILE.format(rank=0)

@@ -63,8 +63,8 @@ else:
 DPO_CHILD = (
     _PRELUDE
     + """
-from trainwright.trainers.dpo import DPOTrainer
-from trainwright.trainers.dpo_config import DPOConfig
+from trainwright.trainers.dpo.trainer import DPOTrainer
+from trainwright.trainers.dpo.config import DPOConfig
 
 pairs = Dataset.from_list(
     [{"prompt": f"Question {i}: is {chr(97 + i % 26)} good?", "chosen": " yes", "rejected": " no"} for i in range(32)]
@@ -87,8 +87,8 @@ trainer = DPOTrainer(
 GRPO_CHILD = (
     _PRELUDE
     + """
-from trainwright.trainers.grpo import GRPOTrainer
-from trainwright.trainers.grpo_config import GRPOConfig
+from trainwright.trainers.grpo.trainer import GRPOTrainer
+from trainwright.trainers.grpo.config import GRPOConfig
 
 
 def reward(completion_ids, **kwargs):  # dense, so that every step has a gradient
@@ -294,7 +294,7 @@ def test_dpo_survives_kills_during_saves(zygote, tmp_path):
 
 def buffer_state(folder: Path) -> str:
     """The rank-0 buffer file of ``folder``: "intact <round key>", "missing" or "torn: <why>"."""
-    from trainwright.trainers.grpo_buffer import BUFFER_FILE, RoundBuffer
+    from trainwright.trainers.grpo.buffer import BUFFER_FILE, RoundBuffer
 
     if not (folder / BUFFER_FILE.format(rank=0)).is_file():
         return "missing"

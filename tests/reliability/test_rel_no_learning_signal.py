@@ -1,7 +1,7 @@
 """A GRPO run whose rounds teach nothing (every group's rewards agree) says so in the log, at a bounded rate.
 
 The audit: a round where every reward is equal (so every advantage is 0) raised no warning; the run
-trained on, logging normal-looking numbers. Now the logger ``trainwright.trainers.learning_signal``
+trained on, logging normal-looking numbers. Now the logger ``trainwright.trainers.grpo.learning_signal``
 warns at the first such round and then every N-th, with the running count, never once per step.
 """
 
@@ -12,11 +12,11 @@ import logging
 import pytest
 from rel_trainers import grpo_trainer
 
-from trainwright.trainers.learning_signal import NoSignalRounds
+from trainwright.trainers.grpo.learning_signal import NoSignalRounds
 
 pytest.importorskip("datasets")
 
-LOGGER = "trainwright.trainers.learning_signal"
+LOGGER = "trainwright.trainers.grpo.learning_signal"
 
 
 def constant_reward(completion_ids, **kwargs):
@@ -30,7 +30,7 @@ def distinct_reward(completion_ids, **kwargs):
 def run(tmp_path, reward, caplog) -> tuple[object, list[str]]:
     """Seven one-step rounds (steps_per_generation=1) of the tiny GRPO run, its log lines captured."""
     trainer = grpo_trainer(tmp_path, reward=reward, max_steps=7, steps_per_generation=1, save_steps=100)
-    trainer.no_signal_rounds = NoSignalRounds(every=3)
+    trainer.rounds.no_signal_rounds = NoSignalRounds(every=3)
     with caplog.at_level(logging.WARNING, logger=LOGGER):
         trainer.train()
     return trainer, [r.getMessage() for r in caplog.records if r.name == LOGGER]
@@ -38,7 +38,7 @@ def run(tmp_path, reward, caplog) -> tuple[object, list[str]]:
 
 def test_rounds_where_every_reward_agrees_are_logged_at_a_bounded_rate(tmp_path, caplog):
     trainer, lines = run(tmp_path, constant_reward, caplog)
-    assert trainer.state.global_step == 7 and trainer.no_signal_rounds.count == 7
+    assert trainer.state.global_step == 7 and trainer.rounds.no_signal_rounds.count == 7
     assert len(lines) == 3  # rounds 1, 3 and 6 of 7: the first, then every third
     assert "has no learning signal: every completion scored 1, so every advantage is 0" in lines[0]
     counts = [line[line.index("(") :][:14] for line in lines]
@@ -48,4 +48,4 @@ def test_rounds_where_every_reward_agrees_are_logged_at_a_bounded_rate(tmp_path,
 
 def test_a_run_with_a_learning_signal_logs_nothing(tmp_path, caplog):
     trainer, lines = run(tmp_path, distinct_reward, caplog)
-    assert lines == [] and trainer.no_signal_rounds.count == 0 and trainer.no_signal_rounds.rounds == 7
+    assert lines == [] and trainer.rounds.no_signal_rounds.count == 0 and trainer.rounds.no_signal_rounds.rounds == 7

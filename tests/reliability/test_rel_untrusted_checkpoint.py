@@ -20,7 +20,7 @@ from rel_trainers import StopAt, grpo_trainer, precomputed_dpo_trainer
 from trainwright.callbacks import CheckpointGuardCallback
 from trainwright.callbacks.reference_sync import ReferenceSyncCallback
 from trainwright.toy import build_tiny_causal_lm, build_tokenizer
-from trainwright.trainers.grpo_buffer import BUFFER_FILE, RoundBuffer
+from trainwright.trainers.grpo.buffer import BUFFER_FILE, RoundBuffer
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "trainwright"
 

@@ -8,9 +8,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from trainwright.toy import build_tiny_causal_lm, build_tokenizer
-from trainwright.trainers.lm_head import HeadLogps, backbone_hidden, fused_head, head_token_logps
-from trainwright.trainers.logprobs import embed_tokens, token_logps_and_entropy
-from trainwright.trainers.tied_embedding import tied_embedding
+from trainwright.trainers.common.lm_head import HeadLogps, backbone_hidden, fused_head, head_token_logps
+from trainwright.trainers.common.logprobs import embed_tokens, token_logps_and_entropy
+from trainwright.trainers.common.tied_embedding import tied_embedding
 
 
 @pytest.fixture(scope="module")

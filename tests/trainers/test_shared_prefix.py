@@ -8,9 +8,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from trainwright.toy import build_tiny_causal_lm, build_tokenizer
-from trainwright.trainers import logprobs
-from trainwright.trainers.lm_head import fused_head, head_token_logps
-from trainwright.trainers.logprobs import (
+from trainwright.trainers.common import logprobs
+from trainwright.trainers.common.lm_head import fused_head, head_token_logps
+from trainwright.trainers.common.logprobs import (
     PrefixSharing,
     SharedPrefix,
     distinct_rows,

@@ -1,4 +1,4 @@
-"""What DPOTrainer and GRPOTrainer do the same way (``trainers/skeleton.py``), checked on both.
+"""What DPOTrainer and GRPOTrainer do the same way (``trainers/common/skeleton.py``), checked on both.
 
 Each test builds both trainers on a tiny real model: the pad-token rule (TRL pads with EOS when the
 tokenizer has no pad token; we do too, without changing the user's tokenizer), TRL's default output
@@ -20,7 +20,7 @@ from datasets import Dataset
 
 from trainwright import DPOConfig, DPOTrainer, GRPOConfig, GRPOTrainer
 from trainwright.toy import build_tiny_causal_lm, build_tokenizer, save_tiny_model
-from trainwright.trainers.metrics import MetricsWindow
+from trainwright.trainers.common.metrics import MetricsWindow
 
 SMALL = {
     "per_device_train_batch_size": 4,

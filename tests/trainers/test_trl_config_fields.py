@@ -10,14 +10,17 @@ from pathlib import Path
 import pytest
 
 import trainwright
-from trainwright.trainers.trl_fields import (
+from trainwright.trainers.common.trl_fields import (
     STATUSES,
     SUPPORTED,
-    TRL_FIELDS,
     UNSUPPORTED,
     UnsupportedTRLOptionError,
     render_markdown,
 )
+from trainwright.trainers.dpo.trl_fields import DPO_FIELDS
+from trainwright.trainers.grpo.trl_fields import GRPO_FIELDS
+
+TRL_FIELDS = {"GRPOConfig": GRPO_FIELDS, "DPOConfig": DPO_FIELDS}
 
 trl = pytest.importorskip("trl")
 from transformers import TrainingArguments
@@ -52,7 +55,7 @@ def test_table_covers_every_trl_field(config_name) -> None:
     table = TRL_FIELDS[config_name]
     required = _must_be_listed(config_name)
     assert len(required) > 20
-    assert sorted(required - set(table)) == [], "TRL fields missing from trl_fields.py"
+    assert sorted(required - set(table)) == [], "TRL fields missing from the trl_fields.py table"
     assert sorted(set(table) - set(_trl_fields(config_name))) == [], "rows for fields TRL does not have"
     assert {entry.status for entry in table.values()} <= set(STATUSES)
     assert all(
@@ -62,8 +65,8 @@ def test_table_covers_every_trl_field(config_name) -> None:
 
 @pytest.mark.parametrize("config_name", sorted(TRL_FIELDS))
 def test_docs_hold_the_rendered_table(config_name) -> None:
-    assert render_markdown(config_name) in DOCS.read_text(encoding="utf-8"), (
-        f"docs/trainers.md is out of date: paste render_markdown({config_name!r}) into it"
+    assert render_markdown(TRL_FIELDS[config_name]) in DOCS.read_text(encoding="utf-8"), (
+        f"docs/trainers.md is out of date: paste render_markdown({config_name}'s trl_fields) into it"
     )
 
 

@@ -14,7 +14,7 @@ from datasets import Dataset
 
 from trainwright import DPOConfig, DPOTrainer, GRPOConfig, GRPOTrainer
 from trainwright.toy import build_tiny_causal_lm, build_tokenizer
-from trainwright.trainers.trl_hooks import UnusedTRLOverrideWarning, unused_trl_overrides
+from trainwright.trainers.common.trl_hooks import UnusedTRLOverrideWarning, unused_trl_overrides
 
 torch.set_num_threads(1)
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -3,7 +3,7 @@
 Why: the Trainer restores what it saved itself (weights, optimizer, RNG, ``TrainerState``), but a
 callback is never told which checkpoint a run resumes from. A :class:`CheckpointedCallback` writes its
 state in ``on_save`` and gets it back from the trainer's ``train`` (:func:`restore_from_checkpoint`,
-called by :func:`trainwright.trainers.construction.resolve_resume`). TR-DPO's reference
+called by :func:`trainwright.trainers.common.construction.resolve_resume`). TR-DPO's reference
 (:mod:`~trainwright.callbacks.reference_sync`) and GRPO's adaptive entropy coefficient are such state.
 """
 

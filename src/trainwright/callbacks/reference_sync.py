@@ -2,7 +2,7 @@
 
 Why a callback: syncing is timing logic tied to the loop's events (after every τ-th optimizer step),
 which belongs in ``on_step_end``, not in ``compute_loss``. ``DPOTrainer`` and ``GRPOTrainer`` attach it
-from ``sync_ref_model`` (:func:`trainwright.trainers.construction.attach_owned_callbacks`); any
+from ``sync_ref_model`` (:func:`trainwright.trainers.common.construction.attach_owned_callbacks`); any
 ``Trainer`` that keeps a reference can attach it too.
 
 Its blended reference is *training state* (it is no longer a copy of the initial policy once a sync

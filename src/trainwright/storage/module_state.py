@@ -1,6 +1,6 @@
 """A module's whole state, FSDP2-sharded or not: what a checkpoint file needs to hold.
 
-Why here and not with the trainers' FSDP set-up (:mod:`trainwright.trainers.distributed`): the TR-DPO
+Why here and not with the trainers' FSDP set-up (:mod:`trainwright.trainers.common.distributed`): the TR-DPO
 callback (:mod:`trainwright.callbacks.reference_sync`) saves and restores its reference with these, and
 callbacks must not import the trainers. A full (unsharded) state dict gathered from all ranks is what
 makes a checkpoint written under FSDP resume under FSDP, DDP or one process alike.

@@ -2,7 +2,7 @@
 
 ``from trainwright.trainers import GRPOConfig, GRPOTrainer`` (or ``DPOConfig, DPOTrainer``) is the
 drop-in for ``from trl import ...``; the same names are also exported by ``trainwright`` itself.
-They are imported on first access, so ``import trainwright.trainers.grpo_loss`` stays light.
+They are imported on first access, so ``import trainwright.trainers.grpo.loss`` stays light.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from trainwright._lazy import lazy_exports
 require_train_extra("trainwright.trainers")
 
 _LAZY_EXPORTS: dict[str, str] = {
-    "DPOConfig": "trainwright.trainers.dpo_config",
-    "DPOTrainer": "trainwright.trainers.dpo",
-    "GRPOConfig": "trainwright.trainers.grpo_config",
-    "GRPOTrainer": "trainwright.trainers.grpo",
-    "RewardError": "trainwright.trainers.grpo_rewards",
+    "DPOConfig": "trainwright.trainers.dpo.config",
+    "DPOTrainer": "trainwright.trainers.dpo.trainer",
+    "GRPOConfig": "trainwright.trainers.grpo.config",
+    "GRPOTrainer": "trainwright.trainers.grpo.trainer",
+    "RewardError": "trainwright.trainers.grpo.rewards",
 }
 
 __all__ = ["DPOConfig", "DPOTrainer", "GRPOConfig", "GRPOTrainer", "RewardError"]

@@ -27,7 +27,7 @@ N_PAIRS = 4
 def build_and_train(out: Path, per_device_batch: int, share_prompts: bool = False) -> DPOTrainer:
     """Shared with the single-process run in the test, so both sides use the same settings."""
     if share_prompts:
-        from trainwright.trainers import logprobs
+        from trainwright.trainers.common import logprobs
 
         logprobs.CALL_OVERHEAD_PARAMETER_TOKENS = 0
         logprobs.WEIGHT_GRADIENT_TOKENS = 0

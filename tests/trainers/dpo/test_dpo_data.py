@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from trainwright.toy import build_tokenizer
-from trainwright.trainers.dpo_data import (
+from trainwright.trainers.dpo.data import (
     PreferenceCollator,
     ld_token_weights,
     prepare_preference_dataset,

@@ -27,7 +27,7 @@ def test_dpo_two_process_run_matches_single_process(
     from ddp_worker import N_PAIRS, build_and_train
 
     if share_prompts:
-        from trainwright.trainers import logprobs
+        from trainwright.trainers.common import logprobs
 
         monkeypatch.setattr(logprobs, "CALL_OVERHEAD_PARAMETER_TOKENS", 0)  # restored after the test
         monkeypatch.setattr(logprobs, "WEIGHT_GRADIENT_TOKENS", 0)

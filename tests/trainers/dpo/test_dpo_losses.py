@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from trainwright.trainers.dpo_losses import LOSSES, LossParams, PairLogps, check_loss_types, combined_loss
+from trainwright.trainers.dpo.losses import LOSSES, LossParams, PairLogps, check_loss_types, combined_loss
 
 # three pairs of summed completion log-probs, chosen lengths and rejected lengths
 POLICY_C = [-5.0, -7.0, -3.0]

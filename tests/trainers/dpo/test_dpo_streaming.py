@@ -8,7 +8,7 @@ from conftest import make_config, text_pairs
 from datasets import IterableDataset
 
 from trainwright import DPOTrainer
-from trainwright.trainers.streaming import RepeatedStream
+from trainwright.trainers.common.streaming import RepeatedStream
 
 ROWS = text_pairs(6).to_list()
 

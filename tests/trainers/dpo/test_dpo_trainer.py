@@ -14,7 +14,7 @@ from transformers import TrainerCallback
 
 from trainwright import DPOConfig, DPOTrainer
 from trainwright.callbacks.reference_sync import ReferenceSyncCallback
-from trainwright.trainers.dpo import sequence_logps
+from trainwright.trainers.dpo.trainer import sequence_logps
 
 
 def first_log(trainer: DPOTrainer) -> dict:
@@ -60,7 +60,7 @@ def test_dpo_shared_prompt_forward_equals_plain(
     """Each pair's prompt run once, then both halves in one call or each trimmed to its own length (the
     halves differ in length here, so ``min_split_tokens=0`` splits them): same sums and gradients (with
     LD-DPO token weights too)."""
-    from trainwright.trainers.dpo import shared_prompt_sequence_logps
+    from trainwright.trainers.dpo.trainer import shared_prompt_sequence_logps
 
     model = make_model()
     pairs = text_pairs(4).map(lambda row, i: {"chosen": row["chosen"] * (i + 1)}, with_indices=True)
@@ -89,7 +89,7 @@ def test_dpo_shared_prompt_forward_equals_plain(
 def test_dpo_shared_prompt_forward_is_skipped_when_pairs_differ_before_completions(
     make_model, tokenizer, tmp_path, monkeypatch
 ) -> None:
-    import trainwright.trainers.preference_logps as dpo_module
+    import trainwright.trainers.dpo.preference_logps as dpo_module
 
     calls = []
     monkeypatch.setattr(dpo_module, "shared_prompt_sequence_logps", lambda *a, **k: calls.append(1))

@@ -15,7 +15,7 @@ from datasets import Dataset
 from trainwright import DPOConfig, DPOTrainer
 from trainwright.callbacks.reference_sync import ReferenceSyncCallback
 from trainwright.toy import save_tiny_model
-from trainwright.trainers.dpo_data import PreferenceCollator, prepare_preference_dataset
+from trainwright.trainers.dpo.data import PreferenceCollator, prepare_preference_dataset
 
 BETA = 0.5
 

@@ -146,8 +146,8 @@ def test_dpo_shared_prompt_forward_matches_trl(
 ) -> None:
     """The shared-prompt forward (each pair's prompt run once, each half trimmed to its own length) gives
     TRL's loss and metrics too; forced on here, since the tiny model is below its size threshold."""
-    import trainwright.trainers.preference_logps as dpo_module
-    from trainwright.trainers import logprobs
+    import trainwright.trainers.dpo.preference_logps as dpo_module
+    from trainwright.trainers.common import logprobs
 
     monkeypatch.setattr(logprobs, "CALL_OVERHEAD_PARAMETER_TOKENS", 0)
     monkeypatch.setattr(logprobs, "WEIGHT_GRADIENT_TOKENS", 0)
@@ -473,11 +473,11 @@ def _contains(ids: list[int], part: list[int]) -> bool:
 @pytest.mark.parametrize("sharing", [False, True])
 def test_dpo_training_with_tied_embeddings_tracks_trl(sharing, tokenizer, tmp_path, monkeypatch) -> None:
     """Three optimizer steps on a model whose embedding is tied to its LM head (the 0.5B set-up: the
-    head's weight gradient handed to the tied lookup, ``trainers/tied_embedding.py``): every step's loss
+    head's weight gradient handed to the tied lookup, ``trainers/common/tied_embedding.py``): every step's loss
     equals TRL's, with the shared-prompt forward forced on or off."""
     from trainwright import DPOTrainer
     from trainwright.toy import build_tiny_causal_lm
-    from trainwright.trainers import lm_head, logprobs
+    from trainwright.trainers.common import lm_head, logprobs
 
     monkeypatch.setattr(logprobs, "CALL_OVERHEAD_PARAMETER_TOKENS", 0 if sharing else 1e30)
     monkeypatch.setattr(logprobs, "WEIGHT_GRADIENT_TOKENS", 0)

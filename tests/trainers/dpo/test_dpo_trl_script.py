@@ -63,7 +63,7 @@ def test_trl_dpo_script_with_padding_free_runs_unchanged(tmp_path) -> None:
     ours_script = SCRIPT.replace(TRL_IMPORT, OUR_IMPORT)
     _, theirs = _run(SCRIPT, model_dir, str(tmp_path / "trl"))
     trainer, ours = _run(ours_script, model_dir, str(tmp_path / "ours"))
-    assert type(trainer).__module__ == "trainwright.trainers.dpo"
+    assert type(trainer).__module__ == "trainwright.trainers.dpo.trainer"
     batch = trainer.data_collator([trainer.train_dataset[i] for i in range(4)])
     assert batch["input_ids"].shape[0] == 1 and "position_ids" in batch  # really packed
     assert [log["step"] for log in ours] == [log["step"] for log in theirs] == [1, 2, 3]

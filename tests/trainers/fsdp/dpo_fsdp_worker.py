@@ -91,7 +91,7 @@ def main() -> None:
     torch.set_num_threads(1)
     out = Path(sys.argv[1])
     from trainwright.storage.module_state import full_state_dict
-    from trainwright.trainers.distributed import REFERENCE_ENV
+    from trainwright.trainers.common.distributed import REFERENCE_ENV
 
     result: dict[str, Any] = {}
     trainer = build(out / "full", per_device_batch=1)

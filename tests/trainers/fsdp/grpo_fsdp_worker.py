@@ -96,7 +96,7 @@ def main() -> None:
     from torch.distributed.tensor import DTensor
 
     from trainwright.storage.module_state import full_state_dict
-    from trainwright.trainers.generation import SamplingSettings, TransformersGenerateBackend
+    from trainwright.trainers.grpo.generation import SamplingSettings, TransformersGenerateBackend
 
     result: dict[str, Any] = {}
     reward = RecordingReward()
@@ -120,8 +120,8 @@ def main() -> None:
     from torch.distributed.fsdp._fully_shard._fsdp_param_group import FSDPParamGroup
 
     from trainwright.storage.module_state import fsdp_modules
-    from trainwright.trainers.distributed import GENERATION_ENV
-    from trainwright.trainers.fsdp_private import reshards_after_forward
+    from trainwright.trainers.common.distributed import GENERATION_ENV
+    from trainwright.trainers.common.fsdp_private import reshards_after_forward
 
     gathers = {"count": 0}
     original_unshard = FSDPParamGroup.unshard

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from trainwright.trainers.fsdp_private import missing_internals
+from trainwright.trainers.common.fsdp_private import missing_internals
 
 SRC = Path(__file__).resolve().parents[3] / "src" / "trainwright"
 PRIVATE = re.compile(
@@ -20,7 +20,7 @@ PRIVATE = re.compile(
 def test_the_private_internals_the_trainers_use_are_all_there():
     assert missing_internals() == [], (
         f"torch {torch.__version__} / accelerate changed private state trainwright relies on: {missing_internals()}; "
-        "update src/trainwright/trainers/fsdp_private.py"
+        "update src/trainwright/trainers/common/fsdp_private.py"
     )
 
 
@@ -30,4 +30,4 @@ def test_only_fsdp_private_touches_them():
         for path in SRC.rglob("*.py")
         if PRIVATE.search(path.read_text(encoding="utf-8"))
     )
-    assert users == ["trainers/fsdp_private.py"], users
+    assert users == ["trainers/common/fsdp_private.py"], users

@@ -1,4 +1,4 @@
-"""The FSDP set-up checks that need no second process (trainwright.trainers.distributed)."""
+"""The FSDP set-up checks that need no second process (trainwright.trainers.common.distributed)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ pytest.importorskip("accelerate")
 
 from accelerate import PartialState
 
-from trainwright.trainers.distributed import (
+from trainwright.trainers.common.distributed import (
     REFERENCE_ENV,
     check_launch,
     enable_fsdp_on_cpu,

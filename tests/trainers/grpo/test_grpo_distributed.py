@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from trainwright.trainers.grpo_advantages import compute_advantages
+from trainwright.trainers.grpo.advantages import compute_advantages
 
 SCRIPT = Path(__file__).with_name("grpo_two_process_script.py")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trainwright.trainers.generation import SamplingSettings, TransformersGenerateBackend
+from trainwright.trainers.grpo.generation import SamplingSettings, TransformersGenerateBackend
 
 
 def _greedy(tokenizer, eos_ids, max_len=6):
@@ -54,7 +54,7 @@ def test_grpo_backend_prefills_each_distinct_prompt_once(tokenizer, tiny_model, 
     plain call (which generate prefills row by row)."""
     import torch
 
-    from trainwright.trainers import logprobs
+    from trainwright.trainers.common import logprobs
 
     monkeypatch.setattr(logprobs, "CALL_OVERHEAD_PARAMETER_TOKENS", 0)  # the toy model is below the cost bar
     short = tokenizer("Hi there")["input_ids"]

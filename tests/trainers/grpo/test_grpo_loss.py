@@ -7,14 +7,14 @@ import math
 import pytest
 import torch
 
-from trainwright.trainers.grpo_advantages import (
+from trainwright.trainers.grpo.advantages import (
     combine_rewards,
     compute_advantages,
     normalize_then_sum_advantages,
     round_advantages,
 )
-from trainwright.trainers.grpo_loss import grpo_loss
-from trainwright.trainers.grpo_metrics import completion_metrics, reward_metrics
+from trainwright.trainers.grpo.loss import grpo_loss
+from trainwright.trainers.grpo.metrics import completion_metrics, reward_metrics
 
 from .grpo_settings import our_logps
 
@@ -248,7 +248,7 @@ def test_grpo_loss_equals_trl_on_identical_inputs(trl_setup, loss_type, level, b
 def test_grpo_loss_with_shared_prompt_forward_equals_trl(trl_setup, loss_type):
     """Completions of the same prompt: running each distinct prompt once (the trainer's shared-prompt
     forward) gives TRL's loss, whose forward runs every row in full."""
-    from trainwright.trainers.logprobs import (
+    from trainwright.trainers.common.logprobs import (
         SharedPrefix,
         distinct_rows,
         kv_cache_argument,

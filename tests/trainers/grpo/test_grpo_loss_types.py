@@ -10,9 +10,10 @@ import pytest
 import torch
 
 from trainwright import GRPOTrainer
-from trainwright.trainers.grpo_entropy import high_entropy_mask
-from trainwright.trainers.grpo_loss import LossSettings, grpo_loss, off_policy_mask, vespo_weights
-from trainwright.trainers.logprobs import token_logps_and_entropy
+from trainwright.trainers.common.logprobs import token_logps_and_entropy
+from trainwright.trainers.grpo.entropy import high_entropy_mask
+from trainwright.trainers.grpo.loss import LossSettings, grpo_loss, off_policy_mask
+from trainwright.trainers.grpo.loss_types import vespo_weights
 
 from .grpo_settings import completion_logits
 

@@ -218,7 +218,7 @@ def test_chat_template_kwargs_per_row_update_the_configs(tmp_path, tokenizer, ti
         train_dataset=dataset,
         processing_class=tok,
     )
-    ids = trainer.tokenize_prompts([dataset[0]["prompt"]] * 2, [dataset[0], dataset[1]])
+    ids = trainer.rounds.tokenize_prompts([dataset[0]["prompt"]] * 2, [dataset[0], dataset[1]])
     assert tok.decode(ids[0]) == "hi!#" and tok.decode(ids[1]) == "hi#"  # the row wins over the config
 
 

@@ -10,7 +10,7 @@ from transformers import TrainerCallback
 
 from trainwright import GRPOConfig, GRPOTrainer
 from trainwright.toy import build_tiny_causal_lm
-from trainwright.trainers.grpo_buffer import BUFFER_FILE
+from trainwright.trainers.grpo.buffer import BUFFER_FILE
 
 
 class StopAt(TrainerCallback):

@@ -13,7 +13,7 @@ import torch
 from datasets import Dataset
 
 from trainwright import GRPOTrainer
-from trainwright.trainers.grpo_rewards import RewardError, RewardScorer
+from trainwright.trainers.grpo.rewards import RewardError, RewardScorer
 
 from .grpo_settings import small_config, tiny_reward_model
 
@@ -154,7 +154,7 @@ def test_grpo_nan_reward_counts_as_none() -> None:
     assert torch.isnan(rewards[:2, 0]).all() and rewards[2, 0] == 1.0
 
 
-GRPO_LOGGER = "trainwright.trainers.grpo_rounds"
+GRPO_LOGGER = "trainwright.trainers.grpo.generation_rounds"
 
 
 def _unscorable_warnings(caplog) -> list[str]:
@@ -238,7 +238,7 @@ def test_grpo_reward_model_from_a_folder(tmp_path, tokenizer, tiny_model) -> Non
     assert trainer.scorer.names == ["judge"]
     trainer.train()
     assert "rewards/judge/mean" in trainer.state.log_history[0]
-    sample = trainer.sample_completions([_dataset()[0]] * 2)
+    sample = trainer.rounds.sample_completions([_dataset()[0]] * 2)
     encoded = tokenizer(
         [sample.prompts[0] + sample.completions[0]], return_tensors="pt", add_special_tokens=False
     )

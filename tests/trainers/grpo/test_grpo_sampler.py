@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch.utils.data import BatchSampler
 
-from trainwright.trainers.grpo_sampler import (
+from trainwright.trainers.grpo.sampler import (
     GroupedRoundSampler,
     RoundBatch,
     RoundLayout,
@@ -146,7 +146,7 @@ def test_grpo_round_batch_is_the_list_of_its_rows_and_survives_device_moves():
     accelerate's ``send_to_device``, which rebuilds plain lists."""
     from accelerate.utils import send_to_device
 
-    from trainwright.trainers.grpo_sampler import RoundItem
+    from trainwright.trainers.grpo.sampler import RoundItem
 
     items = [(RoundItem(1, 2, 3, i), {"prompt": f"p{i}"}) for i in (4, 4, 5, 5)]
     batch = collate_round(items)

@@ -14,9 +14,9 @@ import torch
 from datasets import Dataset
 
 from trainwright import GRPOConfig, GRPOTrainer
-from trainwright.trainers.grpo_rollout import RolloutError
-from trainwright.trainers.grpo_tool_chat import ToolParsingError, parse_completion
-from trainwright.trainers.grpo_tools import ToolBox, ToolSchemaError, run_tool_calls
+from trainwright.trainers.grpo.rollout import RolloutError
+from trainwright.trainers.grpo.tool_chat import ToolParsingError, parse_completion
+from trainwright.trainers.grpo.tools import ToolBox, ToolSchemaError, run_tool_calls
 
 from .tool_world import PROMPT, environment_class, nudged_model, tool_tokenizer
 
@@ -103,7 +103,7 @@ def test_an_unknown_tool_name_is_a_failure_not_a_crash():
 
 def test_a_malformed_call_parses_as_plain_text():
     tokenizer = tool_tokenizer()
-    from trainwright.trainers.grpo_tool_chat import prepare_tool_tokenizer
+    from trainwright.trainers.grpo.tool_chat import prepare_tool_tokenizer
 
     prepare_tool_tokenizer(tokenizer)
     ids = tokenizer('<tool_call>\n{"arguments": {"a": 1}}\n</tool_call>', add_special_tokens=False)[

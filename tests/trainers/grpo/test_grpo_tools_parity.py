@@ -22,7 +22,7 @@ import torch
 from datasets import Dataset
 
 from trainwright import GRPOConfig, GRPOTrainer
-from trainwright.trainers.grpo_tool_chat import CHATML_TOOL_RESPONSE_TEMPLATE
+from trainwright.trainers.grpo.tool_chat import CHATML_TOOL_RESPONSE_TEMPLATE
 
 from .tool_world import (
     PROMPT,

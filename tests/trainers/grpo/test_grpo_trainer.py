@@ -11,7 +11,7 @@ import torch
 from datasets import Dataset
 
 from trainwright import GRPOTrainer
-from trainwright.trainers.grpo_rewards import RewardError
+from trainwright.trainers.grpo.rewards import RewardError
 
 from .grpo_settings import small_config, tiny_reward_model
 
@@ -66,7 +66,7 @@ def test_grpo_old_logps_only_when_the_ratio_can_differ(
         train_dataset=prompts_dataset,
         processing_class=tokenizer,
     )
-    assert not on_policy.needs_old_logps()
+    assert not on_policy.rounds.needs_old_logps()
     off_policy = GRPOTrainer(
         tiny_model,
         lambda completion_ids, **kwargs: [float(sum(ids) % 7) for ids in completion_ids],  # dense: a gradient
@@ -74,7 +74,7 @@ def test_grpo_old_logps_only_when_the_ratio_can_differ(
         train_dataset=prompts_dataset,
         processing_class=tokenizer,
     )
-    assert off_policy.needs_old_logps()
+    assert off_policy.rounds.needs_old_logps()
     sampler = copy.deepcopy(off_policy.model)  # the policy that will generate the (only) round
     off_policy.train()
     buffered = off_policy.round_buffer.micro_batches
@@ -94,9 +94,9 @@ def test_grpo_shared_prompt_forward_equals_plain(
 ):
     """Each distinct prompt of a micro-batch runs once (its G completions share it): same log-probs, loss and
     gradients as one plain forward. Forced on here, since the tiny model is below the size threshold."""
-    from trainwright.trainers import grpo as grpo_module
-    from trainwright.trainers import logprobs
-    from trainwright.trainers.grpo_loss import grpo_loss
+    from trainwright.trainers.common import logprobs
+    from trainwright.trainers.grpo import trainer as grpo_module
+    from trainwright.trainers.grpo.loss import grpo_loss
 
     monkeypatch.setattr(logprobs, "CALL_OVERHEAD_PARAMETER_TOKENS", 0)
     monkeypatch.setattr(logprobs, "WEIGHT_GRADIENT_TOKENS", 0)
@@ -222,7 +222,7 @@ def test_grpo_conversational_prompts_use_the_chat_template(tmp_path, tokenizer, 
     )
     expected = tokenizer.apply_chat_template(dataset[0]["prompt"], add_generation_prompt=True, tokenize=True)
     expected = expected["input_ids"] if hasattr(expected, "keys") else expected
-    assert trainer.tokenize_prompts([dataset[0]["prompt"]]) == [list(expected)]
+    assert trainer.rounds.tokenize_prompts([dataset[0]["prompt"]]) == [list(expected)]
     trainer.train()
     assert all(c[0]["role"] == "assistant" for c in seen)
 
@@ -238,7 +238,7 @@ def test_grpo_reward_model_scores_prompt_plus_completion(tmp_path, tokenizer, ti
         reward_processing_classes=tokenizer,
     )
     trainer.train()
-    sample = trainer.sample_completions([prompts_dataset[0]] * 2)
+    sample = trainer.rounds.sample_completions([prompts_dataset[0]] * 2)
     text = sample.prompts[0] + sample.completions[0]
     encoded = tokenizer([text], return_tensors="pt", add_special_tokens=False)
     with torch.no_grad():
@@ -449,3 +449,24 @@ def test_grpo_missing_tokenizer_and_reward_model_tokenizer(
             train_dataset=prompts_dataset,
             processing_class=tokenizer,
         )
+
+
+def test_grpo_model_tags_reach_the_checkpoint_model_card(
+    tiny_model, tokenizer, reward_a, prompts_dataset, tmp_path
+):
+    """As TRL's GRPOTrainer (and our DPOTrainer, through the shared skeleton): every checkpoint writes
+    ``output_dir/README.md`` with the model's tags."""
+    out = tmp_path / "out"
+    trainer = GRPOTrainer(
+        tiny_model,
+        reward_funcs=reward_a,
+        args=small_config(out, max_steps=1, save_strategy="steps", save_steps=1),
+        train_dataset=prompts_dataset,
+        processing_class=tokenizer,
+    )
+    assert {"trl", "grpo"} <= set(trainer.model.model_tags)
+    assert not (out / "README.md").exists()
+    trainer.train()
+    card = (out / "README.md").read_text()
+    assert "- trl" in card and "- grpo" in card
+    assert (out / "checkpoint-1").is_dir()

@@ -81,7 +81,7 @@ def test_trl_grpo_script_with_trainer_state_log_metric_and_async_reward_runs_unc
     assert SCRIPT.count(TRL_IMPORT) == 1
     _, theirs = _run(SCRIPT, model_dir, str(tmp_path / "trl"))
     trainer, ours = _run(SCRIPT.replace(TRL_IMPORT, OUR_IMPORT), model_dir, str(tmp_path / "ours"))
-    assert type(trainer).__module__ == "trainwright.trainers.grpo"
+    assert type(trainer).__module__ == "trainwright.trainers.grpo.trainer"
     expected_targets = [2 + 4 * step / 3 for step in range(3)]  # generated at global steps 0, 1, 2
     for logs in (theirs, ours):
         assert [log["step"] for log in logs] == [1, 2, 3]

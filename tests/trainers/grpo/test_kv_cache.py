@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from transformers import DynamicCache
 
-from trainwright.trainers.kv_cache import PreallocatedLayer, preallocated_cache
+from trainwright.trainers.grpo.kv_cache import PreallocatedLayer, preallocated_cache
 
 
 def _decode(model, cache, prompt, mask, steps):

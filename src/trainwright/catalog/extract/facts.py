@@ -274,63 +274,16 @@ def _is_lazy(stmts: list[ast.stmt]) -> bool:
 
 
 def build_namespace(package: Package, module: str) -> Namespace | None:
+    """What ``module`` binds at import time (classes, functions, imports, aliases, ``__all__``, and a lazy
+    package's ``_import_structure``), or ``None`` when the package has no such module."""
     tree = package.tree(module)
     if tree is None:
         return None
     ns = Namespace(module)
     is_pkg = package.is_package(module)
     stmts = list(runtime_statements(tree.body))
-
-    def bind(name: str, binding: Binding) -> None:
-        ns.bindings.setdefault(name, binding)
-
     for stmt in stmts:
-        if isinstance(stmt, ast.ClassDef):
-            bind(stmt.name, Binding("class", node=stmt))
-        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            bind(stmt.name, Binding("other"))
-            ns.functions.setdefault(stmt.name, stmt)
-        elif isinstance(stmt, ast.ImportFrom):
-            source = absolute(module, is_pkg, stmt.level, stmt.module)
-            for alias in stmt.names:
-                if alias.name == "*":
-                    ns.stars.append(source)
-                else:
-                    bind(alias.asname or alias.name, Binding("import", module=source, name=alias.name))
-        elif isinstance(stmt, ast.Import):
-            for alias in stmt.names:
-                if alias.asname:
-                    bind(alias.asname, Binding("module", module=alias.name))
-                else:
-                    head = alias.name.partition(".")[0]
-                    bind(head, Binding("module", module=head))
-        elif isinstance(stmt, ast.Assign):
-            for target in stmt.targets:
-                if isinstance(target, ast.Name):
-                    if target.id == "__all__":
-                        ns.all_names = _str_list(stmt.value)
-                    elif isinstance(stmt.value, (ast.Name, ast.Attribute)):
-                        bind(target.id, Binding("alias", expr=stmt.value))
-                    else:
-                        bind(target.id, Binding("other"))
-        elif isinstance(stmt, ast.AugAssign):
-            if isinstance(stmt.target, ast.Name) and stmt.target.id == "__all__" and ns.all_names is not None:
-                ns.all_names.extend(_str_list(stmt.value) or [])
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-            bind(stmt.target.id, Binding("other"))
-        elif (
-            isinstance(stmt, ast.Expr)
-            and isinstance(stmt.value, ast.Call)
-            and isinstance(stmt.value.func, ast.Attribute)
-            and isinstance(stmt.value.func.value, ast.Name)
-            and stmt.value.func.value.id == "__all__"
-            and ns.all_names is not None
-        ):
-            call = stmt.value
-            if call.func.attr == "extend" and call.args:  # type: ignore[attr-defined]
-                ns.all_names.extend(_str_list(call.args[0]) or [])
-            elif call.func.attr == "append" and call.args and isinstance(call.args[0], ast.Constant):  # type: ignore[attr-defined]
-                ns.all_names.append(call.args[0].value)
+        _bind_statement(ns, stmt, module, is_pkg)
     if is_pkg and _is_lazy(stmts):
         structure = _import_structure(stmts) or {}
         ns.lazy = {}
@@ -340,6 +293,61 @@ def build_namespace(package: Package, module: str) -> Namespace | None:
             for name in names:
                 ns.lazy.setdefault(name, key)
     return ns
+
+
+def _bind_statement(ns: Namespace, stmt: ast.stmt, module: str, is_pkg: bool) -> None:
+    """Record what one top-level statement binds (the first binding of a name wins)."""
+    bind = ns.bindings.setdefault
+    if isinstance(stmt, ast.ClassDef):
+        bind(stmt.name, Binding("class", node=stmt))
+    elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        bind(stmt.name, Binding("other"))
+        ns.functions.setdefault(stmt.name, stmt)
+    elif isinstance(stmt, ast.ImportFrom):
+        source = absolute(module, is_pkg, stmt.level, stmt.module)
+        for alias in stmt.names:
+            if alias.name == "*":
+                ns.stars.append(source)
+            else:
+                bind(alias.asname or alias.name, Binding("import", module=source, name=alias.name))
+    elif isinstance(stmt, ast.Import):
+        for alias in stmt.names:
+            if alias.asname:
+                bind(alias.asname, Binding("module", module=alias.name))
+            else:
+                head = alias.name.partition(".")[0]
+                bind(head, Binding("module", module=head))
+    elif isinstance(stmt, ast.Assign):
+        for target in stmt.targets:
+            if isinstance(target, ast.Name):
+                if target.id == "__all__":
+                    ns.all_names = _str_list(stmt.value)
+                elif isinstance(stmt.value, (ast.Name, ast.Attribute)):
+                    bind(target.id, Binding("alias", expr=stmt.value))
+                else:
+                    bind(target.id, Binding("other"))
+    elif isinstance(stmt, ast.AugAssign):
+        if isinstance(stmt.target, ast.Name) and stmt.target.id == "__all__" and ns.all_names is not None:
+            ns.all_names.extend(_str_list(stmt.value) or [])
+    elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+        bind(stmt.target.id, Binding("other"))
+    elif isinstance(stmt, ast.Expr) and ns.all_names is not None:
+        _grow_all(ns.all_names, stmt.value)
+
+
+def _grow_all(all_names: list[str], value: ast.expr) -> None:
+    """``__all__.extend([...])`` / ``__all__.append("name")`` at module level."""
+    if not (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and isinstance(value.func.value, ast.Name)
+        and value.func.value.id == "__all__"
+    ):
+        return
+    if value.func.attr == "extend" and value.args:
+        all_names.extend(_str_list(value.args[0]) or [])
+    elif value.func.attr == "append" and value.args and isinstance(value.args[0], ast.Constant):
+        all_names.append(value.args[0].value)
 
 
 class Resolver:
@@ -622,7 +630,31 @@ def rename_evidence(
     the function special-cases ``"old"``, i.e. converts its value). Not exact: a warning under such an
     ``if`` that only says "use `new` instead". ``names`` are the parameter/field names that exist.
     """
-    out: list[tuple[str, str, bool, str]] = []
+    out = _decorator_renames(function)
+    # ``{"old": "new", ...}`` tables applied with setattr (TRL's RLOOConfig.__post_init__ in 0.23).
+    has_setattr = any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr"
+        for n in ast.walk(function)
+    )
+    for node in ast.walk(function):
+        if isinstance(node, ast.If):
+            out.extend(_if_renames(function, node, names, on_self))
+        elif (
+            isinstance(node, ast.Assign)
+            and has_setattr
+            and isinstance(node.value, ast.Dict)
+            and "DEPRECATED" in ast.unparse(node.targets[0]).upper()
+        ):
+            out.extend(_table_renames(function, node, node.value, names))
+    return out
+
+
+Rename = tuple[str, str, bool, str]
+
+
+def _decorator_renames(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Rename]:
+    """``@deprecate_kwarg("old", new_name="new")`` on ``function``: exact renames."""
+    out: list[Rename] = []
     for deco in function.decorator_list:
         if (
             isinstance(deco, ast.Call)
@@ -633,85 +665,80 @@ def rename_evidence(
             new = next((k.value for k in deco.keywords if k.arg == "new_name"), None)
             if isinstance(new, ast.Constant) and isinstance(new.value, str):
                 out.append((deco.args[0].value, new.value, True, "@" + ast.unparse(deco)))
-    # ``{"old": "new", ...}`` tables applied with setattr (TRL's RLOOConfig.__post_init__ in 0.23).
-    has_setattr = any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr"
-        for n in ast.walk(function)
+    return out
+
+
+def _if_renames(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.If, names: set[str], on_self: bool
+) -> list[Rename]:
+    """An ``if`` that tests ``old`` and warns about a deprecation: the assignments under it that copy
+    ``old`` into ``new`` (exact), and the "use `new` instead" messages (not exact)."""
+    out: list[Rename] = []
+    messages = _messages(node)
+    if not any("deprecat" in m.lower() for m in messages):
+        return out  # ``if self.eval_steps is None: self.eval_steps = self.logging_steps`` is a default
+    for old in sorted(_mentioned(node.test, on_self) & names):
+        for sub in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+            if isinstance(sub, ast.Assign) and len(sub.targets) == 1:
+                new = _assigned_rename(sub, node.test, old, on_self)
+                if new is not None and new in names:
+                    message = next((m for m in messages if old in m), "")
+                    out.append((old, new, True, _note(function, ast.unparse(sub), message)))
+        for message in messages:
+            if old not in message or "deprecat" not in message.lower():
+                continue
+            for match in _USE_INSTEAD.finditer(message):
+                new = match["new"] or match["new2"]
+                if new and new != old and new in names:
+                    out.append((old, new, False, _note(function, "", message)))
+    return out
+
+
+def _assigned_rename(sub: ast.Assign, test: ast.expr, old: str, on_self: bool) -> str | None:
+    """``new`` when ``sub`` is ``new = old`` (``self.new = self.old``), or ``self.new = True`` under
+    ``if self.old:`` (a boolean flag renamed); else ``None``."""
+    target, value = sub.targets[0], sub.value
+    flag = (
+        isinstance(value, ast.Constant)
+        and value.value is True
+        and isinstance(test, ast.Attribute)
+        and _is_self(test.value)
+        and test.attr == old
     )
-    for node in ast.walk(function):
-        if isinstance(node, ast.If):
-            messages = _messages(node)
-            if not any("deprecat" in m.lower() for m in messages):
-                continue  # ``if self.eval_steps is None: self.eval_steps = self.logging_steps`` is a default
-            for old in sorted(_mentioned(node.test, on_self) & names):
-                for sub in ast.walk(ast.Module(body=node.body, type_ignores=[])):
-                    if isinstance(sub, ast.Assign) and len(sub.targets) == 1:
-                        target, value = sub.targets[0], sub.value
-                        # ``if self.old: self.new = True``: a boolean flag renamed.
-                        flag = (
-                            isinstance(value, ast.Constant)
-                            and value.value is True
-                            and isinstance(node.test, ast.Attribute)
-                            and _is_self(node.test.value)
-                            and node.test.attr == old
-                        )
-                        if on_self:
-                            ok = (
-                                isinstance(target, ast.Attribute)
-                                and _is_self(target.value)
-                                and target.attr != old
-                                and (
-                                    (
-                                        isinstance(value, ast.Attribute)
-                                        and _is_self(value.value)
-                                        and value.attr == old
-                                    )
-                                    or flag
-                                )
-                            )
-                            new = target.attr if ok else None  # type: ignore[union-attr]
-                        else:
-                            ok = (
-                                isinstance(target, ast.Name)
-                                and isinstance(value, ast.Name)
-                                and value.id == old
-                                and target.id != old
-                            )
-                            new = target.id if ok else None  # type: ignore[union-attr]
-                        if new is not None and new in names:
-                            message = next((m for m in messages if old in m), "")
-                            out.append((old, new, True, _note(function, ast.unparse(sub), message)))
-                for message in messages:
-                    if old not in message or "deprecat" not in message.lower():
-                        continue
-                    for match in _USE_INSTEAD.finditer(message):
-                        new = match["new"] or match["new2"]
-                        if new and new != old and new in names:
-                            out.append((old, new, False, _note(function, "", message)))
-        elif (
-            isinstance(node, ast.Assign)
-            and has_setattr
-            and isinstance(node.value, ast.Dict)
-            and "DEPRECATED" in ast.unparse(node.targets[0]).upper()
-        ):
-            pairs = [
-                (k.value, v.value)
-                for k, v in zip(node.value.keys, node.value.values)
-                if isinstance(k, ast.Constant) and isinstance(v, ast.Constant)
-            ]
-            # Names the function special-cases (``if old_param == "total_episodes": old_value //= ...``)
-            # are converted, not renamed.
-            special = {
-                c.value
-                for n in ast.walk(function)
-                if isinstance(n, ast.Compare) and any(isinstance(op, ast.Eq) for op in n.ops)
-                for c in [n.left, *n.comparators]
-                if isinstance(c, ast.Constant) and isinstance(c.value, str)
-            }
-            for old, new in pairs:
-                if isinstance(old, str) and isinstance(new, str) and old in names and new in names:
-                    code = f"{ast.unparse(node.targets[0])}[{old!r}] = {new!r}; setattr(self, new, old)"
-                    out.append((old, new, old not in special, _note(function, code, "")))
+    if on_self:
+        ok = (
+            isinstance(target, ast.Attribute)
+            and _is_self(target.value)
+            and target.attr != old
+            and ((isinstance(value, ast.Attribute) and _is_self(value.value) and value.attr == old) or flag)
+        )
+        return target.attr if ok else None  # type: ignore[union-attr]
+    ok = isinstance(target, ast.Name) and isinstance(value, ast.Name) and value.id == old and target.id != old
+    return target.id if ok else None  # type: ignore[union-attr]
+
+
+def _table_renames(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.Assign, table: ast.Dict, names: set[str]
+) -> list[Rename]:
+    """A ``_DEPRECATED_PARAMS = {"old": "new"}`` table applied with ``setattr``: exact unless the function
+    special-cases ``"old"`` (``if old_param == "total_episodes": old_value //= ...``: converted, not renamed)."""
+    pairs = [
+        (k.value, v.value)
+        for k, v in zip(table.keys, table.values)
+        if isinstance(k, ast.Constant) and isinstance(v, ast.Constant)
+    ]
+    special = {
+        c.value
+        for n in ast.walk(function)
+        if isinstance(n, ast.Compare) and any(isinstance(op, ast.Eq) for op in n.ops)
+        for c in [n.left, *n.comparators]
+        if isinstance(c, ast.Constant) and isinstance(c.value, str)
+    }
+    out: list[Rename] = []
+    for old, new in pairs:
+        if isinstance(old, str) and isinstance(new, str) and old in names and new in names:
+            code = f"{ast.unparse(node.targets[0])}[{old!r}] = {new!r}; setattr(self, new, old)"
+            out.append((old, new, old not in special, _note(function, code, "")))
     return out
 
 

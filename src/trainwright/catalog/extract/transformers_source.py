@@ -159,6 +159,29 @@ def _self_attr(node: ast.AST) -> str | None:
     return None
 
 
+def _method_aliases(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, method_names: set[str]
+) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Locals of ``fn`` bound to ``self.NAME`` or to ``WRAPPER(self.NAME, ...)``: local name -> (method, the
+    keywords the wrapper adds)."""
+    aliases: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            target = node.targets[0].id
+            if _self_attr(value) in method_names:
+                aliases[target] = (_self_attr(value), ())  # type: ignore[assignment]
+            elif (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Name)
+                and value.func.id in WRAPPERS
+                and value.args
+                and _self_attr(value.args[0]) in method_names
+            ):
+                aliases[target] = (_self_attr(value.args[0]), WRAPPERS[value.func.id])  # type: ignore[assignment]
+    return aliases
+
+
 def collect_calls(
     functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
     all_params: dict[str, list[list[Any]]],
@@ -182,25 +205,7 @@ def collect_calls(
 
     for caller, fn in functions.items():
         call_funcs = {id(n.func) for n in ast.walk(fn) if isinstance(n, ast.Call)}
-        aliases: dict[str, tuple[str, tuple[str, ...]]] = {}  # local name -> (method, extra keywords)
-        for node in ast.walk(fn):
-            if (
-                isinstance(node, ast.Assign)
-                and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)
-            ):
-                value = node.value
-                target = node.targets[0].id
-                if _self_attr(value) in method_names:
-                    aliases[target] = (_self_attr(value), ())  # type: ignore[assignment]
-                elif (
-                    isinstance(value, ast.Call)
-                    and isinstance(value.func, ast.Name)
-                    and value.func.id in WRAPPERS
-                    and value.args
-                    and _self_attr(value.args[0]) in method_names
-                ):
-                    aliases[target] = (_self_attr(value.args[0]), WRAPPERS[value.func.id])  # type: ignore[assignment]
+        aliases = _method_aliases(fn, method_names)
         for node in ast.walk(fn):
             if isinstance(node, ast.Call):
                 name = _self_attr(node.func)

@@ -142,6 +142,21 @@ def export_modules(package: facts.Package) -> list[str]:
     return sorted({m for m in modules if package.has_module(m)})
 
 
+def _config_field_names(cls: str, graph: dict[str, Any], fields: dict[str, list[list[Any]]]) -> set[str]:
+    """The field names of config class ``cls`` and of its TRL bases."""
+    names: set[str] = set()
+    todo = [cls]
+    seen: set[str] = set()
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        names |= {f[0] for f in fields.get(current, [])}
+        todo.extend(graph.get(current, []))
+    return names
+
+
 def extract_facts(package: facts.Package, canonical: Any, transformers_fields: set[str]) -> dict[str, Any]:
     """One TRL release: star-import exports, class graph, trainer fingerprints, config fields, renames."""
     resolver = facts.Resolver(package, external=canonical)
@@ -183,16 +198,7 @@ def extract_facts(package: facts.Package, canonical: Any, transformers_fields: s
         assert node is not None
         fields[cls] = facts.dataclass_fields(node)
     for cls in configs:
-        names: set[str] = set()
-        todo = [cls]
-        seen: set[str] = set()
-        while todo:  # the fields of the class and of its TRL bases
-            current = todo.pop()
-            if current in seen:
-                continue
-            seen.add(current)
-            names |= {f[0] for f in fields.get(current, [])}
-            todo.extend(graph.get(current, []))
+        names = _config_field_names(cls, graph, fields)
         if facts.reaches(graph, cls, frozenset({ARGUMENTS_ROOT})):
             names |= transformers_fields
         node = resolver.class_node(cls)
