@@ -12,8 +12,8 @@ from datasets import Dataset
 
 from trainwright import GRPOConfig, GRPOTrainer
 from trainwright.toy import build_tiny_causal_lm, build_tokenizer
-from trainwright.trainers.grpo_round import shuffle_rows
-from trainwright.trainers.grpo_rounds import GenerationRounds
+from trainwright.trainers.grpo.generation_rounds import GenerationRounds
+from trainwright.trainers.grpo.round_data import shuffle_rows
 
 torch.set_num_threads(1)
 
@@ -74,7 +74,7 @@ def _train(tmp_path, windowed: bool, monkeypatch, **overrides: Any):  # type: ig
 def test_training_is_unchanged_by_the_window(tmp_path, monkeypatch, loss_type):
     windowed = _train(tmp_path / "w", True, monkeypatch, loss_type=loss_type)
     plain = _train(tmp_path / "p", False, monkeypatch, loss_type=loss_type)
-    assert windowed.order_free_window() == 16
+    assert windowed.rounds.order_free_window() == 16
     assert len(windowed.prompts) == len(plain.prompts) == 8
     assert sum(windowed.prompts) < sum(plain.prompts)  # fewer prompts to run: the point of the window
     for (name, a), b in zip(windowed.model.named_parameters(), plain.model.parameters()):
@@ -98,4 +98,4 @@ def test_no_window_where_the_cut_changes_the_gradient(overrides, tmp_path):
     dataset = Dataset.from_dict({"prompt": [f"Say {i}:" for i in range(64)]})
     trainer = GRPOTrainer(model, lambda completions, **kw: [0.0] * len(completions), args=args,
                           train_dataset=dataset, processing_class=tokenizer)  # fmt: skip
-    assert trainer.order_free_window() is None
+    assert trainer.rounds.order_free_window() is None

@@ -31,6 +31,7 @@ from trainwright.trainers.grpo.advantages import AdvantageResult, combine_reward
 from trainwright.trainers.grpo.agent import AgentRollouts
 from trainwright.trainers.grpo.generation import GenerationBackend, TransformersGenerateBackend
 from trainwright.trainers.grpo.learning_signal import NoSignalRounds
+from trainwright.trainers.grpo.loss_types import LOSSES, TOKEN_MEAN
 from trainwright.trainers.grpo.metrics import completion_metrics, reward_metrics
 from trainwright.trainers.grpo.rewards import RewardScorer
 from trainwright.trainers.grpo.rollout import ToolLoop, tool_metrics
@@ -145,14 +146,16 @@ class GenerationRounds:
         micro-batches (``None`` otherwise): the step's micro-batch losses then add up to one sum over its rows.
 
         That holds when each micro-batch's loss is a sum over rows with a normaliser fixed for the step:
-        every loss type but ``bnpo`` (normalised by the micro-batch's own tokens), without the per-micro-batch
-        entropy quantile (``top_entropy_quantile`` < 1) or MoE load-balancing loss, and when steps do not
-        straddle rounds (``steps_per_generation`` a multiple of gradient accumulation)."""
-        args = self.args
+        every aggregation of :data:`~trainwright.trainers.grpo.loss_types.LOSSES` but the micro-batch token
+        mean (``bnpo``), without the per-micro-batch entropy quantile (``top_entropy_quantile`` < 1) or MoE
+        load-balancing loss, and when steps do not straddle rounds (``steps_per_generation`` a multiple of
+        gradient accumulation)."""
+        args = self.host.args
         ga, spg = args.gradient_accumulation_steps, args.steps_per_generation
-        if ga < 2 or spg % ga or args.loss_type == "bnpo" or args.top_entropy_quantile < 1.0:
+        if ga < 2 or spg % ga or args.top_entropy_quantile < 1.0:
             return None
-        if getattr(self, "aux_loss_enabled", False):
+        spec = LOSSES.get(args.loss_type)
+        if spec is None or spec.aggregation is TOKEN_MEAN or getattr(self.host, "aux_loss_enabled", False):
             return None
         return ga * args.per_device_train_batch_size
 
