@@ -91,24 +91,80 @@ def test_public_hook_overrides_and_plain_trainers_warn_nothing(tmp_path):
         _grpo(GRPOTrainer, tmp_path / "b")
 
 
+OUR_TRAINERS = ("GRPOTrainer", "DPOTrainer")
+
+
 def _example_subclasses() -> list[tuple[Path, str]]:
+    """Every class in examples/ that subclasses our trainers, directly or through another class of its file."""
     found = []
     for path in sorted(EXAMPLES.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_bytes())):
-            if isinstance(node, ast.ClassDef) and any(
-                ast.unparse(base).split(".")[-1] in ("GRPOTrainer", "DPOTrainer") for base in node.bases
-            ):
+        trainers = set(OUR_TRAINERS)
+        classes = [node for node in ast.walk(ast.parse(path.read_bytes())) if isinstance(node, ast.ClassDef)]
+        for node in classes:  # in file order, so a subclass of a subclass is found too
+            if any(ast.unparse(base).split(".")[-1] in trainers for base in node.bases):
+                trainers.add(node.name)
                 found.append((path, node.name))
     return found
 
 
-@pytest.mark.parametrize(
-    "path, name", _example_subclasses() or [pytest.param(None, None, marks=pytest.mark.skip)]
-)
-def test_examples_subclasses_never_warn(path, name):
+EXAMPLE_SUBCLASSES = _example_subclasses()
+
+
+def _example_class(path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> type:
+    monkeypatch.syspath_prepend(str(path.parent))  # examples import their neighbours (grpo_toy, _progress)
     spec = importlib.util.spec_from_file_location(f"example_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)  # examples train only under `if __name__ == "__main__"`
     cls = getattr(module, name)
+    assert issubclass(cls, (GRPOTrainer, DPOTrainer)), f"{path.name}: {name} is not a trainwright trainer"
+    return cls
+
+
+def _construct_without_override_warning(cls: type, tmp_path: Path) -> None:
+    """Build ``cls`` as a user would; an UnusedTRLOverrideWarning raises."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnusedTRLOverrideWarning)
+        if issubclass(cls, GRPOTrainer):
+            _grpo(cls, tmp_path)
+        else:
+            args = DPOConfig(
+                output_dir=str(tmp_path), report_to=[], use_cpu=True, per_device_train_batch_size=2
+            )
+            data = Dataset.from_list([{"prompt": "Q?", "chosen": " yes", "rejected": " no"}] * 2)
+            cls(_model(), args=args, train_dataset=data, processing_class=TOKENIZER)
+
+
+def test_examples_hold_a_subclass_of_our_trainers():
+    """The check below must have something to check: examples/grpo_anchored.py subclasses GRPOTrainer."""
+    assert ("grpo_anchored.py", "AnchoredGRPOTrainer") in {(p.name, n) for p, n in EXAMPLE_SUBCLASSES}
+
+
+@pytest.mark.parametrize(
+    "path, name", EXAMPLE_SUBCLASSES, ids=[f"{p.stem}.{n}" for p, n in EXAMPLE_SUBCLASSES]
+)
+def test_examples_subclasses_never_warn(path, name, tmp_path, monkeypatch):
+    cls = _example_class(path, name, monkeypatch)
     base = GRPOTrainer if issubclass(cls, GRPOTrainer) else DPOTrainer
     assert unused_trl_overrides(cls, base, f"{base.trl_name}Trainer") == []
+    _construct_without_override_warning(cls, tmp_path)
+
+
+@pytest.mark.parametrize("hook", ["_generate_and_score_completions", "_compute_loss", "_calculate_rewards"])
+def test_the_examples_check_fails_on_a_private_override(hook, tmp_path, monkeypatch):
+    """The check above is not vacuous: the example's class with one private TRL hook added fails it."""
+    cls = _example_class(*EXAMPLE_SUBCLASSES[0], monkeypatch)
+    ported = type(f"Ported{cls.__name__}", (cls,), {hook: lambda self, *args: None})
+    with pytest.raises(UnusedTRLOverrideWarning, match=rf"Ported{cls.__name__}\.{hook} overrides"):
+        _construct_without_override_warning(ported, tmp_path)
+
+
+def test_anchored_example_trains_and_pulls_toward_the_start(tmp_path, monkeypatch):
+    """examples/grpo_anchored.py runs on CPU, and its public compute_loss override is live: with a large λ the
+    weights end nearer θ₀ than without (a private hook's override would change nothing)."""
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    from grpo_anchored import train
+
+    free, anchored = train(3, 0.0, tmp_path / "free"), train(3, 100.0, tmp_path / "anchored")
+    assert [log["step"] for log in free] == [1, 2, 3] == [log["step"] for log in anchored]
+    assert free[0]["anchor/distance"] == pytest.approx(anchored[0]["anchor/distance"])  # same first step
+    assert anchored[-1]["anchor/distance"] < 0.5 * free[-1]["anchor/distance"]

@@ -31,6 +31,7 @@ from trainwright.trainers.grpo.advantages import AdvantageResult, combine_reward
 from trainwright.trainers.grpo.agent import AgentRollouts
 from trainwright.trainers.grpo.generation import GenerationBackend, TransformersGenerateBackend
 from trainwright.trainers.grpo.learning_signal import NoSignalRounds
+from trainwright.trainers.grpo.loss_types import LOSSES, TOKEN_MEAN
 from trainwright.trainers.grpo.metrics import completion_metrics, reward_metrics
 from trainwright.trainers.grpo.rewards import RewardScorer
 from trainwright.trainers.grpo.rollout import ToolLoop, tool_metrics
@@ -122,7 +123,7 @@ class GenerationRounds:
         self.log_round_metrics("train", all_rewards, adv, padded, sample)
         if args.shuffle_round_rows:  # as TRL; an int-only tuple hashes alike in every process and run
             row_seed = hash((args.seed, accelerator.process_index, *batch.key, -1)) % (2**63)
-            padded = shuffle_rows(padded, row_seed)
+            padded = shuffle_rows(padded, row_seed, window=self.order_free_window())
         micro_batches = split_round(
             padded,
             args.per_device_train_batch_size,
@@ -139,6 +140,24 @@ class GenerationRounds:
         if self.completions_logger is not None:
             self.completions_logger.add_rows(self.last_completions)
         return micro_batches
+
+    def order_free_window(self) -> int | None:
+        """The rows of one optimiser step when its gradient is the same however they are cut into
+        micro-batches (``None`` otherwise): the step's micro-batch losses then add up to one sum over its rows.
+
+        That holds when each micro-batch's loss is a sum over rows with a normaliser fixed for the step:
+        every aggregation of :data:`~trainwright.trainers.grpo.loss_types.LOSSES` but the micro-batch token
+        mean (``bnpo``), without the per-micro-batch entropy quantile (``top_entropy_quantile`` < 1) or MoE
+        load-balancing loss, and when steps do not straddle rounds (``steps_per_generation`` a multiple of
+        gradient accumulation)."""
+        args = self.host.args
+        ga, spg = args.gradient_accumulation_steps, args.steps_per_generation
+        if ga < 2 or spg % ga or args.top_entropy_quantile < 1.0:
+            return None
+        spec = LOSSES.get(args.loss_type)
+        if spec is None or spec.aggregation is TOKEN_MEAN or getattr(self.host, "aux_loss_enabled", False):
+            return None
+        return ga * args.per_device_train_batch_size
 
     def evaluation_batch(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
         """An evaluation batch: ``num_generations_eval`` completions per prompt, scored, on the device."""
