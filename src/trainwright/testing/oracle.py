@@ -50,6 +50,9 @@ class Spec:
     grad_accum: tuple[int, ...] = (1, 2)
     resume: bool = True
     release: Path | None = None  # a ``pip install --target`` folder holding another transformers
+    # the project ``module`` belongs to: it is imported by its dotted name, inside its package
+    # (``trainwright.testing._importer``), so relative and package imports work
+    root: Path | None = None
     timeout_s: float = 600.0
 
 
@@ -107,6 +110,7 @@ def _run_child(specs: Sequence[Spec]) -> list[Record]:
             {
                 **asdict(spec),
                 "module": str(Path(spec.module).resolve()),
+                "root": str(Path(spec.root).resolve()) if spec.root is not None else None,
                 "release": None,
                 "block": ["datasets"] if spec.release is not None else [],
             }
