@@ -92,11 +92,18 @@ class MoveToCallback(Edit):
     fallback_since: str = ""
     unsafe: bool = True
 
+    def event_names(self) -> list[str]:
+        """The events the callback's methods handle, in the order the fix writes them."""
+        return [e for e, _ in self.span] or list(dict.fromkeys((self.before_event, self.after_event, *self.also)))
+
+    def advice(self, advised: str) -> str:
+        """The events the fix writes, quoted, for the finding's message in place of ``advised`` (the
+        rule's advice, whose `` (reference: ...)`` tail is kept): the help names what the fix writes."""
+        tail = advised[advised.find(" (reference:") :] if " (reference:" in advised else ""
+        return "/".join(f"`{e}`" for e in self.event_names()) + tail
+
     def describe(self) -> str:
-        names = [e for e, _ in self.span] or list(
-            dict.fromkeys((self.before_event, self.after_event, *self.also))
-        )
-        events = "`/`".join(names)
+        events = "`/`".join(self.event_names())
         gone = "; remove the override" if self.drop_override else ""
         older = (
             f" (before transformers {self.fallback_since}, `{SPAN_FALLBACK}`: there the last micro-batch's"
@@ -297,3 +304,4 @@ def _placement(
 
 def _extra(method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]) -> tuple[str, ...]:
     return MICRO_BATCH_EVENTS[1:] if _per_micro_batch(method, events, effects, parts) else ()
+

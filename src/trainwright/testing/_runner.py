@@ -334,7 +334,10 @@ def run_program(spec: dict[str, Any], index: int, lines: Lines) -> dict[str, Any
         traceback.print_exc(file=sys.__stderr__)
     finally:
         if spec.get("root"):
-            _importer.forget(Path(spec["root"]))
+            try:
+                _importer.forget(Path(spec["root"]))
+            except Exception:  # noqa: BLE001 - a module that will not be forgotten costs nothing here
+                traceback.print_exc(file=sys.__stderr__)
     return record
 
 
@@ -355,9 +358,16 @@ def main(argv: list[str]) -> int:
     try:
         for index, spec in enumerate(specs):
             work = top / str(index)
-            work.mkdir()
+            work.mkdir(exist_ok=True)
             os.chdir(work)
-            records.append(run_program(spec, index, lines))
+            try:
+                records.append(run_program(spec, index, lines))
+            except BaseException as exc:  # one program's escape never loses the others' records
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                traceback.print_exc(file=sys.__stderr__)
+                records.append({"release": "?", "phases": [], "files": {}, "error": _error(exc)})
+            sys.stdout = lines  # a program that replaced it does not take the next one's lines
     finally:
         sys.stdout = real_stdout
         os.chdir(top)
