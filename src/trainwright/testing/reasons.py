@@ -40,7 +40,12 @@ KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(r"not Qwen2\w+|object has no attribute 'generation_config'"),
     ),
     ("settings of its own the toy run does not meet", re.compile(r"must be divisible by")),
-    ("data in the project's own format", re.compile(r"^(KeyError|IndexError): ")),
+    (
+        "data in the project's own format",
+        re.compile(
+            r"KeyError: '(prompt|chosen|rejected|completion|text|messages|images?|label)'|dataset with"
+        ),
+    ),
     ("a relative import outside a package", re.compile(r"attempted relative import")),
 )
 
