@@ -96,12 +96,6 @@ class MoveToCallback(Edit):
         """The events the callback's methods handle, in the order the fix writes them."""
         return [e for e, _ in self.span] or list(dict.fromkeys((self.before_event, self.after_event, *self.also)))
 
-    def advice(self, advised: str) -> str:
-        """The events the fix writes, quoted, for the finding's message in place of ``advised`` (the
-        rule's advice, whose `` (reference: ...)`` tail is kept): the help names what the fix writes."""
-        tail = advised[advised.find(" (reference:") :] if " (reference:" in advised else ""
-        return "/".join(f"`{e}`" for e in self.event_names()) + tail
-
     def describe(self) -> str:
         events = "`/`".join(self.event_names())
         gone = "; remove the override" if self.drop_override else ""

@@ -42,10 +42,11 @@ class TimingLogic(Rule):
     FIX = (
         "Move the observing statements to the callback event the message names and register the callback "
         "with `Trainer(callbacks=[...])` or `trainer.add_callback(...)`; keep in the override only what "
-        "changes the computed result. Where the message names the events of a move, `fix --unsafe-fixes` "
-        "writes it: code of `training_step` runs at `on_step_begin` and `on_substep_end` (once per "
-        "micro-batch, on the same step number, as the override ran), a timer around `super()` ends at "
-        "`on_pre_optimizer_step` (`on_optimizer_step` on releases before 4.45, which the fix says)."
+        "changes the computed result. The message names the event the code belongs to; the move that "
+        "`fix --unsafe-fixes` writes (`--diff` shows it) runs the code when the override did: code of "
+        "`training_step` at `on_step_begin` and `on_substep_end` (once per micro-batch, on the same step "
+        "number), a timer around `super()` ending at `on_pre_optimizer_step` (`on_optimizer_step` on "
+        "releases before 4.45, which the fix says)."
     )
     EVIDENCE = ("https://huggingface.co/docs/transformers/main_classes/callback",)
 
@@ -213,16 +214,16 @@ class TimingLogic(Rule):
             if not proof.proven:
                 continue  # no event fires wherever the method runs: no move, no finding
             lines = line_list(effects, obs.parts)
-            fix = plan_move(ctx, fn, effects, obs.parts, events_in(event), MoveObservingToCallback, proof.events)
             message = self.message.format(
                 method=method.name,
                 what=_what(obs.reasons, obs.kinds_by_reason, obs.gates),
                 s="s" if ("," in lines or "–" in lines) else "",
                 lines=lines,
                 it="them" if len(obs.parts) > 1 else "it",
-                event=fix.advice(event) if fix is not None else event,  # the help names what the fix writes
+                event=event,
             )
             first = effects.statements[obs.parts[0]].node
+            fix = plan_move(ctx, fn, effects, obs.parts, events_in(event), MoveObservingToCallback, proof.events)
             yield self.report(ctx, first, message, method=method.name, moved=spans(effects, obs.parts), fix=fix)
 
 

@@ -196,16 +196,16 @@ class SideEffectWrapper(Rule):
                 lines = line_list(obs.effects, parts)
                 where = f" (line{'s' if ',' in lines or '–' in lines else ''} {lines})"
                 node = obs.effects.statements[parts[0]].node
-            fix = (
-                plan_move(ctx, fn, obs.effects, parts, events_in(events), MoveWrapperToCallback, proof.events)
-                if parts and obs.effects is not None
-                else None
-            )
             message = self.message.format(
                 method=method.name,
                 effects=", ".join(sorted(kinds)),
                 where=where,
-                events=fix.advice("") if fix is not None else quoted_events(events),  # what the fix writes
+                events=quoted_events(events),
                 ref=reference(callback),
+            )
+            fix = (
+                plan_move(ctx, fn, obs.effects, parts, events_in(events), MoveWrapperToCallback, proof.events)
+                if parts and obs.effects is not None
+                else None
             )
             yield self.report(ctx, node, message, method=method.name, moved=moved, fix=fix)
