@@ -2,9 +2,12 @@
 """Check TW201/TW202 moves with the behaviour oracle: is the moved program the same training?
 
 For each program: copy it, apply ``trainwright fix --unsafe-fixes`` (the move to a callback) as a user
-would (``trainwright.testing.fixed.fixed_copy``), train both with the oracle (``trainwright.testing``:
-GA 1 and 2, evaluation, checkpoints, resume, ``save_model``, on a virtual clock) and compare. Prints
-each program's differences and the count of oracle-equal moves:
+would (``trainwright.testing.fixed.fixed_copy``, for the gallery's range ``>=4.44,<6`` unless
+``--target`` says otherwise), train both with the oracle (``trainwright.testing``: GA 1 and 2,
+evaluation, checkpoints, resume, ``save_model``, on a virtual clock, on the installed release) and
+compare. The copy, the range and the spec (``judged_spec``) are those of ``scripts/oracle_matrix.py``,
+so both print the same verdict for the same program. Prints each program's differences and the count
+of oracle-equal moves:
 
     python scripts/move_oracle.py tests/oracle/moves/*.py
 """
@@ -17,14 +20,16 @@ import tempfile
 from pathlib import Path
 
 from trainwright.testing.compare import compare
-from trainwright.testing.fixed import fixed_copy
-from trainwright.testing.oracle import Spec, run_specs
+from trainwright.testing.fixed import DEFAULT_RANGE, fixed_copy, judged_spec
+from trainwright.testing.oracle import run_specs
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("programs", nargs="+", type=Path)
-    parser.add_argument("--target", default="==5.24.0", help="the range the copies declare (default: %(default)s)")
+    parser.add_argument(
+        "--target", default=DEFAULT_RANGE, help="the range the copies declare (default: %(default)s)"
+    )
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="tw-move-oracle-"))
     pairs = []
@@ -33,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"no such program: {program}")
         fixed = fixed_copy(program, work / str(i), target=args.target, unsafe=True)
         pairs.append((program, fixed))
-    specs = [s for p, f in pairs for s in (Spec(module=p), Spec(module=f.path))]
+    specs = [s for p, f in pairs for s in (judged_spec(p), judged_spec(f.path))]
     records = run_specs(specs)
     equal = moved = 0
     for k, (program, fixed) in enumerate(pairs):

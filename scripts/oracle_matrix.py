@@ -51,7 +51,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 from trainwright_lint.rules import RULES
 
-from trainwright.testing.fixed import DEFAULT_RANGE, fixed_copy
+from trainwright.testing import reasons
+from trainwright.testing.fixed import DEFAULT_RANGE, fixed_copy, judged_spec
 from trainwright.testing.oracle import ACROSS_RELEASES, Difference, Record, Spec, compare, run_specs
 from trainwright.testing.releases import ensure
 from trainwright.testing.suggested import applied
@@ -61,6 +62,7 @@ import ecosystem_check  # the dev split's corpus and how its snapshots are expor
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAIN = ROOT / "tests" / "oracle" / "programs" / "plain.py"  # the stock Trainer: what a release changes
+PLAIN_KEY = (str(PLAIN), None, None)
 PINNED = "5.24.0"
 RELEASES = ("4.45.2", "4.46.3", PINNED)  # oldest first; 4.45.2 is only a reference for originals
 TASKS = ("causal-lm", "classification")
@@ -75,7 +77,9 @@ class Case:
     target: str = DEFAULT_RANGE  # the range the fix was made for: it is judged on those releases only
     trainer: str | None = None  # the fixed Trainer class (default: the one the module defines)
     fixes: int = 1  # how many fixes of the linter's this case judges
-    reason: str = ""  # why the original ran nowhere: the first line of its error
+    reason: str = ""  # why it cannot run on any release (set before the run: a call-site fix)
+    reasons: dict[str, str] = field(default_factory=dict)  # release -> why it is not runnable there
+    roots: tuple[Path, Path] | None = None  # the original's and the fixed copy's project roots (dev split)
     verdicts: dict[str, str] = field(default_factory=dict)  # release -> equal / different / not runnable
     differences: dict[str, list[Difference]] = field(default_factory=dict)
 
@@ -183,15 +187,20 @@ def repo_cases(repo: dict, work: Path, target: str) -> tuple[list[Case], list[st
             continue
         callback = all(code.startswith("TW4") for code in codes)
         case = Case(label, original, after, False, target, None if callback else cls, len(codes))
+        case.roots = (tree, fixed)
         if cls is None:  # TW304 at a call site: the script builds its own Trainer, the oracle its own
-            case.reason = "a call-site fix in the repository's own script (the oracle builds the Trainer)"
+            case.reason = reasons.CALL_SITE
         cases.append(case)
     return cases, notes
 
 
-def dev_split_cases(work: Path, target: str = DEFAULT_RANGE) -> tuple[list[Case], list[str]]:
-    """Every safe fix of every dev-split repository (``benchmarks/ecosystem/repos.toml``)."""
+def dev_split_cases(
+    work: Path, target: str = DEFAULT_RANGE, only: Sequence[str] = ()
+) -> tuple[list[Case], list[str]]:
+    """Every safe fix of every dev-split repository (``benchmarks/ecosystem/repos.toml``), or of those
+    whose name contains one of ``only``."""
     repos, _, _ = ecosystem_check.load_corpus(ecosystem_check.SPLITS["dev"])
+    repos = [r for r in repos if not only or any(o in r["name"] for o in only)]
     cases, notes = [], []
     for i, repo in enumerate(repos):
         found, said = repo_cases(repo, work / f"{i:02d}", target)
@@ -200,7 +209,17 @@ def dev_split_cases(work: Path, target: str = DEFAULT_RANGE) -> tuple[list[Case]
     return cases, notes
 
 
-Program = tuple[str, str | None]  # (module path, Trainer class name or None for the module's own)
+# (module path, Trainer class name or None for the module's own, project root or None: alone)
+Program = tuple[str, str | None, str | None]
+
+
+def programs(case: Case) -> tuple[Program, Program]:
+    """The original's and the fixed copy's program keys."""
+    roots = case.roots or (None, None)
+    return (
+        (str(case.original), case.trainer, str(roots[0]) if roots[0] else None),
+        (str(case.fixed), case.trainer, str(roots[1]) if roots[1] else None),
+    )
 
 
 def _records(
@@ -208,8 +227,8 @@ def _records(
 ) -> dict[tuple[Program, str], Record]:
     """``((program, trainer), release) -> Record``: every program (and the plain Trainer) on every
     release, one child per release."""
-    programs = {(str(c.original), c.trainer) for c in cases} | {(str(c.fixed), c.trainer) for c in cases}
-    return _run(sorted(programs | {(str(PLAIN), None)}, key=str), releases, task)
+    keys = {k for c in cases for k in programs(c)}
+    return _run(sorted(keys | {PLAIN_KEY}, key=str), releases, task)
 
 
 def across(reference: Record, ref_plain: Record, fixed: Record, plain: Record) -> list[Difference]:
@@ -230,15 +249,14 @@ def across(reference: Record, ref_plain: Record, fixed: Record, plain: Record) -
 
 
 def _run(
-    programs: Sequence[Program], releases: dict[str, Path | None], task: str
+    keys: Sequence[Program], releases: dict[str, Path | None], task: str
 ) -> dict[tuple[Program, str], Record]:
     specs = [
-        Spec(Path(p), trainer=t, callbacks=("*",), task=task, release=f)
+        judged_spec(Path(p), trainer=t, task=task, release=f, root=Path(r) if r else None)
         for f in releases.values()
-        for p, t in programs
+        for p, t, r in keys
     ]
-    keys = [(p, r) for r in releases for p in programs]
-    return dict(zip(keys, run_specs(specs)))
+    return dict(zip([(k, r) for r in releases for k in keys], run_specs(specs)))
 
 
 def _first_line(record: Record) -> str:
@@ -248,8 +266,8 @@ def _first_line(record: Record) -> str:
 
 def judge(case: Case, records: dict[tuple[Program, str], Record], releases: Sequence[str]) -> None:
     """Set ``case``'s verdict on each checked release (see the module docstring)."""
-    original_key, fixed_key = (str(case.original), case.trainer), (str(case.fixed), case.trainer)
-    plain_key: Program = (str(PLAIN), None)
+    original_key, fixed_key = programs(case)
+    plain_key = PLAIN_KEY
     runs = [r for r in releases if (original_key, r) in records and not records[(original_key, r)].failed]
     for release in [r for r in releases if Version(r) in SpecifierSet(case.target)]:
         original = records[(original_key, release)]
@@ -257,13 +275,13 @@ def judge(case: Case, records: dict[tuple[Program, str], Record], releases: Sequ
         found = compare(original, fixed)
         if original.failed and not found:  # both fail alike: the fix neither caused nor mended it
             case.verdicts[release] = "not runnable"
-            case.reason = f"original and fixed fail alike: {_first_line(original)}"
+            case.reasons[release] = f"original and fixed fail alike: {_first_line(original)}"
             continue
         if original.failed:
             before = [r for r in runs if releases.index(r) < releases.index(release)]
             if not before:
                 case.verdicts[release] = "not runnable"
-                case.reason = _first_line(original)  # the last release's: the pinned one's
+                case.reasons[release] = _first_line(original)
                 continue
             reference = records[(original_key, before[-1])]
             plain = (records[(plain_key, before[-1])], records[(plain_key, release)])
@@ -281,28 +299,56 @@ def run(cases: list[Case], releases: dict[str, Path | None]) -> None:
             return
         records = _records(pending, releases, task)
         for case in pending:
+            first = dict(case.reasons)
             case.verdicts.clear()
             case.differences.clear()
-            case.reason = ""
+            case.reasons.clear()
             judge(case, records, names)
+            if first and set(case.verdicts.values()) == {"not runnable"}:
+                case.reasons = first  # runs as neither: the causal LM's reasons, the first tried
         # Tried as a classifier only when the causal LM ran it nowhere in its range.
         pending = [c for c in pending if c.verdicts and set(c.verdicts.values()) == {"not runnable"}]
 
 
-def _tally(kind: str, chosen: Sequence[Case], release: str) -> str | None:
-    """One summary line: programs (and the fixes they hold) per verdict on ``release``."""
+def _grouped(by_release: dict[str, str]) -> dict[str, list[str]]:
+    """``{reason: [releases]}``: a reason shared by several releases printed once."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for release, why in by_release.items():
+        out[why].append(release)
+    return dict(out)
+
+
+def why_not(case: Case, release: str) -> str:
+    """The named kind of reason ``case`` cannot run on ``release`` (``trainwright.testing.reasons``)."""
+    return reasons.kind(case.reasons.get(release) or case.reason, case.roots[0] if case.roots else None)
+
+
+def _tally(kind: str, chosen: Sequence[Case], release: str) -> list[str]:
+    """Summary lines: programs (and the fixes they hold) per verdict on ``release``, and the programs
+    that cannot run there by kind of reason."""
     judged = [c for c in chosen if release in c.verdicts]
     if not judged:
-        return None
+        return []
 
-    def count(verdict: str | None) -> str:
-        some = [c for c in judged if verdict is None or c.verdicts[release] == verdict]
+    def count(some: Sequence[Case]) -> str:
         return f"{len(some)} ({sum(c.fixes for c in some)} fixes)"
 
-    return (
-        f"{kind} fixes on {release}: {count(None)} in range, {count('equal')} equal, "
-        f"{count('different')} different, {count('not runnable')} not runnable on the toy model"
-    )
+    def having(verdict: str) -> list[Case]:
+        return [c for c in judged if c.verdicts[release] == verdict]
+
+    runnable = [c for c in judged if c.verdicts[release] != "not runnable"]
+    lines = [
+        f"{kind} fixes on {release}: {count(judged)} in range, {count(runnable)} runnable, "
+        f"{count(having('equal'))} equal, {count(having('different'))} different"
+        + "".join(f" ({c.name})" for c in having("different"))
+        + f", {count(having('not runnable'))} not runnable on the toy model"
+    ]
+    kinds: dict[str, list[Case]] = defaultdict(list)
+    for case in having("not runnable"):
+        kinds[why_not(case, release)].append(case)
+    for why, some in sorted(kinds.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        lines.append(f"    not runnable on {release}: {count(some)} {why}")
+    return lines
 
 
 def report(cases: Sequence[Case], notes: Sequence[str] = ()) -> str:
@@ -312,6 +358,8 @@ def report(cases: Sequence[Case], notes: Sequence[str] = ()) -> str:
         lines.append(f"{case.name}: {verdicts}")
         if case.reason:
             lines.append(f"    cannot run here: {case.reason}")
+        for why, where in _grouped(case.reasons).items():
+            lines.append(f"    cannot run on {', '.join(where)}: {why}")
         for release, found in case.differences.items():
             lines += [f"    {release} {d}" for d in found]
     lines += [f"not judged: {note}" for note in notes]
@@ -319,7 +367,7 @@ def report(cases: Sequence[Case], notes: Sequence[str] = ()) -> str:
         ("safe", [c for c in cases if not c.unsafe]),
         ("unsafe", [c for c in cases if c.unsafe]),
     ):
-        lines += [t for t in (_tally(kind, chosen, r) for r in RELEASES) if t]
+        lines += [t for r in RELEASES for t in _tally(kind, chosen, r)]
     return "\n".join(lines)
 
 
@@ -358,6 +406,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--suggestions-only", action="store_true", help="only the gallery's `fix --suggest` callbacks"
     )
     parser.add_argument("--releases", nargs="+", default=list(RELEASES))
+    parser.add_argument("--repo", nargs="+", default=[], help="with --dev-split: only these repositories")
     args = parser.parse_args(argv)
     if args.suggestions_only:
         with tempfile.TemporaryDirectory(prefix="tw-oracle-suggest-") as tmp:
@@ -369,7 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="tw-oracle-matrix-") as tmp:
         work = Path(tmp)
         if args.dev_split:
-            cases, notes = dev_split_cases(work / "dev")
+            cases, notes = dev_split_cases(work / "dev", only=args.repo)
         else:
             cases = [] if args.gallery_only else rule_example_cases(work / "rules")
             cases += [] if args.examples_only else gallery_cases(work / "gallery")

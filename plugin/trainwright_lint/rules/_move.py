@@ -54,6 +54,13 @@ MICRO_BATCH_SPAN = (
     ("on_substep_end", "after,before"),
     ("on_pre_optimizer_step", "after"),
 )
+# Releases of the range without ``on_pre_optimizer_step`` (before 4.45): no event fires between the
+# last backward and the optimiser step, so there the span's second half runs at ``on_optimizer_step``,
+# after the step, guarded to run only where the pre-step event does not exist; the fix says so. Written
+# without that fallback, the last micro-batch of each step went untimed on those releases, and the
+# TW401 fix of the same ``fix --unsafe-fixes`` run renamed the handler to ``on_optimizer_step``, which
+# moved the span on every release (issue 33's oracle run).
+SPAN_END, SPAN_FALLBACK = "on_pre_optimizer_step", "on_optimizer_step"
 
 # Method parameters an event receives, bound from ``kwargs`` in the callback (``evaluation_loop`` sets its
 # ``dataloader`` as the handler's ``eval_dataloader``).
@@ -82,15 +89,24 @@ class MoveToCallback(Edit):
     # when set, the event methods to write and which halves (``before``/``after`` the ``super()`` call)
     # each runs, in order: a span per micro-batch (``MICRO_BATCH_SPAN``)
     span: tuple[tuple[str, str], ...] = ()
+    # the release ``SPAN_END`` fires from, when the range starts before it (``SPAN_FALLBACK`` then)
+    fallback_since: str = ""
     unsafe: bool = True
 
+    def event_names(self) -> list[str]:
+        """The events the callback's methods handle, in the order the fix writes them."""
+        return [e for e, _ in self.span] or list(dict.fromkeys((self.before_event, self.after_event, *self.also)))
+
     def describe(self) -> str:
-        names = [e for e, _ in self.span] or list(
-            dict.fromkeys((self.before_event, self.after_event, *self.also))
-        )
-        events = "`/`".join(names)
+        events = "`/`".join(self.event_names())
         gone = "; remove the override" if self.drop_override else ""
-        return f"Move them to `{self.callback}.{events}`, registered in `__init__`{gone}"
+        older = (
+            f" (before transformers {self.fallback_since}, `{SPAN_FALLBACK}`: there the last micro-batch's"
+            " span also holds the optimiser step)"
+            if self.fallback_since
+            else ""
+        )
+        return f"Move them to `{self.callback}.{events}`{older}, registered in `__init__`{gone}"
 
 
 _IMPORT = re.compile(r"^\s*(from\s+\S+\s+)?import\b[^\n]*\bTrainerCallback\b", re.MULTILINE)
@@ -169,6 +185,7 @@ def plan_move(
     spans = tuple(
         sorted((effects.statements[i].line - base, effects.statements[i].end_line - base) for i in parts)
     )
+    span = MICRO_BATCH_SPAN if _micro_batch_span(fn.name, events, effects, parts) else ()
     return edit_type(
         method=fn.name,
         line=base,
@@ -182,9 +199,20 @@ def plan_move(
         drop_override=_drop_override(effects, fn, set(parts)),
         has_init=init is not None,
         also=tuple(e for e in (*_extra(fn.name, events, effects, parts), *also) if e not in events),
-        span=MICRO_BATCH_SPAN if _micro_batch_span(fn.name, events, effects, parts) else (),
+        span=span,
+        fallback_since=_fallback_since(ctx) if span else "",
         needs_import=_needs_import(ctx, fn, edit_type),
     )
+
+
+def _fallback_since(ctx: ClassContext) -> str:
+    """The release ``SPAN_END`` fires from, when some release of the target range lacks it; else ``""``."""
+    catalog = ctx.catalog
+    history = catalog.event_history(SPAN_END) if catalog is not None else None
+    if catalog is None or history is None:
+        return ""
+    missing = [r for r in ctx.releases if SPAN_END not in catalog.at(r).events]
+    return history.since if missing else ""
 
 
 def _with_definers(
@@ -277,3 +305,4 @@ def _placement(method: str, events: tuple[str, ...], effects: MethodEffects, par
 
 def _extra(method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]) -> tuple[str, ...]:
     return MICRO_BATCH_EVENTS[1:] if _per_micro_batch(method, events, effects, parts) else ()
+

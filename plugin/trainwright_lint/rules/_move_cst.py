@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from trainwright_lint.rules._cst import LineTransformer
-from trainwright_lint.rules._move import MoveToCallback
+from trainwright_lint.rules._move import SPAN_END, SPAN_FALLBACK, MoveToCallback
 
 #: A statement of a block, as libcst types a ``Module``'s or an ``IndentedBlock``'s body.
 Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement
@@ -58,12 +58,42 @@ def _names(text: str) -> _Names:
     return names
 
 
-def _event_method(event: str, text: str, bind: Sequence[tuple[str, str]], kept: set[str]) -> str:
+def _event_method(
+    event: str, text: str, bind: Sequence[tuple[str, str]], kept: set[str], *, since: str = "", guard: str = ""
+) -> str:
+    """One handler running ``text``. ``since``: the release ``event`` fires from, when the range starts
+    before it (a ``noqa`` for TW401 says so); ``guard``: a condition the body runs under."""
     body = cst.parse_module(text).visit(_Rename(kept)).code if text.strip() else "pass\n"
     read = _names(body).loaded  # bind only what this event's code reads: no unused locals (F841)
     bound = [("trainer", "self.trainer"), *((name, f'kwargs.get("{key}")') for name, key in bind)]
     lines = [*(f"{name} = {value}\n" for name, value in bound if name in read), body]
-    return f"def {event}(self, args, state, control, **kwargs):\n" + textwrap.indent("".join(lines), "    ")
+    code = "".join(lines)
+    if guard:
+        code = f"if {guard}:\n" + textwrap.indent(code, "    ")
+    note = f"  # noqa: TW401 - fires from transformers {since}" if since else ""
+    return f"def {event}(self, args, state, control, **kwargs):{note}\n" + textwrap.indent(code, "    ")
+
+
+def _span_methods(edit: MoveToCallback, first: str, second: str) -> list[str]:
+    """A timer's handlers (``edit.span``), and, for releases of the range without ``SPAN_END``, the
+    second half at ``SPAN_FALLBACK`` where ``SPAN_END`` does not exist."""
+    kept = _names(first).stored & _names(second).loaded
+    halves = {"before": first, "after": second}
+    since = edit.fallback_since
+    methods = [
+        _event_method(
+            event,
+            "".join(halves[h] for h in sides.split(",")),
+            edit.bind,
+            kept,
+            since=since if event == SPAN_END else "",
+        )
+        for event, sides in edit.span
+    ]
+    if since:
+        guard = f'not hasattr(TrainerCallback, "{SPAN_END}")'
+        methods.append(_event_method(SPAN_FALLBACK, second, edit.bind, kept, guard=guard))
+    return methods
 
 
 def callback_source(edit: MoveToCallback, before: list[Statement], after: list[Statement]) -> str:
@@ -71,12 +101,7 @@ def callback_source(edit: MoveToCallback, before: list[Statement], after: list[S
     first, second = _code(before), _code(after)
     methods: list[str]
     if edit.span:
-        kept = _names(first).stored & _names(second).loaded
-        halves = {"before": first, "after": second}
-        methods = [
-            _event_method(event, "".join(halves[h] for h in sides.split(",")), edit.bind, kept)
-            for event, sides in edit.span
-        ]
+        methods = _span_methods(edit, first, second)
     elif edit.before_event == edit.after_event or not first.strip() or not second.strip():
         event = edit.after_event if not first.strip() else edit.before_event
         methods = [_event_method(e, first + second, edit.bind, set()) for e in (event, *edit.also)]

@@ -43,7 +43,11 @@ class TimingLogic(Rule):
     FIX = (
         "Move the observing statements to the callback event the message names and register the callback "
         "with `Trainer(callbacks=[...])` or `trainer.add_callback(...)`; keep in the override only what "
-        "changes the computed result."
+        "changes the computed result. The message names the event the code belongs to; the move that "
+        "`fix --unsafe-fixes` writes (`--diff` shows it) runs the code when the override did: code of "
+        "`training_step` at `on_step_begin` and `on_substep_end` (once per micro-batch, on the same step "
+        "number), a timer around `super()` ending at `on_pre_optimizer_step` (`on_optimizer_step` on "
+        "releases before 4.45, which the fix says)."
     )
     EVIDENCE = ("https://huggingface.co/docs/transformers/main_classes/callback",)
 

@@ -29,7 +29,7 @@ _clock.install(CLOCK)  # before torch, transformers and the user's module bind t
 
 import torch
 
-from trainwright.testing import _digest
+from trainwright.testing import _construct, _digest, _importer
 
 MAX_STEPS = 4
 EVERY = 2  # evaluation and checkpoint interval
@@ -127,8 +127,6 @@ class Setup:
     """The user's module, the transformers release and the tiny model's ingredients (built once)."""
 
     def __init__(self, spec: dict[str, Any], module_name: str) -> None:
-        import importlib.util
-
         import transformers
 
         from trainwright.toy import build_tokenizer  # its extras check runs before ``_block``
@@ -137,14 +135,10 @@ class Setup:
         self.spec = spec
         self.transformers = transformers
         path = Path(spec["module"])
-        if str(path.parent) not in sys.path:
-            sys.path.insert(0, str(path.parent))  # as ``python path`` would: its neighbours import
-        module_spec = importlib.util.spec_from_file_location(module_name, path)
-        if module_spec is None or module_spec.loader is None:
-            raise ImportError(f"cannot import {path}")
-        self.module = importlib.util.module_from_spec(module_spec)
-        sys.modules[module_name] = self.module
-        module_spec.loader.exec_module(self.module)
+        if spec.get("root"):  # inside its project: relative and package imports work
+            self.module = _importer.import_in_project(path, Path(spec["root"]))
+        else:
+            self.module = _importer.import_file(path, module_name)
         self.trainer_class = self._trainer_class(spec.get("trainer"))
         self.tokenizer = build_tokenizer()
         gen = torch.Generator().manual_seed(0)
@@ -228,10 +222,12 @@ SPECIAL = 4  # token ids below this are the toy tokenizer's special tokens
 
 
 def _arguments(setup: Setup, output_dir: str, ga: int) -> Any:
+    """The run's arguments, as the ``TrainingArguments`` subclass the Trainer's ``__init__`` names
+    (TRL's ``DPOConfig``), else ``TrainingArguments``."""
     t = setup.transformers
     fields = t.TrainingArguments.__dataclass_fields__
     eval_key = "eval_strategy" if "eval_strategy" in fields else "evaluation_strategy"
-    return t.TrainingArguments(
+    values = dict(
         output_dir=output_dir,
         max_steps=MAX_STEPS,
         per_device_train_batch_size=2,
@@ -250,6 +246,8 @@ def _arguments(setup: Setup, output_dir: str, ga: int) -> Any:
         dataloader_num_workers=0,
         **{eval_key: "steps"},
     )
+    arguments = _construct.arguments_class(setup.trainer_class, t.TrainingArguments)
+    return _construct.build_arguments(arguments, values)
 
 
 def _tokenizer_keyword(cls: Any, base: Any) -> str:
@@ -277,7 +275,10 @@ def _trainer(setup: Setup, args: Any) -> Any:
     kwargs[_tokenizer_keyword(setup.trainer_class, t.Trainer)] = setup.tokenizer
     if setup.spec.get("trainer_kwargs"):
         kwargs.update(eval(setup.spec["trainer_kwargs"], {**namespace, "toy_tokenizer": setup.tokenizer}))
-    trainer = setup.trainer_class(**kwargs)
+    accepted, dropped = _construct.fit(setup.trainer_class, kwargs)
+    trainer = setup.trainer_class(**accepted)
+    for callback in dropped.get("callbacks", ()):  # an ``__init__`` without ``callbacks``: added after
+        trainer.add_callback(callback)
     trainer.remove_callback(t.trainer_callback.PrinterCallback)
     for statement in setup.spec.get("register", ()):
         exec(statement, {**namespace, "trainer": trainer})  # noqa: S102 - a suggestion's registration line
@@ -305,7 +306,7 @@ def run_phase(setup: Setup, ga: int, resume: bool, lines: Lines) -> dict[str, An
         trainer.train(resume_from_checkpoint=f"ga{ga}/train/checkpoint-{EVERY}" if resume else None)
         if not resume:
             trainer.save_model()
-    except Exception as exc:  # noqa: BLE001 - the program's failure is what the oracle records
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the program's failure is what the oracle records
         phase["error"] = _error(exc)
         traceback.print_exc(file=sys.__stderr__)
     if trainer is not None:
@@ -328,9 +329,15 @@ def run_program(spec: dict[str, Any], index: int, lines: Lines) -> dict[str, Any
             if spec.get("resume", True):
                 record["phases"].append(run_phase(setup, ga, True, lines))
         record["files"] = _digest.tree_digests(Path.cwd())
-    except Exception as exc:  # noqa: BLE001 - a set-up failure is recorded, never a lost record
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a set-up failure is recorded, never a lost record
         record["error"] = _error(exc)
         traceback.print_exc(file=sys.__stderr__)
+    finally:
+        if spec.get("root"):
+            try:
+                _importer.forget(Path(spec["root"]))
+            except Exception:  # noqa: BLE001 - a module that will not be forgotten costs nothing here
+                traceback.print_exc(file=sys.__stderr__)
     return record
 
 
@@ -351,9 +358,16 @@ def main(argv: list[str]) -> int:
     try:
         for index, spec in enumerate(specs):
             work = top / str(index)
-            work.mkdir()
+            work.mkdir(exist_ok=True)
             os.chdir(work)
-            records.append(run_program(spec, index, lines))
+            try:
+                records.append(run_program(spec, index, lines))
+            except BaseException as exc:  # one program's escape never loses the others' records
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                traceback.print_exc(file=sys.__stderr__)
+                records.append({"release": "?", "phases": [], "files": {}, "error": _error(exc)})
+            sys.stdout = lines  # a program that replaced it does not take the next one's lines
     finally:
         sys.stdout = real_stdout
         os.chdir(top)

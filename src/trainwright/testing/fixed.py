@@ -13,7 +13,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-DEFAULT_RANGE = ">=4.44,<6"
+from trainwright.testing.oracle import Spec
+
+DEFAULT_RANGE = ">=4.44,<6"  # the range a program is fixed for when it declares none (the gallery's)
 
 
 @dataclass(frozen=True)
@@ -52,3 +54,18 @@ def fixed_copy(
     ]
     done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False, timeout=300)
     return Fixed(dest, dest.read_bytes() != before, done.stdout + done.stderr)
+
+
+def judged_spec(
+    module: Path,
+    *,
+    trainer: str | None = None,
+    task: str = "causal-lm",
+    release: Path | None = None,
+    root: Path | None = None,
+) -> Spec:
+    """How the oracle scripts (``oracle_matrix.py``, ``move_oracle.py``) train an original and its fixed
+    copy: the same spec for both, so both scripts give the same verdict on the same program. Every
+    callback the module defines that takes no argument is registered (``"*"``); a callback a move
+    wrote takes the trainer and is registered by the fixed Trainer's own ``__init__``."""
+    return Spec(module, trainer=trainer, callbacks=("*",), task=task, release=release, root=root)

@@ -50,6 +50,9 @@ class Spec:
     grad_accum: tuple[int, ...] = (1, 2)
     resume: bool = True
     release: Path | None = None  # a ``pip install --target`` folder holding another transformers
+    # the project ``module`` belongs to: it is imported by its dotted name, inside its package
+    # (``trainwright.testing._importer``), so relative and package imports work
+    root: Path | None = None
     timeout_s: float = 600.0
 
 
@@ -107,6 +110,7 @@ def _run_child(specs: Sequence[Spec]) -> list[Record]:
             {
                 **asdict(spec),
                 "module": str(Path(spec.module).resolve()),
+                "root": str(Path(spec.root).resolve()) if spec.root is not None else None,
                 "release": None,
                 "block": ["datasets"] if spec.release is not None else [],
             }
@@ -135,7 +139,9 @@ def _run_child(specs: Sequence[Spec]) -> list[Record]:
         except subprocess.TimeoutExpired:
             return [Record(release="?", error=f"timed out after {timeout:.0f} s")] * len(specs)
         if not out.is_file():
-            tail = "\n".join(done.stderr.strip().splitlines()[-5:])
+            said = done.stderr.strip().splitlines()
+            raised = [line for line in said if line[:1].isalpha() and ("Error" in line or "Exception" in line)]
+            tail = " | ".join((raised or said)[-1:] + said[-3:])  # the exception first: a reason's first line
             return [Record(release="?", error=f"the oracle's child exited {done.returncode}: {tail}")] * len(
                 specs
             )

@@ -1,0 +1,77 @@
+"""Why a program cannot run on the toy model, in a few named kinds (for the oracle matrix's tally).
+
+Why: a matrix that says "57 not runnable" tells nobody what to do; one that says "9 need a package
+that is not installed, 6 need constructor arguments only the project has" says which are the toy
+run's limits and which are the project's. The kind is read from the first line of the original's
+error, as the oracle recorded it; nothing is guessed beyond it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+CALL_SITE = "a call-site fix in the repository's own script (the oracle builds the Trainer)"
+
+_MISSING = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+_REMOVED = re.compile(
+    r"ImportError: cannot import name '(\w+)' from '(transformers|trl|accelerate|peft)[\w.]*'"
+)
+
+#: (kind, pattern on the error's first line), the first that matches wins.
+KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("a package that is not installed", _MISSING),
+    ("a name its transformers/TRL release does not have", _REMOVED),
+    (
+        "constructor arguments only the project can give",
+        re.compile(r"NotRunnable: .* requires |__init__\(\) missing \d+ required"),
+    ),
+    (
+        "its own fields of TrainingArguments",
+        re.compile(r"AttributeError: '\w*(Arguments|Config)' object has no attribute"),
+    ),
+    ("a Trainer keyword this release does not take", re.compile(r"got an unexpected keyword argument")),
+    (
+        "a `datasets.Dataset` (the toy data is a list)",
+        re.compile(r"must be a `Dataset`|'list' object has no attribute '(map|column_names|select)'"),
+    ),
+    (
+        "a model it loads itself (a name, or generation settings)",
+        re.compile(r"not Qwen2\w+|object has no attribute 'generation_config'"),
+    ),
+    ("settings of its own the toy run does not meet", re.compile(r"must be divisible by")),
+    (
+        "data in the project's own format",
+        re.compile(
+            r"KeyError: '(prompt|chosen|rejected|completion|text|messages|images?|label)'|dataset with"
+        ),
+    ),
+    ("a relative import outside a package", re.compile(r"attempted relative import")),
+)
+
+
+def _own(name: str, tree: Path | None) -> bool:
+    """Whether the project under ``tree`` holds a module or package ``name`` (its top-level part)."""
+    top = name.split(".")[0]
+    if tree is None or not tree.is_dir():
+        return False
+    return any(p.stem == top for p in tree.rglob(f"{top}*") if p.is_dir() or p.suffix == ".py")
+
+
+def kind(reason: str, tree: Path | None = None) -> str:
+    """The named kind of ``reason`` (the first line of an error, or ``CALL_SITE``), else ``other``;
+    a missing module is the project's own when ``tree`` (its root) holds it."""
+    if reason == CALL_SITE:
+        return "a call-site fix in the project's own script"
+    line = reason.removeprefix("original and fixed fail alike: ")
+    for name, pattern in KINDS:
+        match = pattern.search(line)
+        if match is None:
+            continue
+        if pattern is _MISSING:
+            module = match.group(1).split(".")[0]
+            return (
+                f"its own module `{module}`, not importable" if _own(module, tree) else f"{name} (`{module}`)"
+            )
+        return name
+    return "other"

@@ -1,0 +1,100 @@
+"""The oracle imports a dev-split class inside its package, fits its own ``__init__`` and names why a
+program cannot run (issue 32: 1 of 58 dev-split cases ran before, the rest failed on relative imports)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from trainwright.testing import _construct, _importer, reasons
+
+
+def _project(root: Path, value: int) -> Path:
+    """``root/src/pkg/trainer.py`` importing its neighbour relatively and its package by name."""
+    package = root / "src" / "pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "util.py").write_text(f"VALUE = {value}\n")
+    (package / "trainer.py").write_text("from .util import VALUE\nfrom pkg.util import VALUE as SAME\n")
+    return package / "trainer.py"
+
+
+def test_a_module_imports_inside_its_package_and_is_forgotten_after(tmp_path: Path) -> None:
+    first, second = _project(tmp_path / "original", 1), _project(tmp_path / "fixed", 2)
+    assert _importer.dotted_name(first, tmp_path / "original") == (
+        tmp_path / "original" / "src",
+        "pkg.trainer",
+    )
+    try:
+        module = _importer.import_in_project(first, tmp_path / "original")
+        assert (module.__name__, module.VALUE, module.SAME) == ("pkg.trainer", 1, 1)
+    finally:
+        _importer.forget(tmp_path / "original")
+    assert "pkg" not in sys.modules and not any(str(tmp_path / "original") in p for p in sys.path)
+    try:  # the fixed copy has the same dotted names: it loads from its own files
+        assert _importer.import_in_project(second, tmp_path / "fixed").VALUE == 2
+    finally:
+        _importer.forget(tmp_path / "fixed")
+
+
+def test_relative_imports_without_init_files_use_a_namespace_package(tmp_path: Path) -> None:
+    folder = tmp_path / "training"
+    folder.mkdir()
+    (folder / "helpers.py").write_text("X = 3\n")
+    (folder / "trainer.py").write_text("from .helpers import X\n")
+    assert _importer.dotted_name(folder / "trainer.py", tmp_path) == (tmp_path, "training.trainer")
+
+
+class _Base:
+    pass
+
+
+class _Config(_Base):
+    pass
+
+
+class _OwnInit:
+    def __init__(self, model, args: _Config | None = None, *, prox_mu, global_state) -> None: ...
+
+
+class _FewerKeywords:
+    def __init__(self, model, args=None, train_dataset=None) -> None: ...
+
+
+def test_a_required_argument_the_toy_run_lacks_is_named() -> None:
+    with pytest.raises(_construct.NotRunnable, match="requires prox_mu, global_state"):
+        _construct.fit(_OwnInit, {"model": 1, "args": 2})
+    accepted, dropped = _construct.fit(
+        _FewerKeywords, {"model": 1, "args": 2, "callbacks": [3], "data_collator": 4}
+    )
+    assert accepted == {"model": 1, "args": 2} and dropped == {"callbacks": [3], "data_collator": 4}
+    assert _construct.arguments_class(_OwnInit, _Base) is _Config  # TRL's DPOConfig, say
+    assert _construct.arguments_class(_FewerKeywords, _Base) is _Base
+
+
+@pytest.mark.parametrize(
+    ("reason", "kind"),
+    [
+        ("original and fixed fail alike: ModuleNotFoundError: No module named 'wandb.sdk'", "(`wandb`)"),
+        ("NotRunnable: X.__init__ requires reward_funcs, which the toy run cannot supply", "constructor"),
+        ("TypeError: F.__init__() missing 2 required positional arguments: 'a' and 'b'", "constructor"),
+        ("ImportError: cannot import name 'AdamW' from 'transformers.optimization' (/x)", "release does not"),
+        (
+            "TypeError: `train_dataset` must be a `Dataset` or `IterableDataset`, got `list`.",
+            "datasets.Dataset",
+        ),
+        (reasons.CALL_SITE, "call-site"),
+        ("RuntimeError: something new", "other"),
+    ],
+)
+def test_each_reason_has_a_named_kind(reason: str, kind: str) -> None:
+    assert kind in reasons.kind(reason)
+
+
+def test_a_missing_module_the_project_holds_is_its_own(tmp_path: Path) -> None:
+    (tmp_path / "models").mkdir()
+    assert "its own module `models`" in reasons.kind(
+        "ModuleNotFoundError: No module named 'models'", tmp_path
+    )
