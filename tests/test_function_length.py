@@ -14,23 +14,6 @@ ROOT = Path(__file__).resolve().parent.parent
 LIMIT = 60
 WALKED = ("src", "plugin")
 
-#: Plugin functions being split by the plugin engineers in this same round (issue 36); the lead empties this
-#: list at merge. Nothing in ``src/`` is excepted.
-PLUGIN_EXCEPTIONS_UNTIL_MERGE = frozenset(
-    {
-        "plugin/trainwright_lint/analysis/effects.py:analyse",
-        "plugin/trainwright_lint/analysis/effects.py:_Collector.expression",
-        "plugin/trainwright_lint/analysis/effects.py:_Collector.targets",
-        "plugin/trainwright_lint/analysis/observing.py:_observe",
-        "plugin/trainwright_lint/commands/hooks.py:methods_text",
-        "plugin/trainwright_lint/configuration/target.py:_releases",
-        "plugin/trainwright_lint/driver.py:fix_findings",
-        "plugin/trainwright_lint/runner.py:_lint_files",
-        "plugin/trainwright_lint/suggest.py:suggest",
-        "plugin/trainwright_lint/workers.py:Pool.run",
-    }
-)
-
 
 def long_functions(roots: tuple[str, ...] = WALKED, limit: int = LIMIT, base: Path = ROOT) -> dict[str, int]:
     """``"path:qualified.name" -> lines`` for every function or method over ``limit`` lines under ``roots``."""
@@ -56,18 +39,9 @@ def _visit(node: ast.AST, path: str, prefix: str, limit: int, found: dict[str, i
 
 
 def test_no_function_over_sixty_lines() -> None:
-    over = {
-        name: lines for name, lines in long_functions().items() if name not in PLUGIN_EXCEPTIONS_UNTIL_MERGE
-    }
+    """No exceptions: every function in ``src/`` and ``plugin/`` fits in the limit (issue 36)."""
+    over = long_functions()
     assert over == {}, f"functions over {LIMIT} lines (split them into named steps): {over}"
-
-
-def test_plugin_exceptions_are_still_long() -> None:
-    """An exception whose function was split (or renamed) must leave the list, so the list only shrinks."""
-    stale = PLUGIN_EXCEPTIONS_UNTIL_MERGE - set(long_functions(("plugin",)))
-    assert stale == set(), (
-        f"no longer over {LIMIT} lines: remove from PLUGIN_EXCEPTIONS_UNTIL_MERGE: {sorted(stale)}"
-    )
 
 
 def test_the_walk_finds_a_long_function(tmp_path) -> None:

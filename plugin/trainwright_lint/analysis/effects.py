@@ -344,77 +344,96 @@ class _Collector:
         augmented: bool = False,
         facts: tuple[bool, bool, bool] = (False, False, False),
     ) -> None:
+        """Record what assigning ``value`` to ``targets`` defines and which effect kind the write has.
+
+        ``facts`` are the value's (reads the clock, reads progress, reads a parameter), from
+        ``expression``: they tell a timer or a schedule from other state."""
         s = self.statements[index]
-        clock, progress, reads_params = facts
         for t in targets:
             if isinstance(t, ast.Name):
-                s.defines.add(t.id)
-                s.kinds.add(K.LOCAL)
-                if clock:
-                    s.clock_vars.add(t.id)
-                    self.clocks.add(t.id)
+                self._name_target(s, t.id, clock=facts[0])
             elif isinstance(t, (ast.Tuple, ast.List)):
                 self.targets(index, list(t.elts), None, facts=facts)
             elif isinstance(t, ast.Starred):
                 self.targets(index, [t.value], None, facts=facts)
             elif isinstance(t, ast.Attribute) and is_self(t.value):
-                s.attr_writes.add(t.attr)
-                s.defines.add(f"self.{t.attr}")
-                if augmented:
-                    s.uses.add(f"self.{t.attr}")
-                if clock:
-                    s.kinds.add(K.CLOCK)
-                    s.clock_vars.add(f"self.{t.attr}")
-                    self.clocks.add(f"self.{t.attr}")
-                elif augmented and isinstance(value, ast.Constant):
-                    s.kinds.add(K.COUNTER)
-                elif (
-                    value is not None
-                    and progress
-                    and not reads_params
-                    and not isinstance(value, _PLAIN_VALUES)
-                ):
-                    s.kinds.add(K.SCHEDULE)  # computed from progress: ``1 - step / max_steps``, ``min(...)``
-                else:
-                    s.kinds.add(K.ATTRIBUTE)
+                self._self_attribute_target(s, t.attr, value, augmented, facts)
             elif isinstance(t, (ast.Attribute, ast.Subscript)):
-                name = dotted_name(t) if isinstance(t, ast.Attribute) else None
-                if name is not None and name.startswith("self.control.should_"):
-                    s.kinds.add(K.CONTROL)
-                    continue
-                if (
-                    name is not None
-                    and self._is_model(name.rsplit(".", 1)[0])
-                    and value is not None
-                    and progress
-                    and not reads_params
-                    and not isinstance(value, _PLAIN_VALUES)
-                ):
-                    # ``model.temperature = f(global_step)``: a per-step schedule of a model attribute,
-                    # which ``on_step_begin`` can set as well (its kwargs carry the model).
-                    s.kinds.add(K.SCHEDULE)
-                    continue
-                base = t.value
-                while isinstance(base, (ast.Attribute, ast.Subscript)):
-                    base = base.value
-                if isinstance(t, ast.Subscript):
-                    self.expression(index, t.slice, classify=False)
-                if is_self(base):
-                    owner = _first_attribute(t)
-                    s.kinds.add(K.RECORD)
-                    if owner:
-                        s.attr_writes.add(owner)
-                        s.defines.add(f"self.{owner}")
-                elif isinstance(base, ast.Name) and base.id in self.params:
-                    s.kinds.add(K.PARAM_MUTATION)
-                elif isinstance(base, ast.Name):
-                    s.defines.add(base.id)
-                    s.uses.add(base.id)
-                    s.kinds.add(K.LOCAL)
-                else:
-                    s.kinds.add(K.UNKNOWN)
+                self._nested_target(index, t, value, facts)
             else:
                 s.kinds.add(K.UNKNOWN)
+
+    def _name_target(self, s: Statement, name: str, clock: bool) -> None:
+        """A local: defined here, and a clock for later gates when it is assigned from the clock."""
+        s.defines.add(name)
+        s.kinds.add(K.LOCAL)
+        if clock:
+            s.clock_vars.add(name)
+            self.clocks.add(name)
+
+    def _self_attribute_target(
+        self,
+        s: Statement,
+        attr: str,
+        value: ast.expr | None,
+        augmented: bool,
+        facts: tuple[bool, bool, bool],
+    ) -> None:
+        """``self.x = ...``: a timer (from the clock), a step counter (``+= 1``), a schedule (computed
+        from progress) or plain state; ``self.x`` flows like a local inside the method."""
+        s.attr_writes.add(attr)
+        s.defines.add(f"self.{attr}")
+        if augmented:
+            s.uses.add(f"self.{attr}")
+        if facts[0]:
+            s.kinds.add(K.CLOCK)
+            s.clock_vars.add(f"self.{attr}")
+            self.clocks.add(f"self.{attr}")
+        elif augmented and isinstance(value, ast.Constant):
+            s.kinds.add(K.COUNTER)
+        elif _is_schedule_value(value, facts):
+            s.kinds.add(K.SCHEDULE)  # computed from progress: ``1 - step / max_steps``, ``min(...)``
+        else:
+            s.kinds.add(K.ATTRIBUTE)
+
+    def _nested_target(
+        self,
+        index: int,
+        t: ast.Attribute | ast.Subscript,
+        value: ast.expr | None,
+        facts: tuple[bool, bool, bool],
+    ) -> None:
+        """``a.b = ...`` or ``a[k] = ...``: a control flag, a per-step schedule of a model attribute, or
+        a change of what ``a`` is (a record on ``self``, a mutated argument, a changed local)."""
+        s = self.statements[index]
+        name = dotted_name(t) if isinstance(t, ast.Attribute) else None
+        if name is not None and name.startswith("self.control.should_"):
+            s.kinds.add(K.CONTROL)
+            return
+        if name is not None and self._is_model(name.rsplit(".", 1)[0]) and _is_schedule_value(value, facts):
+            # ``model.temperature = f(global_step)``: a per-step schedule of a model attribute,
+            # which ``on_step_begin`` can set as well (its kwargs carry the model).
+            s.kinds.add(K.SCHEDULE)
+            return
+        base = t.value
+        while isinstance(base, (ast.Attribute, ast.Subscript)):
+            base = base.value
+        if isinstance(t, ast.Subscript):
+            self.expression(index, t.slice, classify=False)
+        if is_self(base):
+            owner = _first_attribute(t)
+            s.kinds.add(K.RECORD)
+            if owner:
+                s.attr_writes.add(owner)
+                s.defines.add(f"self.{owner}")
+        elif isinstance(base, ast.Name) and base.id in self.params:
+            s.kinds.add(K.PARAM_MUTATION)
+        elif isinstance(base, ast.Name):
+            s.defines.add(base.id)
+            s.uses.add(base.id)
+            s.kinds.add(K.LOCAL)
+        else:
+            s.kinds.add(K.UNKNOWN)
 
     def expression(
         self, index: int, node: ast.AST, classify: bool = True, observe: bool = True
@@ -457,24 +476,7 @@ class _Collector:
                 if name is not None and _is_clock_name(name):
                     clock = True
                 if classify:
-                    method = super_method(current)
-                    if method is not None:
-                        if method == self.method:
-                            s.kinds.add(K.DELEGATE)
-                            self.delegations.append((index, current))  # type: ignore[arg-type]
-                        elif not _READS_ONLY.fullmatch(method):
-                            s.kinds.add(K.SUPER_OTHER)
-                        # ``super().get_train_dataloader()`` only builds a loader: its value is data
-                        # exactly when what it feeds is (a table of examples from it is output).
-                    elif name is not None and name == self.own_event:
-                        # A re-implementation that dispatches the method's own event (a ``log`` copied
-                        # from an old release firing ``on_log``): the dispatch stands for ``super()``.
-                        s.kinds.add(K.DELEGATE)
-                        self.delegations.append((index, current))  # type: ignore[arg-type]
-                    elif name is not None and observe:
-                        call = _call_kind(name)
-                        if call is not None and call != K.LOCAL:
-                            s.kinds.add(call)
+                    self._classify_call(index, current, name, observe)  # type: ignore[arg-type]
             elif kind is ast.NamedExpr and type(current.target) is ast.Name:  # type: ignore[attr-defined]
                 s.defines.add(current.target.id)  # type: ignore[attr-defined]
             elif kind is ast.Lambda:
@@ -492,6 +494,30 @@ class _Collector:
                     push(child)
         return clock, progress, param
 
+    def _classify_call(self, index: int, call: ast.Call, name: str | None, observe: bool) -> None:
+        """The effect kind a call met inside an expression gives its statement: a delegation to
+        ``super()`` (or the dispatch of the method's own event, which stands for it), another
+        ``super()`` method, or (when ``observe``) the kind of a known call."""
+        s = self.statements[index]
+        method = super_method(call)
+        if method is not None:
+            if method == self.method:
+                s.kinds.add(K.DELEGATE)
+                self.delegations.append((index, call))
+            elif not _READS_ONLY.fullmatch(method):
+                s.kinds.add(K.SUPER_OTHER)
+            # ``super().get_train_dataloader()`` only builds a loader: its value is data
+            # exactly when what it feeds is (a table of examples from it is output).
+        elif name is not None and name == self.own_event:
+            # A re-implementation that dispatches the method's own event (a ``log`` copied
+            # from an old release firing ``on_log``): the dispatch stands for ``super()``.
+            s.kinds.add(K.DELEGATE)
+            self.delegations.append((index, call))
+        elif name is not None and observe:
+            kind = _call_kind(name)
+            if kind is not None and kind != K.LOCAL:
+                s.kinds.add(kind)
+
 
 # A copy of a value (``self._last_step = self.state.global_step``) is bookkeeping, not a schedule.
 _PLAIN_VALUES = (ast.Name, ast.Attribute, ast.Constant, ast.Subscript)
@@ -507,6 +533,13 @@ def _call_kind(name: str) -> str | None:
 @lru_cache(maxsize=8192)
 def _is_clock_name(name: str) -> bool:
     return name in K.CLOCK_CALLS or name.endswith((".perf_counter", ".monotonic"))
+
+
+def _is_schedule_value(value: ast.expr | None, facts: tuple[bool, bool, bool]) -> bool:
+    """A value computed from training progress without reading a parameter, and more than a copy of
+    one value: what an attribute set per step to follow a schedule is assigned."""
+    _, progress, reads_params = facts
+    return value is not None and progress and not reads_params and not isinstance(value, _PLAIN_VALUES)
 
 
 def _first_attribute(node: ast.AST) -> str | None:
@@ -532,45 +565,10 @@ def analyse(
     uses as timers / step counters."""
     params = param_names(fn)
     c = _Collector(fn.name, params, clock_attrs, counters)
-    body = fn.body
-    top = c.block(body, -1, 0, frozenset())
-    del top
+    c.block(fn.body, -1, 0, frozenset())
     statements = c.statements
-    data: set[int] = set()
-    definers: dict[str, list[int]] = {}
-    for i, s in enumerate(statements):
-        for name in s.defines:
-            definers.setdefault(name, []).append(i)
-    work: list[int] = []
-
-    def mark(i: int) -> None:
-        if i not in data:
-            data.add(i)
-            work.append(i)
-
-    for i, s in enumerate(statements):
-        if s.kinds & K.DATA_KINDS:
-            mark(i)
-        elif s.attr_writes and any(attr_is_data(a) for a in s.attr_writes):
-            mark(i)  # feeds another method's computation (a schedule too: TW201 reports it as one)
-    expanded: set[str] = set()  # names whose definers are all marked already: linear in the size
-    while work:
-        i = work.pop()
-        s = statements[i]
-        if s.parent != -1:
-            mark(s.parent)
-        for name in s.uses - expanded:
-            expanded.add(name)
-            for d in definers.get(name, ()):
-                mark(d)
-    # A local defined by an unknown call and never used by anything is there for the call's effect.
-    used: set[str] = set()
-    for s in statements:
-        used |= s.uses
-    for i, s in enumerate(statements):
-        unused_local = s.kinds == {K.LOCAL} and s.defines and not (s.defines & used) and not s.children
-        if i not in data and unused_local and any(isinstance(n, ast.Call) and not _pure_call(n) for n in ast.walk(s.node)):
-            data.add(i)
+    data = _data_closure(statements, _data_seeds(statements, attr_is_data))
+    data |= _called_for_effect(statements, data)
     delegation = c.delegations[0][0] if c.delegations else None
     passthrough = bool(c.delegations) and all(_passthrough(call, params) for _, call in c.delegations)
     decorators = decorator_names(fn)
@@ -582,6 +580,67 @@ def analyse(
         delegations=len(c.delegations),
         profiling_decorator=any(K.is_profiling_name(d) for d in decorators),
     )
+
+
+def _data_seeds(statements: list[Statement], attr_is_data: AttrIsData) -> list[int]:
+    """The statements that are data by themselves (a data kind, or a write to an attribute another
+    method reads to compute something), in order: where the worklist of ``_data_closure`` starts."""
+    seeds: list[int] = []
+    for i, s in enumerate(statements):
+        if s.kinds & K.DATA_KINDS:
+            seeds.append(i)
+        elif s.attr_writes and any(attr_is_data(a) for a in s.attr_writes):
+            seeds.append(i)  # feeds another method's computation (a schedule too: TW201 reports it as one)
+    return seeds
+
+
+def _data_closure(statements: list[Statement], seeds: list[int]) -> set[int]:
+    """``seeds`` plus, transitively, the compound statements holding a data statement and the definers
+    of every local a data statement uses. Each statement enters the worklist once and each name is
+    expanded once, so the closure is linear in the method's size."""
+    definers: dict[str, list[int]] = {}
+    for i, s in enumerate(statements):
+        for name in s.defines:
+            definers.setdefault(name, []).append(i)
+    data: set[int] = set()
+    work: list[int] = []
+
+    def mark(i: int) -> None:
+        if i not in data:
+            data.add(i)
+            work.append(i)
+
+    for i in seeds:
+        mark(i)
+    expanded: set[str] = set()  # names whose definers are all marked already: linear in the size
+    while work:
+        i = work.pop()
+        s = statements[i]
+        if s.parent != -1:
+            mark(s.parent)
+        for name in s.uses - expanded:
+            expanded.add(name)
+            for d in definers.get(name, ()):
+                mark(d)
+    return data
+
+
+def _called_for_effect(statements: list[Statement], data: set[int]) -> set[int]:
+    """Statements outside ``data`` that define a local nothing uses from an unknown call: the call is
+    there for its effect, so the statement is data (found after the closure, and not expanded)."""
+    used: set[str] = set()
+    for s in statements:
+        used |= s.uses
+    found: set[int] = set()
+    for i, s in enumerate(statements):
+        unused_local = s.kinds == {K.LOCAL} and s.defines and not (s.defines & used) and not s.children
+        if (
+            i not in data
+            and unused_local
+            and any(isinstance(n, ast.Call) and not _pure_call(n) for n in ast.walk(s.node))
+        ):
+            found.add(i)
+    return found
 
 
 def _pure_call(call: ast.Call) -> bool:

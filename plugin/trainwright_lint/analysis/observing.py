@@ -117,45 +117,71 @@ def observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Obse
 
 
 def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Observation:
+    """The steps of ``observe``: a cheap text test first, then the effects, control flags (TW203)
+    in any method, and for an override of upstream's either a wrapper (TW202) or its parts (TW201)."""
     obs = Observation()
     body_text = facts.unit.text(method.line + 1, method.end_line) if method.end_line > method.line else ""
     override = facts.overrides_upstream and not method.name.startswith("__")
-    if not ((override and _may_observe(method, body_text)) or "control.should_" in body_text):
+    if not _worth_analysing(method, body_text, override):
         return obs
-    if method.name in LOOP_REPLACEMENTS and not re.search(rf"super\(.*?\)\.{method.name}\b", body_text):
-        return obs  # a replaced training loop: a copy of upstream's, whatever release it came from
-    if method.name not in _EVENT_FIRING_ENTRY_POINTS and _fires_other_events(method.name, body_text):
-        return obs  # fires the events itself: a piece of the loop, re-implemented
     effects = facts.effects()
     obs.effects = effects
     copied = CopiedStatements(fn, effects, facts.owners(), facts.unit.facts)
-    statements = effects.statements
-
     seeds = _computed_locals(effects, copied) | _hidden_result(method.name, effects) | _own_arguments(fn)
     hidden = _hidden_values(effects, seeds)
-    for i, s in enumerate(statements):
+    for i, s in enumerate(effects.statements):
         if K.CONTROL in s.kinds and i not in copied and not _driven_by_arguments(effects, i):
             obs.controls.append(s.node)
     if not override:
         return obs
-
     observing = [i for i in effects.observing() if i not in copied]
+    if _mark_wrapper(obs, effects, observing, hidden):
+        return obs
+    chosen = _chosen_parts(effects, observing, hidden, copied, body_text)
+    _record_parts(obs, effects, chosen)
+    return obs
+
+
+def _worth_analysing(method: MethodSummary, body_text: str, override: bool) -> bool:
+    """Whether the method's text can hold callback-worthy code the user wrote: not for a replaced
+    training loop or an override that fires the loop's events itself (both copies of upstream's code,
+    whatever release they came from), nor for a text with none of the words such code needs."""
+    if not ((override and _may_observe(method, body_text)) or "control.should_" in body_text):
+        return False
+    if method.name in LOOP_REPLACEMENTS and not re.search(rf"super\(.*?\)\.{method.name}\b", body_text):
+        return False  # a replaced training loop: a copy of upstream's, whatever release it came from
+    # an override that fires the events itself is a piece of the loop, re-implemented
+    return method.name in _EVENT_FIRING_ENTRY_POINTS or not _fires_other_events(method.name, body_text)
+
+
+def _mark_wrapper(obs: Observation, effects: MethodEffects, observing: list[int], hidden: set[str]) -> bool:
+    """Fill ``obs`` as a wrapper (TW202) when the whole override only observes around one plain
+    delegation, and say whether it is one. Gated logic is not a wrapper: TW201 reports it more
+    precisely."""
+    statements = effects.statements
     gated = any(effects.gated_on_progress(j) for i in observing for j in effects.under(i))
     movable = [i for i in observing if not _reads(effects, i, hidden)]
-    if (
-        not gated and len(movable) == len(observing) and _is_wrapper(effects, observing)
-    ):  # gated logic is reported, more precisely, by TW201
-        obs.wrapper = True
-        obs.wrapper_parts = [i for i in observing if effects.kinds_under(i) & K.OBSERVING_KINDS]
-        for i in observing:
-            obs.wrapper_kinds |= effects.kinds_under(i) & K.OBSERVING_KINDS
-        if effects.profiling_decorator or any(K.PROFILE in statements[i].kinds for i in effects.data):
-            obs.wrapper_kinds.add(K.PROFILE)
-        obs.wrapper_kinds.discard(K.CONTROL)
-        if obs.wrapper_kinds:
-            return obs
-        obs.wrapper = False
+    if gated or len(movable) != len(observing) or not _is_wrapper(effects, observing):
+        return False
+    obs.wrapper = True
+    obs.wrapper_parts = [i for i in observing if effects.kinds_under(i) & K.OBSERVING_KINDS]
+    for i in observing:
+        obs.wrapper_kinds |= effects.kinds_under(i) & K.OBSERVING_KINDS
+    if effects.profiling_decorator or any(K.PROFILE in statements[i].kinds for i in effects.data):
+        obs.wrapper_kinds.add(K.PROFILE)
+    obs.wrapper_kinds.discard(K.CONTROL)
+    if obs.wrapper_kinds:
+        return True
+    obs.wrapper = False
+    return False
 
+
+def _chosen_parts(
+    effects: MethodEffects, observing: list[int], hidden: set[str], copied: CopiedStatements, body_text: str
+) -> dict[int, str]:
+    """The observing statements a callback could run instead, each with its reason ("gated", "timing",
+    "output"), plus every schedule update the user wrote ("schedule")."""
+    statements = effects.statements
     chosen: dict[int, str] = {}
     delegation_line = statements[effects.delegation].line if effects.delegation is not None else None
     clocks = _clock_locals(effects)
@@ -190,6 +216,11 @@ def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Obs
     for i, s in enumerate(statements):
         if K.SCHEDULE in s.kinds and i not in copied and i not in chosen:
             chosen[i] = "schedule"
+    return chosen
+
+
+def _record_parts(obs: Observation, effects: MethodEffects, chosen: dict[int, str]) -> None:
+    """Add the chosen statements to ``obs`` in line order, with their reasons, kinds and gates."""
     for i in sorted(chosen):
         obs.parts.append(i)
         obs.reasons.add(chosen[i])
@@ -197,7 +228,6 @@ def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Obs
         obs.kinds |= kinds
         obs.kinds_by_reason.setdefault(chosen[i], set()).update(kinds)
         obs.gates |= effects.statements[i].gates
-    return obs
 
 
 # Arguments a callback event receives under the same name (``model``; ``logs`` in ``on_log``, ``metrics`` in
