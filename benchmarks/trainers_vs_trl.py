@@ -46,7 +46,9 @@ def measure(algo: str, impl: str, size: str, steps: int, extra: list[str]) -> di
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("algo", choices=["dpo", "grpo", "grpo_tools"])
     parser.add_argument("--sizes", default="tiny,small", help="comma-separated model sizes (tiny, small)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per implementation and size")

@@ -90,7 +90,9 @@ def main() -> None:
     print("\nstep  mean reward")
     for step, reward in curve:
         print(f"{step:4d}  {reward:.3f}  {'#' * round(reward * 40)}")
-    last = [json.loads(line) for line in (args.out / "completions.jsonl").read_text(encoding="utf-8").splitlines()][-3:]
+    last = [
+        json.loads(line) for line in (args.out / "completions.jsonl").read_text(encoding="utf-8").splitlines()
+    ][-3:]
     print("\nlast completions:")
     for row in last:
         prompt, completion = row["prompt"][0]["content"], row["completion"][0]["content"]

@@ -26,7 +26,9 @@ GALLERY = ROOT / "examples" / "gallery"
 def banner(step: int, total: int, title: str, command: list[str]) -> None:
     """A step's title (bold on a colour terminal only: NO_COLOR and pipes get plain text) and command."""
     shown = " ".join(map(str, command))
-    shown = shown.replace(f"{sys.executable} -m trainwright_lint", "trainwright").replace(sys.executable, "python")
+    shown = shown.replace(f"{sys.executable} -m trainwright_lint", "trainwright").replace(
+        sys.executable, "python"
+    )
     shown = shown.replace(str(ROOT) + os.sep, "")
     heading = Terminal.detect(sys.stdout).style(f"[{step}/{total}] {title}", "heading")
     print(f"\n{heading}\n$ {shown}", flush=True)
@@ -40,7 +42,9 @@ def run(command: list[str], ok_codes: tuple[int, ...] = (0,)) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="fewer training steps")
     parser.add_argument("--out", type=Path, default=ROOT / "outputs" / "tour", help="where the runs write")
     args = parser.parse_args(argv)
@@ -51,17 +55,30 @@ def main(argv: list[str] | None = None) -> int:
     # The "before" files are excluded from the project's own lint run ([tool.trainwright] exclude);
     # files named explicitly are always linted.
     before_files = sorted(str(path.relative_to(ROOT)) for path in GALLERY.glob("*_before.py"))
-    banner(1, total, "Lint a gallery of real-world Trainer overrides (exit status 1 = findings)",
-           [*trainwright, "lint", f"{GALLERY}/*_before.py"])
+    banner(
+        1,
+        total,
+        "Lint a gallery of real-world Trainer overrides (exit status 1 = findings)",
+        [*trainwright, "lint", f"{GALLERY}/*_before.py"],
+    )
     run([*trainwright, "lint", *before_files], ok_codes=(1,))
 
     legacy = GALLERY / "legacy_loss_before.py"
-    banner(2, total, "Preview the safe fix for a 4.45-era compute_loss (nothing is written)",
-           [*trainwright, "fix", "--diff", legacy])
+    banner(
+        2,
+        total,
+        "Preview the safe fix for a 4.45-era compute_loss (nothing is written)",
+        [*trainwright, "fix", "--diff", legacy],
+    )
     run([*trainwright, "fix", "--diff", str(legacy.relative_to(ROOT))], ok_codes=(0, 1))
 
     timer = GALLERY / "step_timer_before.py"
-    banner(3, total, "Ask for the callback that replaces a timing wrapper", [*trainwright, "fix", "--suggest", timer])
+    banner(
+        3,
+        total,
+        "Ask for the callback that replaces a timing wrapper",
+        [*trainwright, "fix", "--suggest", timer],
+    )
     run([*trainwright, "fix", "--suggest", str(timer.relative_to(ROOT))], ok_codes=(0, 1))
 
     dpo_steps = "30" if args.quick else "120"
@@ -71,7 +88,14 @@ def main(argv: list[str] | None = None) -> int:
 
     args.out.mkdir(parents=True, exist_ok=True)
     grpo_steps = "8" if args.quick else "60"
-    grpo = [sys.executable, str(ROOT / "examples" / "grpo_toy.py"), "--steps", grpo_steps, "--out", str(args.out)]
+    grpo = [
+        sys.executable,
+        str(ROOT / "examples" / "grpo_toy.py"),
+        "--steps",
+        grpo_steps,
+        "--out",
+        str(args.out),
+    ]
     banner(5, total, "GRPOTrainer on a toy reward: watch the mean reward rise", grpo)
     run(grpo)
 

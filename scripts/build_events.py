@@ -46,7 +46,15 @@ from trainwright.catalog.versions import sort_versions
 PROOFS_FILE_PATH = Path(PROOFS_FILE)
 
 # What a user calls on a trainer object. ``__init__`` fires ``on_init_end``.
-ENTRY_POINTS = ("__init__", "train", "evaluate", "predict", "save_model", "push_to_hub", "hyperparameter_search")
+ENTRY_POINTS = (
+    "__init__",
+    "train",
+    "evaluate",
+    "predict",
+    "save_model",
+    "push_to_hub",
+    "hyperparameter_search",
+)
 # Other transformers modules that receive the trainer and call its methods (read when the release has them).
 EXTERNAL_FILES = ("trainer_jit_checkpoint.py",)
 FILES = ("trainer.py", "trainer_callback.py")
@@ -87,7 +95,9 @@ def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFunction
 class _StepCollector(ast.NodeVisitor):
     """Post-order walk (arguments run before the call that receives them) that keeps a loop stack."""
 
-    def __init__(self, methods: set[str], receiver: str = "self", params: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, methods: set[str], receiver: str = "self", params: frozenset[str] = frozenset()
+    ) -> None:
         self.methods = methods
         self.params = params
         self.handed: list[tuple[str, str, str]] = []  # (callee, parameter, method handed on)
@@ -150,7 +160,9 @@ class _StepCollector(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self.generic_visit(node)
         # ``find_executable_batch_size(self._inner_training_loop, ...)``: handed on, then called
-        handed_on = id(node) not in self._called and self._is_receiver(node.value) and node.attr in self.methods
+        handed_on = (
+            id(node) not in self._called and self._is_receiver(node.value) and node.attr in self.methods
+        )
         if handed_on and isinstance(getattr(node, "ctx", None), ast.Load):
             self._add("call", node.attr, node)
 
@@ -249,8 +261,12 @@ def inside_events(bodies: dict[str, Body], always: bool) -> dict[str, list[str]]
         for step in bodies.get(name, Body()).steps:
             if always and step.conditional:
                 continue
-            more = [step.name] if step.kind == "event" else (
-                visit(step.name, stack | {name}) if step.name not in stack and step.name != name else []
+            more = (
+                [step.name]
+                if step.kind == "event"
+                else (
+                    visit(step.name, stack | {name}) if step.name not in stack and step.name != name else []
+                )
             )
             found.extend(e for e in more if e not in found)
         if not stack:
@@ -361,7 +377,9 @@ def proofs(data: dict[str, Any]) -> dict[str, Any]:
     tables = EventTables(data)
     pool = _Pool()
     out = []
-    for version in [min(v for v, i in data["releases"].items() if i == k) for k in range(len(data["tables"]))]:
+    for version in [
+        min(v for v, i in data["releases"].items() if i == k) for k in range(len(data["tables"]))
+    ]:
         view = tables.at(version)
         methods = {}
         for name in data["tables"][data["releases"][version]]["methods"]:
@@ -393,8 +411,16 @@ def pack(releases: dict[str, dict[str, Any]]) -> dict[str, Any]:
             }
             for name, m in release["methods"].items()
         }  # fmt: skip
-        index[version] = tables.add({"entries": release["entries"], "events": release["events"], "methods": methods})
-    return {"format": FORMAT, "hops": hops.items, "paths": paths.items, "releases": index, "tables": tables.items}
+        index[version] = tables.add(
+            {"entries": release["entries"], "events": release["events"], "methods": methods}
+        )
+    return {
+        "format": FORMAT,
+        "hops": hops.items,
+        "paths": paths.items,
+        "releases": index,
+        "tables": tables.items,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -596,7 +596,11 @@ class _Outside:
             return
         t.fp += 1
         t.hit(code, self.where(path, line), msg, False)
-        tag = f"hard negative (calls.csv: {_short(row.notes, 110)})" if row is not None else self.where(path, line)
+        tag = (
+            f"hard negative (calls.csv: {_short(row.notes, 110)})"
+            if row is not None
+            else self.where(path, line)
+        )
         t.fps.append(f"{code} {self.name} {path}:{line} [{tag}] {msg[:120]}")
         if row is not None and self.call_hits is not None:
             self.call_hits.append(row.where())
@@ -621,7 +625,9 @@ def _score_callback_method(m: Method, expected: set, found: list, t: Tally, hn_h
             if h[1] not in m.obs:
                 t.fp += 1
                 t.hit(h[0], m.name, h[2], False)
-                t.fps.append(f"{h[0]} {m.where()} line {h[1]}: points at the wrong statement (obs={_ranges(m.obs)})")
+                t.fps.append(
+                    f"{h[0]} {m.where()} line {h[1]}: points at the wrong statement (obs={_ranges(m.obs)})"
+                )
     elif found:
         t.fp += 1
         t.hit(found[0][0], m.name, found[0][2], False)
@@ -767,10 +773,14 @@ def _export(r: dict, args: argparse.Namespace, dest: Path, acc: Accumulated) -> 
         trl_dir, ver = installed_trl(args.trl_dir)
         want = r.get("version", TRL_TARGET)
         if trl_dir is None or not trl_dir.is_dir():
-            acc.missing.append(f"{name}: TRL is not importable here (run with the project's .venv, or --trl-dir)")
+            acc.missing.append(
+                f"{name}: TRL is not importable here (run with the project's .venv, or --trl-dir)"
+            )
             return None
         if ver is not None and ver != want and not args.trl_dir:
-            acc.missing.append(f"{name}: installed TRL is {ver}, labels are for {want} (pip install trl=={want})")
+            acc.missing.append(
+                f"{name}: installed TRL is {ver}, labels are for {want} (pip install trl=={want})"
+            )
             return None
         shutil.copytree(trl_dir, dest / "trl", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     else:
@@ -797,12 +807,16 @@ def _export(r: dict, args: argparse.Namespace, dest: Path, acc: Accumulated) -> 
     return paths
 
 
-def _check_calls(name: str, dest: Path, r_methods: list[Method], r_calls: list[CallRow], acc: Accumulated) -> None:
+def _check_calls(
+    name: str, dest: Path, r_methods: list[Method], r_calls: list[CallRow], acc: Accumulated
+) -> None:
     """calls.csv rows must lie outside every labelled method, in a file of the export."""
     for c in r_calls:
         inside = [m for m in r_methods if m.path == c.path and m.line <= c.line <= m.end]
         if inside:
-            acc.errors.append(f"calls.csv row {c.where()} lies in labelled method {inside[0].where()}: label it there")
+            acc.errors.append(
+                f"calls.csv row {c.where()} lies in labelled method {inside[0].where()}: label it there"
+            )
         if not (dest / c.path).is_file():
             acc.errors.append(f"calls.csv row {c.where()}: no such file in the export")
 
@@ -853,7 +867,9 @@ def _lint_and_score(
     after = sum(t.fp for t in acc.tallies.values()), sum(t.fn for t in acc.tallies.values())
     acc.per_repo.append((name, len(found), after[0] - before[0], after[1] - before[1]))
     if acc.stats_ok is not False:
-        sdata, _ = run_lint(cmd, dest, paths, ["--statistics", "--format", "json", "--exit-zero", *extra_j], args.timeout)
+        sdata, _ = run_lint(
+            cmd, dest, paths, ["--statistics", "--format", "json", "--exit-zero", *extra_j], args.timeout
+        )
         if isinstance(sdata, dict) and isinstance(sdata.get("classes"), list):
             acc.stats_ok = True
             acc.recognition[name] = (

@@ -37,14 +37,18 @@ def kappa(pairs: Sequence[tuple[object, object]]) -> tuple[float, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--first", type=Path, default=HERE / "labels.csv")
     parser.add_argument("--second", type=Path, default=HERE / "second_labels.csv")
     args = parser.parse_args(argv)
     first, second = read(args.first), read(args.second)
     common = sorted(first.keys() & second.keys())
     if missing := second.keys() - first.keys():
-        raise SystemExit(f"{len(missing)} rows of {args.second} match no row of {args.first}, e.g. {min(missing)}")
+        raise SystemExit(
+            f"{len(missing)} rows of {args.second} match no row of {args.first}, e.g. {min(missing)}"
+        )
     print(f"{len(common)} methods labelled twice")
     print("| column | verdict compared | agreement | Cohen's kappa |\n|---|---|---:|---:|")
     checks = {

@@ -63,7 +63,9 @@ def _launch_two_processes(
     timed-out run is killed whole (workers included) instead of lingering, and it is retried once with
     a new port: a port picked free can be taken by another test's processes before torchrun binds it.
     """
-    accelerate = _shutil.which("accelerate", path=_os.path.dirname(_sys.executable)) or _shutil.which("accelerate")
+    accelerate = _shutil.which("accelerate", path=_os.path.dirname(_sys.executable)) or _shutil.which(
+        "accelerate"
+    )
     if accelerate is None:
         _pytest.skip("accelerate CLI not installed")
     env = {

@@ -416,7 +416,10 @@ def test_trainer_packages_import_down_only() -> None:
 def test_the_trainer_check_sees_an_import_up_or_across() -> None:
     graph = {
         "trainwright.trainers.common.skeleton": {"trainwright.trainers.grpo.model"},
-        "trainwright.trainers.dpo.trainer": {"trainwright.trainers.grpo.loss", "trainwright.trainers.common.x"},
+        "trainwright.trainers.dpo.trainer": {
+            "trainwright.trainers.grpo.loss",
+            "trainwright.trainers.common.x",
+        },
         "trainwright.trainers.grpo.trainer": {"trainwright.trainers.common.skeleton"},
     }
     assert trainer_breaks(graph) == [

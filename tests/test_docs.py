@@ -14,7 +14,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_training_loop_diagram_is_current() -> None:
     result = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "draw_training_loop.py"), "--check"], capture_output=True, text=True, check=False
+        [sys.executable, str(ROOT / "scripts" / "draw_training_loop.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
 
@@ -22,8 +25,14 @@ def test_training_loop_diagram_is_current() -> None:
 def test_training_loop_diagram_follows_the_release(tmp_path: Path) -> None:
     old = tmp_path / "old.svg"
     subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "draw_training_loop.py"), "--transformers-version", "4.45.2",
-         "-o", str(old)],
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "draw_training_loop.py"),
+            "--transformers-version",
+            "4.45.2",
+            "-o",
+            str(old),
+        ],
         check=True,
         capture_output=True,
     )
@@ -33,8 +42,10 @@ def test_training_loop_diagram_follows_the_release(tmp_path: Path) -> None:
     assert ">on_push_begin<" in newest and ">on_push_begin<" not in old.read_text()
 
 
-@pytest.mark.skipif(shutil.which("mkdocs") is None and not (Path(sys.executable).parent / "mkdocs").exists(),
-                    reason="mkdocs is part of the dev extra")
+@pytest.mark.skipif(
+    shutil.which("mkdocs") is None and not (Path(sys.executable).parent / "mkdocs").exists(),
+    reason="mkdocs is part of the dev extra",
+)
 def test_mkdocs_builds_strict(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],

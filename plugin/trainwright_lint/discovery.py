@@ -352,7 +352,9 @@ def discovery_warnings(
     for given in paths:
         path = Path(given)
         if path.is_file():
-            pattern = deciding_pattern(rel(real_path(path)), False, config_patterns) if force_exclude else None
+            pattern = (
+                deciding_pattern(rel(real_path(path)), False, config_patterns) if force_exclude else None
+            )
             if pattern is not None:
                 named_files.append(f'{given} ([tool.trainwright] exclude "{pattern.text}")')
         elif path.is_dir() and not _contributed(path, files):

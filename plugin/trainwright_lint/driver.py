@@ -53,7 +53,9 @@ def relinter(path: str, config: LintConfig, workspace: Workspace) -> Linter:
         if noqa.file_is_skipped(lines, code) or not prefilter.worth_linting(code, words):
             return []
         tree = tree if tree is not None else parse_source(code, path)
-        return withhold_fixes(noqa.filter_noqa(lint_tree(tree, code, path, config, workspace=workspace), lines), code)
+        return withhold_fixes(
+            noqa.filter_noqa(lint_tree(tree, code, path, config, workspace=workspace), lines), code
+        )
 
     return lint
 
@@ -167,7 +169,9 @@ def fix_findings(
             continue
         if beat is not None:
             beat(key)
-        outcome = _fix_file(path, known, config, workspace, result, unsafe=unsafe, write=not diff, errors=report.errors)
+        outcome = _fix_file(
+            path, known, config, workspace, result, unsafe=unsafe, write=not diff, errors=report.errors
+        )
         if outcome is None:
             report.remaining += known
             continue

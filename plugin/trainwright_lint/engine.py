@@ -167,7 +167,9 @@ def lint_unit(
     return findings
 
 
-def _target_classes(unit: FileUnit, model: ProjectModel, classes: Container[str] | None) -> Iterator[TargetClass]:
+def _target_classes(
+    unit: FileUnit, model: ProjectModel, classes: Container[str] | None
+) -> Iterator[TargetClass]:
     """The classes of ``unit`` the class rules lint (those of ``classes`` when given)."""
     for key in model.target_classes(unit.path):
         if classes is not None and key not in classes:
@@ -196,9 +198,7 @@ class _ClassPoints:
         self.trl_catalog = load_catalog("trl") if self.basis.library_cls else None
         self.points = run.releases.points()
         self.newest = (
-            self.points[0]
-            if len(self.points) == 1
-            else (run.releases.transformers[-1], run.releases.trl[-1])
+            self.points[0] if len(self.points) == 1 else (run.releases.transformers[-1], run.releases.trl[-1])
         )
         self.shared = FactStore()  # the class's release-independent facts, for every point
         self._contexts: dict[tuple[str, str], ClassContext] = {}

@@ -16,6 +16,7 @@ from trainwright_lint.textscan import class_statements
 
 KEYWORDS: tuple[str, ...] = ("Trainer", "Callback")
 
+
 def has_class_with_bases(text: str) -> bool:
     return next(class_statements(text, with_bases=True), None) is not None
 

@@ -433,7 +433,9 @@ def _lint_files(
     # The workers start before this process reads anything: a fork copies the pages it later writes,
     # and every file's text read here would be such a page (0.2 s of a 1 s run on TRL's source).
     runner = _Runner(config, jobs, len(shown), beat, skipped)
-    run = _Pass(config, runner, result, prefilter.gate_words(config.trainer_bases), config.code_enabled(NOT_LINTED))
+    run = _Pass(
+        config, runner, result, prefilter.gate_words(config.trainer_bases), config.code_enabled(NOT_LINTED)
+    )
     try:
         triage = _triage(run, shown, progress)
         parent = _STATE if runner.pool is None else _new_state(config)
@@ -553,7 +555,9 @@ def _lint_targets(
     # Files read on demand while resolving bases (a mixin's file that never says "Trainer") count
     # too when they were given.
     known_paths = [p for p in shown if p in model.summaries]
-    targets = sorted(p for p in known_paths if model.target_classes(p) or (p in summaries and p not in bases_only))
+    targets = sorted(
+        p for p in known_paths if model.target_classes(p) or (p in summaries and p not in bases_only)
+    )
     result.files_linted = len(targets)
     _record_classes(result, model, known_paths)
     run.runner.share_model(model)

@@ -394,7 +394,10 @@ def _placements(
         borrowed |= missing & move.defined_at_top
         method = move.finding.method or "the override"
         placed.append(
-            [_stand_in(value, move.owner, method, value in move.parameters) for value in sorted(missing - move.defined_at_top)]
+            [
+                _stand_in(value, move.owner, method, value in move.parameters)
+                for value in sorted(missing - move.defined_at_top)
+            ]
         )
     if borrowed:
         where = module or "the module that defines the Trainer"
@@ -405,7 +408,9 @@ def _placements(
     return placed
 
 
-def _callback_text(move: _Move, bodies: list[tuple[str, str]], placed: list[list[str]], imports: list[str]) -> str:
+def _callback_text(
+    move: _Move, bodies: list[tuple[str, str]], placed: list[list[str]], imports: list[str]
+) -> str:
     """The suggestion: imports, the callback class with one method per event, and how to register it."""
     finding, owner = move.finding, move.owner
     name = f"{owner}{''.join(p.title() for p in (finding.method or 'hook').strip('_').split('_'))}Callback"
@@ -531,7 +536,9 @@ def _with_recomputed_locals(move: _Move, event: str, body: str) -> str:
         return text, _undefined_names(text, available) - move.defined_at_top
 
     statements, _left = recomputed(missing, local_assignments(move.func), move.source, translate)
-    move.transformers += [translators[text] for text in statements]  # their attributes: __init__ arguments too
+    move.transformers += [
+        translators[text] for text in statements
+    ]  # their attributes: __init__ arguments too
     return "\n".join([*statements, body]) if statements else body
 
 

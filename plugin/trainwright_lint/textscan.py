@@ -75,6 +75,10 @@ def class_statements(text: str, with_bases: bool = False) -> Iterator[int]:
     while at != -1:
         line_start = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
         found = rest.match(text, at + 5)
-        if found and not text[line_start:at].strip(" \t\f") and (not with_bases or _bases_follow(text, found)):
+        if (
+            found
+            and not text[line_start:at].strip(" \t\f")
+            and (not with_bases or _bases_follow(text, found))
+        ):
             yield at
         at = text.find("class", at + 5)

@@ -186,7 +186,9 @@ class _Run:
                 return
             w.busy = None
             self.results.append(
-                TaskResult(task, index, value=value) if status == "ok" else TaskResult(task, index, crashed=value)
+                TaskResult(task, index, value=value)
+                if status == "ok"
+                else TaskResult(task, index, crashed=value)
             )
             self.feed(index)
         elif now >= deadline:

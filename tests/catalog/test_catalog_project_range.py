@@ -48,7 +48,9 @@ def test_the_option_still_wins(pinned_project: Path, capsys: pytest.CaptureFixtu
     assert "on_push_begin" in out and "(--transformers-version)" in out
 
 
-def test_explain_judges_every_release_of_the_range(pinned_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_judges_every_release_of_the_range(
+    pinned_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _, out, _ = run(capsys, "explain", "on_pre_optimizer_step")
     assert f"Target: {RANGE}" in out
     assert "NOT AN EVENT on 4.44.0–4.44.2 of the target range" in out

@@ -106,7 +106,9 @@ def test_every_traced_path_is_in_the_table(run) -> None:  # type: ignore[no-unty
         if kind != "enter" or not table.knows(name) or (stack and stack[-1] == name):
             continue  # a recursive call (``_prepare_input``) is on the path of the first one
         stack = _collapse(stack)
-        known = {p.methods for p in table.paths(name) if p.hops} | {() for p in table.paths(name) if not p.hops}
+        known = {p.methods for p in table.paths(name) if p.hops} | {
+            () for p in table.paths(name) if not p.hops
+        }
         assert stack in known, f"{' -> '.join((*stack, name))} is not a path of the table"
         seen += 1
     assert seen > 50  # the run went through the loop, evaluation, prediction and saving
@@ -177,7 +179,12 @@ def test_save_model_paths_and_on_save(run) -> None:  # type: ignore[no-untyped-d
     after_checkpoint = False
     saw = False
     for kind, name, stack, _ in run:
-        if kind == "exit" and name == "_save_checkpoint" and stack and stack[-1] == "_maybe_log_save_evaluate":
+        if (
+            kind == "exit"
+            and name == "_save_checkpoint"
+            and stack
+            and stack[-1] == "_maybe_log_save_evaluate"
+        ):
             after_checkpoint = True
         elif kind == "event" and name == "on_save":
             assert after_checkpoint

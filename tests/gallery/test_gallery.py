@@ -47,7 +47,9 @@ def test_before_yields_its_expected_findings(path: Path) -> None:
     assert sorted(set(lint_codes(path))) == sorted(set(expected_codes(path)))
 
 
-@pytest.mark.parametrize("path", [p for p in BEFORE if "# expect-preview:" in p.read_text()], ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path", [p for p in BEFORE if "# expect-preview:" in p.read_text()], ids=lambda p: p.stem
+)
 def test_before_with_preview_adds_the_preview_codes(path: Path) -> None:
     assert sorted(set(lint_codes(path, "--preview"))) == sorted(set(expected_codes(path, preview=True)))
 
@@ -65,7 +67,9 @@ def _load(path: Path):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.train("each builder trains a tiny model")
-@pytest.mark.parametrize("path", [p for p in AFTER if "def build_trainer" in p.read_text()], ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path", [p for p in AFTER if "def build_trainer" in p.read_text()], ids=lambda p: p.stem
+)
 def test_after_builder_trains(path: Path, tmp_path: Path) -> None:
     """The "after" code is real: its Trainer trains two steps on a tiny model with its callbacks."""
     import inspect
@@ -121,13 +125,24 @@ def test_suggested_callback_for_the_timing_wrapper_really_times_steps(tmp_path: 
 
     tokenizer = build_tokenizer()
     model = build_tiny_causal_lm(tokenizer, hidden_size=16, num_layers=1)
-    encoded = tokenizer(["hello world", "a helpful answer"] * 4, padding="max_length", max_length=8, truncation=True)
-    args = TrainingArguments(
-        output_dir=str(tmp_path), max_steps=3, logging_steps=1, per_device_train_batch_size=4,
-        report_to=[], disable_tqdm=True, use_cpu=True,
+    encoded = tokenizer(
+        ["hello world", "a helpful answer"] * 4, padding="max_length", max_length=8, truncation=True
     )
-    trainer = Trainer(model=model, args=args, train_dataset=Dataset.from_dict({**encoded, "labels": encoded["input_ids"]}),
-                      callbacks=[callback])
+    args = TrainingArguments(
+        output_dir=str(tmp_path),
+        max_steps=3,
+        logging_steps=1,
+        per_device_train_batch_size=4,
+        report_to=[],
+        disable_tqdm=True,
+        use_cpu=True,
+    )
+    trainer = Trainer(
+        model=model,
+        args=args,
+        train_dataset=Dataset.from_dict({**encoded, "labels": encoded["input_ids"]}),
+        callbacks=[callback],
+    )
     trainer.train()
     step_times = [log["step_time"] for log in trainer.state.log_history if "step_time" in log]
     assert len(step_times) == 3 and all(0 < t < 60 for t in step_times)

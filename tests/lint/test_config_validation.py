@@ -20,7 +20,9 @@ def trainer_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def lint(trainer_project: Path, table: str, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+def lint(
+    trainer_project: Path, table: str, capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[int, str, str]:
     (trainer_project / "pyproject.toml").write_text(f"[tool.trainwright]\n{table}\n")
     status = main(["lint", "-j", "1", "--transformers-version", "5.24.0", *args])
     out, err = capsys.readouterr()
@@ -30,7 +32,10 @@ def lint(trainer_project: Path, table: str, capsys: pytest.CaptureFixture[str], 
 @pytest.mark.parametrize(
     ("table", "message"),
     [
-        ('select = ["TW999"]', '[tool.trainwright] select: "TW999" matches no rule (known: TW000, TW001, TW101, '),
+        (
+            'select = ["TW999"]',
+            '[tool.trainwright] select: "TW999" matches no rule (known: TW000, TW001, TW101, ',
+        ),
         ('ignore = ["TW9"]', '[tool.trainwright] ignore: "TW9" matches no rule'),
         (
             'per-file-ignores = { "tests/*" = ["TW5"] }',
@@ -76,14 +81,18 @@ def test_the_known_codes_are_the_rule_registry_plus_tw000(
 
 
 def test_a_configured_range_is_a_target(trainer_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (trainer_project / "pyproject.toml").write_text('[tool.trainwright]\ntransformers-version = ">=4.44,<4.46"\n')
+    (trainer_project / "pyproject.toml").write_text(
+        '[tool.trainwright]\ntransformers-version = ">=4.44,<4.46"\n'
+    )
     status = main(["lint", "-j", "1"])
     err = capsys.readouterr().err
     assert status == 1
     assert "transformers >=4.44,<4.46 ([tool.trainwright] transformers-version) → 4.44.0–4.45.2" in err
 
 
-def test_no_python_files_warns_as_ruff_does(trainer_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_python_files_warns_as_ruff_does(
+    trainer_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (trainer_project / "empty").mkdir()
     status = main(["lint", "-j", "1", "--transformers-version", "5.24.0", "empty"])
     err = capsys.readouterr().err

@@ -83,7 +83,9 @@ def test_json_output_fields(cross_file_project: Path, capsys: pytest.CaptureFixt
     assert (first["location"], first["end_location"]) == ({"row": 5, "column": 5}, {"row": 5, "column": 27})
 
 
-def test_clean_exit_zero_and_select_ignore(cross_file_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_clean_exit_zero_and_select_ignore(
+    cross_file_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert run_lint(["pkg/base.py"], capsys)[0] == 0
     status, out, _ = run_lint(["--select", "TW4", "."], capsys)
     assert status == 1 and {line.split()[1] for line in out.splitlines()} == {"TW401", "TW402", "TW403"}

@@ -78,7 +78,9 @@ def test_fix_with_stdin_gives_back_a_text_it_cannot_fix(editor_project: Path) ->
 
 def test_stdin_that_does_not_parse_is_one_tw000(editor_project: Path) -> None:
     broken = "from transformers import Trainer\n\n\nclass T(Trainer):\n    def f(:\n"
-    result = cli(editor_project, "lint", "--output-format", "concise", "--stdin-filename", "new.py", stdin=broken)
+    result = cli(
+        editor_project, "lint", "--output-format", "concise", "--stdin-filename", "new.py", stdin=broken
+    )
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stdout.startswith("new.py:5:") and " TW000 " in result.stdout
 
@@ -134,7 +136,9 @@ def test_paths_are_relative_to_the_current_folder(editor_project: Path) -> None:
     assert inside.stdout.startswith("train.py:11:"), inside.stdout
     above = cli(editor_project, "lint", "--output-format", "concise", "-j", "1", "pkg")
     assert above.stdout.startswith("pkg/train.py:11:"), above.stdout
-    elsewhere = cli(editor_project.parent, "lint", "--output-format", "concise", "-j", "1", str(editor_project / "pkg"))
+    elsewhere = cli(
+        editor_project.parent, "lint", "--output-format", "concise", "-j", "1", str(editor_project / "pkg")
+    )
     assert elsewhere.stdout.startswith(f"{editor_project.name}/pkg/train.py:11:"), elsewhere.stdout
     tools = cli(editor_project / "pkg", "lint", "--output-format", "json", "-j", "1", ".")
     assert '"filename": "pkg/train.py"' in tools.stdout  # JSON stays relative to the project root
@@ -160,6 +164,8 @@ def on_a_pty(cwd: Path, *args: str, **env: str) -> str:
 def test_colour_on_a_terminal_and_never_with_no_color(editor_project: Path, fmt: str) -> None:
     coloured = on_a_pty(editor_project, "lint", "-j", "1", "--output-format", fmt, "pkg")
     assert "\x1b[1;31m" in coloured and "\x1b[1mpkg/train.py\x1b[0m:11:19: " in coloured
-    assert "\x1b[" not in on_a_pty(editor_project, "lint", "-j", "1", "--output-format", fmt, "pkg", NO_COLOR="1")
+    assert "\x1b[" not in on_a_pty(
+        editor_project, "lint", "-j", "1", "--output-format", fmt, "pkg", NO_COLOR="1"
+    )
     piped = cli(editor_project, "lint", "-j", "1", "--output-format", fmt, "pkg", FORCE_COLOR="1")
     assert "\x1b" not in piped.stdout  # tools read a pipe: never escape codes

@@ -25,9 +25,13 @@ def test_tw203_is_preview_and_off_by_default() -> None:
 
 def test_preview_flag_and_config(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "t.py").write_text(SNIPPET)
-    assert main(["lint", "--transformers-version", "5.24.0", "--output-format", "concise", str(tmp_path)]) == 0
+    assert (
+        main(["lint", "--transformers-version", "5.24.0", "--output-format", "concise", str(tmp_path)]) == 0
+    )
     assert "TW203" not in capsys.readouterr().out
-    main(["lint", "--preview", "--transformers-version", "5.24.0", "--output-format", "concise", str(tmp_path)])
+    main(
+        ["lint", "--preview", "--transformers-version", "5.24.0", "--output-format", "concise", str(tmp_path)]
+    )
     assert "TW203" in capsys.readouterr().out
     (tmp_path / "pyproject.toml").write_text("[tool.trainwright]\npreview = true\n")
     main(["lint", "--transformers-version", "5.24.0", "--output-format", "concise", str(tmp_path)])

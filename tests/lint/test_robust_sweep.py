@@ -35,7 +35,9 @@ def test_sweep_site_packages_through_the_cli_path(site_files: list[str]) -> None
     for f in result.findings:
         assert f.line >= 1 and f.column >= 1 and f.message
         if f.code == "TW000":
-            assert f.message.startswith(("cannot parse", "skipped", "cannot read", "cannot decode")), f.message
+            assert f.message.startswith(("cannot parse", "skipped", "cannot read", "cannot decode")), (
+                f.message
+            )
     assert not result.errors, result.errors[:5]
 
 

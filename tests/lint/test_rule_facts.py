@@ -36,10 +36,17 @@ def facts_read(code: str) -> set[SharedFact[Any]]:
         for example in (*rule.INVALID, *rule.VALID):
             source = textwrap.dedent(inspect.cleandoc(example.code))
             lint_source(
-                source, "snippet.py", LintConfig(select=(code,), transformers_version=example.version, preview=True)
+                source,
+                "snippet.py",
+                LintConfig(select=(code,), transformers_version=example.version, preview=True),
             )
         for path in sorted(FIXTURES.glob("*.py")):
-            lint_source(path.read_text(encoding="utf-8"), str(path), LintConfig(select=(code,), preview=True), gate=False)
+            lint_source(
+                path.read_text(encoding="utf-8"),
+                str(path),
+                LintConfig(select=(code,), preview=True),
+                gate=False,
+            )
     return seen - set(INDEXES)
 
 

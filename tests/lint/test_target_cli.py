@@ -99,7 +99,10 @@ def test_no_requirement_falls_back_to_newest_with_a_warning(
 
 
 def test_project_is_found_from_the_paths_not_the_working_directory(
-    unpinned_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    unpinned_project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     (unpinned_project / "pyproject.toml").write_text(
         '[project]\nname = "d"\ndependencies = ["transformers~=4.45.0"]\n'
@@ -151,7 +154,9 @@ def test_flake8_plugin_resolves_from_the_files_project(unpinned_project: Path) -
         result.stderr.count("trainwright: warning: transformers 4.46.2 (uv.lock) is not a catalogued release")
         == 1
     )
-    (unpinned_project / "uv.lock").write_text('version = 1\n\n[[package]]\nname = "transformers"\nversion = "9.9.9"\n')
+    (unpinned_project / "uv.lock").write_text(
+        'version = 1\n\n[[package]]\nname = "transformers"\nversion = "9.9.9"\n'
+    )
     result = flake8()  # the run fails (tests/lint/test_flake8_unusable_target.py has the rest)
     assert result.returncode == 1
     assert result.stdout.count("trainwright: transformers 9.9.9 (uv.lock) is outside the catalogue") == 1

@@ -37,7 +37,25 @@ TRICKY = [
 
 
 def _random_text(rng: random.Random) -> str:
-    pieces = ["class", " ", "\t", "\f", "\n", "\r", "\r\n", "A", "_b", "(", ")", ":", "#", "'", "x.", "😀", "sub"]
+    pieces = [
+        "class",
+        " ",
+        "\t",
+        "\f",
+        "\n",
+        "\r",
+        "\r\n",
+        "A",
+        "_b",
+        "(",
+        ")",
+        ":",
+        "#",
+        "'",
+        "x.",
+        "😀",
+        "sub",
+    ]
     return "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 40)))
 
 

@@ -72,7 +72,11 @@ def _hostile(text: str, rng: random.Random) -> bytes:
     change = rng.choice(["none", "bom", "coding", "crlf", "cr", "form feed", "nesting", "deep chain"])
     lines = text.splitlines(keepends=True)
     if change == "bom":
-        return b"\xef\xbb\xbf" + rng.choice([b"", b"# -*- coding: latin-1 -*-\n", b"# coding: utf-8\n"]) + text.encode()
+        return (
+            b"\xef\xbb\xbf"
+            + rng.choice([b"", b"# -*- coding: latin-1 -*-\n", b"# coding: utf-8\n"])
+            + text.encode()
+        )
     if change == "coding":
         return f"# -*- coding: {rng.choice(['latin-1', 'utf-8', 'cp1252', 'ascii'])} -*-\n{text}".encode()
     if change in ("crlf", "cr"):
@@ -85,7 +89,9 @@ def _hostile(text: str, rng: random.Random) -> bytes:
         kind = rng.choice([("[", "]"), ("(", ")"), ("f(", ")"), ("{1: ", "}")])
         lines.append(f"        x = {kind[0] * depth}1{kind[1] * depth}\n")
     elif change == "deep chain":
-        lines.append("        x = " + " + ".join(["self.state.global_step"] * rng.choice([50, 500, 2000])) + "\n")
+        lines.append(
+            "        x = " + " + ".join(["self.state.global_step"] * rng.choice([50, 500, 2000])) + "\n"
+        )
     return "".join(lines).encode("utf-8", "surrogatepass")
 
 
@@ -117,7 +123,12 @@ def check_program(data: bytes, path: str) -> str | None:
 
 def _wrap(program: str) -> str:
     body = "".join("        " + line if line.strip() else line for line in program.splitlines(keepends=True))
-    return TRAINER + "\n    def generated(self):\n" + (body if body.strip() else "        pass\n") + "\n        pass\n"
+    return (
+        TRAINER
+        + "\n    def generated(self):\n"
+        + (body if body.strip() else "        pass\n")
+        + "\n        pass\n"
+    )
 
 
 def fuzz_programs(seed: int, stop: float, folder: Path) -> list[Failure]:
@@ -155,7 +166,18 @@ def fuzz_programs(seed: int, stop: float, folder: Path) -> list[Failure]:
 # ------------------------------------------------------------------------------------------- projects
 
 PATTERN_CHARS = "[]!*?/\\az-^.# "
-CONSTRAINTS = ["^4.44", "^5.0", ">=4.40,<4.50", "~4.46.1", "4.45.*", ">=5.1", "<4.40", "*", "==5.24.0", "!=4.45.0"]
+CONSTRAINTS = [
+    "^4.44",
+    "^5.0",
+    ">=4.40,<4.50",
+    "~4.46.1",
+    "4.45.*",
+    ">=5.1",
+    "<4.40",
+    "*",
+    "==5.24.0",
+    "!=4.45.0",
+]
 
 
 def _toml(value: object) -> str:
@@ -189,7 +211,9 @@ def _trainwright_table(rng: random.Random) -> str:
 def _pyproject(rng: random.Random) -> str:
     parts = ['[project]\nname = "p"\n']
     if rng.random() < 0.5:
-        parts.append(f"dependencies = [{json.dumps('transformers' + rng.choice(['', '>=4.44', '==5.24.0', '>=5.0']))}]\n")
+        parts.append(
+            f"dependencies = [{json.dumps('transformers' + rng.choice(['', '>=4.44', '==5.24.0', '>=5.0']))}]\n"
+        )
     if rng.random() < 0.4:
         parts.append(_trainwright_table(rng))
     if rng.random() < 0.3:
@@ -207,7 +231,10 @@ def _requirements(root: Path, rng: random.Random) -> None:
     names = [f"req{i}.txt" for i in range(rng.randint(1, 12))]
     (root / "requirements.txt").write_text(f"-r {names[0]}\n")
     for name in names:
-        lines = [f"{rng.choice(['-r', '-c', '--requirement='])} {rng.choice(names)}" for _ in range(rng.randint(0, 3))]
+        lines = [
+            f"{rng.choice(['-r', '-c', '--requirement='])} {rng.choice(names)}"
+            for _ in range(rng.randint(0, 3))
+        ]
         lines.append("transformers " + rng.choice(CONSTRAINTS + ["(>=4", ">>5", ""]))
         (root / name).write_text("\n".join(lines).replace("= ", "=") + "\n")
 

@@ -81,7 +81,9 @@ def test_the_model_reports_every_class_of_a_500_class_cycle(tmp_path, shallow_st
 
 def test_cli_reports_a_500_class_cycle_and_lints_the_rest(tmp_path):
     (tmp_path / "train.py").write_text(chain(500, cycle=True))
-    done = subprocess.run([*LINT, "."], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [*LINT, "."], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
+    )
     assert done.returncode == 1, done.stderr  # findings, not a crash (2)
     assert "TW000" not in done.stdout and "Traceback" not in done.stderr
     assert [line.split()[1] for line in done.stdout.splitlines() if ": TW" in line] == ["TW101"]  # Leaf._save
@@ -100,7 +102,12 @@ def test_cli_completes_a_2000_class_chain(tmp_path):
     """Completion only (``--file-timeout 0``): how long it takes is the benchmark's business."""
     (tmp_path / "train.py").write_text(chain(2000))
     done = subprocess.run(
-        [*LINT, "--file-timeout", "0", "."], cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False
+        [*LINT, "--file-timeout", "0", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert done.returncode == 1, done.stderr
     findings = [line for line in done.stdout.splitlines() if ": TW" in line]

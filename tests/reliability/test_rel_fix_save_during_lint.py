@@ -67,7 +67,9 @@ FILLERS = 30  # above the runner's PARALLEL_MIN_FILES, so that ``-j 2`` really u
 
 
 def _project(tmp_path: Path, fillers: int = 0) -> Path:
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\ndependencies = ["transformers==5.24.0"]\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "p"\ndependencies = ["transformers==5.24.0"]\n'
+    )
     target = tmp_path / "train.py"
     target.write_text(BEFORE)
     for i in range(fillers):

@@ -27,14 +27,19 @@ def _reference():
 
 
 def _nan(state):
-    return {name: torch.full_like(t, float("nan")) if t.is_floating_point() else t for name, t in state.items()}
+    return {
+        name: torch.full_like(t, float("nan")) if t.is_floating_point() else t for name, t in state.items()
+    }
 
 
 @pytest.mark.parametrize(
     "damage, why",
     [
         (lambda s: {"w": torch.zeros(3)}, "parameter names differ"),
-        (lambda s: {n: t[..., :1].clone() if t.dim() else t for n, t in s.items()}, "the reference model's is"),
+        (
+            lambda s: {n: t[..., :1].clone() if t.dim() else t for n, t in s.items()},
+            "the reference model's is",
+        ),
         (_nan, "holds NaN or infinite values"),
         (lambda s: [t for t in s.values()], "a list, not a state dict"),
     ],
@@ -44,7 +49,9 @@ def test_tr_dpo_reference_of_plain_tensors_is_checked(tmp_path, damage, why):
     before = {n: t.clone() for n, t in reference.state_dict().items()}
     torch.save({"state_dict": damage(reference.state_dict()), "num_syncs": 3}, tmp_path / FILE)
     callback = ReferenceSyncCallback(reference)
-    with pytest.warns(UserWarning, match="has an unusable .*continues from the reference it was built with") as rec:
+    with pytest.warns(
+        UserWarning, match="has an unusable .*continues from the reference it was built with"
+    ) as rec:
         assert callback.load_checkpoint(str(tmp_path)) is False
     assert why in str(rec[0].message)
     assert callback.num_syncs == 0

@@ -53,9 +53,21 @@ def test_libcst_parses_type_parameters() -> None:
 def test_a_generic_trainer_is_linted_or_reported(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text(GENERIC)
     done = subprocess.run(
-        [sys.executable, "-m", "trainwright_lint", "lint", "--transformers-version", "5.24.0",
-         "--output-format", "concise", "."],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "trainwright_lint",
+            "lint",
+            "--transformers-version",
+            "5.24.0",
+            "--output-format",
+            "concise",
+            ".",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
         check=False,
     )
     assert "Traceback" not in done.stderr

@@ -37,7 +37,9 @@ def _project(root: Path, pyproject: str = PYPROJECT) -> Path:
 
 
 def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, env=os.environ, check=False)
+    return subprocess.run(
+        command, cwd=cwd, capture_output=True, text=True, timeout=300, env=os.environ, check=False
+    )
 
 
 def _clean(done: subprocess.CompletedProcess[str]) -> None:

@@ -45,7 +45,9 @@ def _huge(path: Path, megabytes: int) -> None:
 
 @pytest.mark.parametrize("command", ["lint", "fix"])
 def test_huge_file_is_one_tw000_and_the_run_goes_on(tmp_path: Path, command: str) -> None:
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\ndependencies = ["transformers==5.24.0"]\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "p"\ndependencies = ["transformers==5.24.0"]\n'
+    )
     (tmp_path / "train.py").write_text(TRAINER)
     _huge(tmp_path / "data.py", 20)
     assert parse_items((tmp_path / "data.py").read_text()) > MAX_PARSE_ITEMS

@@ -24,15 +24,23 @@ CASES: dict[str, bytes] = {
     .replace("    def log_size", "\f    def log_size")
     .encode(),
     "form feed before a statement's indentation": TRAINER.format(body="\f" + RETURN).encode(),
-    "form feed alone on a line (fixable)": TRAINER.format(body=RETURN).replace("    def", "\f\n    def").encode(),
-    "BOM with a latin-1 coding line": b"\xef\xbb\xbf# -*- coding: latin-1 -*-\n" + TRAINER.format(body=RETURN).encode(),
+    "form feed alone on a line (fixable)": TRAINER.format(body=RETURN)
+    .replace("    def", "\f\n    def")
+    .encode(),
+    "BOM with a latin-1 coding line": b"\xef\xbb\xbf# -*- coding: latin-1 -*-\n"
+    + TRAINER.format(body=RETURN).encode(),
     "ascii coding line with non-ASCII bytes in a comment (found by the fuzz target)": b"# -*- coding: ascii -*-\n"
     + TRAINER.format(body=RETURN + "        # \xc2\xa3\n").encode("latin-1"),
-    "BOM with a utf-8 coding line (fixable)": b"\xef\xbb\xbf# -*- coding: utf-8 -*-\n" + TRAINER.format(body=RETURN).encode(),
+    "BOM with a utf-8 coding line (fixable)": b"\xef\xbb\xbf# -*- coding: utf-8 -*-\n"
+    + TRAINER.format(body=RETURN).encode(),
 }
 for depth in (140, 160, 199):
-    CASES[f"{depth} nested lists"] = TRAINER.format(body=f"        x = {'[' * depth}{']' * depth}\n{RETURN}").encode()
-    CASES[f"{depth} nested calls"] = TRAINER.format(body=f"        x = {'f(' * depth}{')' * depth}\n{RETURN}").encode()
+    CASES[f"{depth} nested lists"] = TRAINER.format(
+        body=f"        x = {'[' * depth}{']' * depth}\n{RETURN}"
+    ).encode()
+    CASES[f"{depth} nested calls"] = TRAINER.format(
+        body=f"        x = {'f(' * depth}{')' * depth}\n{RETURN}"
+    ).encode()
     CASES[f"{depth} nested brackets around the fix"] = TRAINER.format(
         body=f"        return len({'[' * depth}self.tokenizer{']' * depth})\n"
     ).encode()

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SOURCE = '''\
+SOURCE = """\
 import time
 
 from transformers import Trainer, TrainerCallback
@@ -74,7 +74,7 @@ class MatchCallback(TrainerCallback):
                 return control
             case _:
                 return None
-'''
+"""
 
 LINT = [sys.executable, "-m", "trainwright_lint"]
 

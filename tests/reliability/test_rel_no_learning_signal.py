@@ -48,4 +48,8 @@ def test_rounds_where_every_reward_agrees_are_logged_at_a_bounded_rate(tmp_path,
 
 def test_a_run_with_a_learning_signal_logs_nothing(tmp_path, caplog):
     trainer, lines = run(tmp_path, distinct_reward, caplog)
-    assert lines == [] and trainer.rounds.no_signal_rounds.count == 0 and trainer.rounds.no_signal_rounds.rounds == 7
+    assert (
+        lines == []
+        and trainer.rounds.no_signal_rounds.count == 0
+        and trainer.rounds.no_signal_rounds.rounds == 7
+    )

@@ -83,7 +83,9 @@ def _diamond(root: Path, levels: int) -> None:
     (root / "requirements.txt").write_text("-r level0.txt\n")
     for k in range(levels):
         nxt = f"level{k + 1}.txt"
-        (root / f"level{k}.txt").write_text(f"-r {nxt}\n-r ./{nxt}\ntransformers (>=4.40 # an unclosed parenthesis\n")
+        (root / f"level{k}.txt").write_text(
+            f"-r {nxt}\n-r ./{nxt}\ntransformers (>=4.40 # an unclosed parenthesis\n"
+        )
     (root / f"level{levels}.txt").write_text("transformers>=4.44,<4.48\n")
 
 

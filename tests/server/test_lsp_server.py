@@ -227,7 +227,8 @@ def test_survives_a_file_that_does_not_parse_and_one_deleted_while_open(gallery_
                     changes=[
                         types.FileEvent(uri=path.as_uri(), type=types.FileChangeType.Deleted),
                         types.FileEvent(
-                            uri=(gallery_project / "memory_before.py").as_uri(), type=types.FileChangeType.Deleted
+                            uri=(gallery_project / "memory_before.py").as_uri(),
+                            type=types.FileChangeType.Deleted,
                         ),
                     ]
                 )

@@ -163,7 +163,12 @@ def call_kind(dotted: str) -> str | None:
         return LOCAL
     if root == "self" and len(parts) == 3 and _LOGGER_ATTRIBUTE.search(parts[1]) and last in _ANY_LOG_METHOD:
         return TRACKER  # self.wandb_logger.log(...), self.writer.add_scalar(...), self.logger.info(...)
-    if root == "self" and len(parts) == 3 and "file" in parts[1].lower().split("_") and last in _HANDLE_WRITES:
+    if (
+        root == "self"
+        and len(parts) == 3
+        and "file" in parts[1].lower().split("_")
+        and last in _HANDLE_WRITES
+    ):
         return FILE  # self.log_file.write(...): a file handle the class opened
     if root == "self" and len(parts) == 2:
         if last in _SELF_TRACKER:

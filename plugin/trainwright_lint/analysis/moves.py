@@ -99,7 +99,12 @@ def called_on_a_name(source: str, method: str) -> bool:
 
 
 def calls_directly(
-    source: str, starts: Sequence[int], tree: ast.Module, cls: ast.ClassDef, method: str, events: Sequence[str]
+    source: str,
+    starts: Sequence[int],
+    tree: ast.Module,
+    cls: ast.ClassDef,
+    method: str,
+    events: Sequence[str],
 ) -> bool:
     """The file calls ``method`` of this trainer itself: ``self.method(...)`` inside the class, or
     ``<x>trainer<y>.method(...)`` anywhere (``trainer.save_model()`` in a script), not through
@@ -108,7 +113,11 @@ def calls_directly(
 
     Read from the text (the calls) and the top-level statements' line spans: no tree walk, so a large
     file costs one regex scan. ``starts``: the offsets where the source's lines start."""
-    own = [(n.lineno, n.end_lineno or n.lineno) for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    own = [
+        (n.lineno, n.end_lineno or n.lineno)
+        for n in cls.body
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
     spans = own + [(n.lineno, n.end_lineno or n.lineno) for n in tree.body if not isinstance(n, ast.ClassDef)]
     fired = re.compile(r"callback_handler\.(" + "|".join(map(re.escape, events)) + r")\(") if events else None
     for match in re.finditer(rf"\.{re.escape(method)}\(", source):  # the receiver is read backwards:

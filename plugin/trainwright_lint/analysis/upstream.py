@@ -40,7 +40,11 @@ class CopiedStatements:
     they would report, and fingerprinting all of a long override costs more than its analysis."""
 
     def __init__(
-        self, fn: FunctionNode, effects: MethodEffects, owners: Sequence[tuple[Catalog, str]], facts: FactStore
+        self,
+        fn: FunctionNode,
+        effects: MethodEffects,
+        owners: Sequence[tuple[Catalog, str]],
+        facts: FactStore,
     ) -> None:
         self._fn = fn
         self._facts = facts
@@ -65,7 +69,9 @@ class CopiedStatements:
         if fp is None:
             return False
         for upstream in self._upstreams:
-            if fp in upstream and (s.depth > 0 or any(o.method == self._fn.name for o in upstream.owners(fp))):
+            if fp in upstream and (
+                s.depth > 0 or any(o.method == self._fn.name for o in upstream.owners(fp))
+            ):
                 return True
         return False
 
@@ -96,11 +102,7 @@ def copy_of(
         if sum(fp in upstream for fp in distinct) < threshold * len(distinct):
             continue  # fewer statements of any upstream release than a copy needs: not a copy
         match = upstream.best_release(cls, fn.name, fingerprints)
-        if (
-            match is None
-            or match.matching < threshold * len(distinct)
-            or match.matching <= best_matching
-        ):
+        if match is None or match.matching < threshold * len(distinct) or match.matching <= best_matching:
             continue
         best_matching = match.matching
         short = cls.rsplit(".", 1)[-1]

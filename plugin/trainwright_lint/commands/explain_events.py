@@ -43,7 +43,9 @@ def events_report(name: str, version: str) -> dict[str, Any] | None:
         "fires_sometimes": list(table.maybe(name)),
         "paths": paths,
         "every_path": [e for e in seen if all(e in p["around"] for p in paths)],
-        "not_every_path": [{"events": events, "missing_on": key.split(" | ")} for key, events in missing.items()],
+        "not_every_path": [
+            {"events": events, "missing_on": key.split(" | ")} for key, events in missing.items()
+        ],
     }
 
 
@@ -68,11 +70,15 @@ def events_lines(term: Terminal, r: dict[str, Any] | None) -> list[str]:
     if r["fires_itself"]:
         lines += term.wrap(f"fires itself on every run: {', '.join(r['fires_itself'])}", indent="  ")
     if r["fires_sometimes"]:
-        lines += term.wrap(f"fires itself only under a condition: {', '.join(r['fires_sometimes'])}", indent="  ")
+        lines += term.wrap(
+            f"fires itself only under a condition: {', '.join(r['fires_sometimes'])}", indent="  "
+        )
     every = ", ".join(r["every_path"]) or "none"
     lines += term.wrap(f"fires on every path: {every}", indent="  ")
     for gap in r["not_every_path"]:
         missing = gap["missing_on"]
         shown = "; ".join(missing[:3]) + (f" (+{len(missing) - 3} more)" if len(missing) > 3 else "")
-        lines += term.wrap(f"{', '.join(gap['events'])}: do NOT fire around it on {shown}", indent="  ", hang=4)
+        lines += term.wrap(
+            f"{', '.join(gap['events'])}: do NOT fire around it on {shown}", indent="  ", hang=4
+        )
     return lines

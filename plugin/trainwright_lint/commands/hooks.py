@@ -285,7 +285,9 @@ def methods_text(
     return term.paint("\n".join(out), PAINT)
 
 
-def _table_row(catalog: Catalog, view: VersionView, cls: str, r: dict[str, Any], term: Terminal) -> list[Cell]:
+def _table_row(
+    catalog: Catalog, view: VersionView, cls: str, r: dict[str, Any], term: Terminal
+) -> list[Cell]:
     """One method's row of the ``methods`` table: name and marks, visibility, since, signature and advice."""
     marks = "".join(
         mark

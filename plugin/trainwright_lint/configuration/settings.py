@@ -33,8 +33,7 @@ def check_file_timeout(value: object, where: str) -> float:
     number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
     if number is None or not math.isfinite(number) or not 0 <= number <= MAX_FILE_TIMEOUT:
         raise ConfigError(
-            f"{where} must be a number of seconds from 0 (no limit) to {MAX_FILE_TIMEOUT:g}, "
-            f"not {value!r}"
+            f"{where} must be a number of seconds from 0 (no limit) to {MAX_FILE_TIMEOUT:g}, not {value!r}"
         )
     return float(number)
 

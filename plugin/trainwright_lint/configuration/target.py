@@ -324,7 +324,9 @@ def _inside_notes(
     notes = []
     if reaches_below:
         part = inside[0] if len(inside) == 1 else f"{inside[0]}–{inside[-1]}"
-        notes.append(f"{asked} reaches below the catalogue ({span}); checking only its catalogued part, {part}")
+        notes.append(
+            f"{asked} reaches below the catalogue ({span}); checking only its catalogued part, {part}"
+        )
     newer = _uncovered_installed(library, versions[-1])
     if newer is not None and spec is not None and spec.contains(newer, prereleases=True):
         notes.append(f"{asked} admits {newer} (installed), {_not_covered(library, newer, span)}")
@@ -332,7 +334,14 @@ def _inside_notes(
 
 
 def _nearest(
-    library: str, versions: tuple[str, ...], asked: str, lower: str | None, exact: bool, *, strict: bool, option: str
+    library: str,
+    versions: tuple[str, ...],
+    asked: str,
+    lower: str | None,
+    exact: bool,
+    *,
+    strict: bool,
+    option: str,
 ) -> tuple[tuple[str, ...], str | None]:
     """The release standing for a specifier with no catalogued release (and the warning saying so), or
     the error when none may (``strict``: the user typed it for the linter)."""

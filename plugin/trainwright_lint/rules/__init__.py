@@ -58,7 +58,9 @@ def fixes(applicability: str) -> list[tuple[str, str]]:
 
 def fixing_rules() -> tuple[type[Rule], ...]:
     """The rules with a fix module, in the order the fixer applies them (``Rule.fix_pass``, then code)."""
-    return tuple(sorted((r for r in RULES.values() if r.fix_module is not None), key=lambda r: (r.fix_pass, r.code)))
+    return tuple(
+        sorted((r for r in RULES.values() if r.fix_module is not None), key=lambda r: (r.fix_pass, r.code))
+    )
 
 
 def suggested() -> tuple[str, ...]:

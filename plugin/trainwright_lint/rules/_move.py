@@ -95,7 +95,9 @@ class MoveToCallback(Edit):
 
     def event_names(self) -> list[str]:
         """The events the callback's methods handle, in the order the fix writes them."""
-        return [e for e, _ in self.span] or list(dict.fromkeys((self.before_event, self.after_event, *self.also)))
+        return [e for e, _ in self.span] or list(
+            dict.fromkeys((self.before_event, self.after_event, *self.also))
+        )
 
     def describe(self) -> str:
         events = "`/`".join(self.event_names())
@@ -305,4 +307,3 @@ def _placement(method: str, events: tuple[str, ...], effects: MethodEffects, par
 
 def _extra(method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]) -> tuple[str, ...]:
     return MICRO_BATCH_EVENTS[1:] if _per_micro_batch(method, events, effects, parts) else ()
-

@@ -59,7 +59,13 @@ def _names(text: str) -> _Names:
 
 
 def _event_method(
-    event: str, text: str, bind: Sequence[tuple[str, str]], kept: set[str], *, since: str = "", guard: str = ""
+    event: str,
+    text: str,
+    bind: Sequence[tuple[str, str]],
+    kept: set[str],
+    *,
+    since: str = "",
+    guard: str = "",
 ) -> str:
     """One handler running ``text``. ``since``: the release ``event`` fires from, when the range starts
     before it (a ``noqa`` for TW401 says so); ``guard``: a condition the body runs under."""

@@ -110,7 +110,10 @@ class DeadOverride(Rule):
     """
 
     code = "TW102"
-    FACTS = (METHODS, REFERENCED,)
+    FACTS = (
+        METHODS,
+        REFERENCED,
+    )
     name = "dead-override"
     message = "this override of `{method}` silently does nothing; `{method}` {why}; {instead}"
 

@@ -60,7 +60,10 @@ class TimingLogic(Rule):
     """
 
     code = "TW201"
-    FACTS = (METHODS, OBSERVATION,)
+    FACTS = (
+        METHODS,
+        OBSERVATION,
+    )
     name = "timing-logic-in-override"
     release_facts = EVERY_RELEASE
     suggestion = MOVE_STATEMENTS
@@ -226,8 +229,12 @@ class TimingLogic(Rule):
                 event=event,
             )
             first = effects.statements[obs.parts[0]].node
-            fix = plan_move(ctx, fn, effects, obs.parts, events_in(event), MoveObservingToCallback, proof.events)
-            yield self.report(ctx, first, message, method=method.name, moved=spans(effects, obs.parts), fix=fix)
+            fix = plan_move(
+                ctx, fn, effects, obs.parts, events_in(event), MoveObservingToCallback, proof.events
+            )
+            yield self.report(
+                ctx, first, message, method=method.name, moved=spans(effects, obs.parts), fix=fix
+            )
 
 
 def _what(reasons: set[str], by_reason: dict[str, set[str]], gates: frozenset[str]) -> str:

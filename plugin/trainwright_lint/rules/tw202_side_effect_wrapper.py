@@ -52,7 +52,10 @@ class SideEffectWrapper(Rule):
     """
 
     code = "TW202"
-    FACTS = (METHODS, OBSERVATION,)
+    FACTS = (
+        METHODS,
+        OBSERVATION,
+    )
     name = "side-effect-wrapper"
     release_facts = EVERY_RELEASE
     suggestion = MOVE_WRAPPER

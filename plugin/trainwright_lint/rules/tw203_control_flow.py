@@ -50,7 +50,10 @@ class ControlFlowInSubclass(Rule):
     suggestion = MOVE_STATEMENTS
     preview = True  # test split: 0 of 1 finding right (docs/lint-accuracy.md)
     code = "TW203"
-    FACTS = (METHODS, OBSERVATION,)
+    FACTS = (
+        METHODS,
+        OBSERVATION,
+    )
     name = "control-flow-in-subclass"
     message = "`{method}` sets `control.{flag}` in the Trainer subclass; set it from a TrainerCallback on {event} instead{ref}"
 

@@ -117,6 +117,8 @@ SELF_CALLS: SharedFact[list[tuple[int, CallSite]]] = SharedFact("self calls", ME
 PROJECT_CHECK: SharedFact[Finding | None] = SharedFact(
     "project call sites check", CLASS, (SELF_CALLS,)
 )  # key: the method's name
+
+
 class IncompatibleSignature(Rule):
     """An override's parameters cannot bind the arguments its callers pass — the target Trainer at
     its own call sites, the TRL base class, or the project's own base classes — so training fails

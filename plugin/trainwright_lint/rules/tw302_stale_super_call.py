@@ -81,7 +81,10 @@ class StaleSuperCall(Rule):
     )
 
     code = "TW302"
-    FACTS = (METHODS, SUPER_CALLS,)
+    FACTS = (
+        METHODS,
+        SUPER_CALLS,
+    )
     name = "stale-super-call"
     fix_applicability = SAFE
     fix_module = "trainwright_lint.rules.tw302_stale_super_call_fix"

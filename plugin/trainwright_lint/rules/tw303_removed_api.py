@@ -54,7 +54,10 @@ class RemovedApi(Rule):
     )
 
     code = "TW303"
-    FACTS = (METHODS, ASSIGNS_TOKENIZER,)
+    FACTS = (
+        METHODS,
+        ASSIGNS_TOKENIZER,
+    )
     TRACKED_ATTRIBUTES = ("tokenizer",)  # `trainer.tokenizer = tok` anywhere provides it
     name = "removed-api"
     message = "{what} {why} in transformers {version}; use {instead}"

@@ -88,7 +88,10 @@ class PublicContract(Rule):
     """
 
     code = "TW305"
-    FACTS = (METHODS, LIVE,)
+    FACTS = (
+        METHODS,
+        LIVE,
+    )
     name = "public-contract-break"
     severity = "note"
     message = (

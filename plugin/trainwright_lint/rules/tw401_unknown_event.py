@@ -57,7 +57,10 @@ class UnknownEvent(Rule):
 
     code = "TW401"
     release_facts = CALLBACK_EVENTS
-    FACTS = (METHODS, HANDLERS,)
+    FACTS = (
+        METHODS,
+        HANDLERS,
+    )
     name = "unknown-event"
     message = "`{method}` is never called: it {why}{suggestion}"
     roles = frozenset({CALLBACK})

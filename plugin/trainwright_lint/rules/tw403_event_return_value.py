@@ -62,7 +62,10 @@ class EventReturnValue(Rule):
 
     code = "TW403"
     release_facts = CALLBACK_EVENTS
-    FACTS = (METHODS, STATEMENTS,)
+    FACTS = (
+        METHODS,
+        STATEMENTS,
+    )
     name = "event-return-value"
     message = "`{method}` returns `{value}`; an event must return None or `{control}` (a non-None value replaces the TrainerControl)"
     roles = frozenset({CALLBACK})

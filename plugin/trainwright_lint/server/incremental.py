@@ -64,7 +64,14 @@ def module_fingerprint(unit: FileUnit) -> Fingerprint:
         parts.append(unit.text(first, node.end_lineno or node.lineno))
     summary = unit.summary
     classes = tuple((q, c.bases, c.decorators) for q, c in summary.classes.items())
-    return (tuple(parts), classes, summary.instance_stores, summary.mentions, summary.all_names, summary.stars)
+    return (
+        tuple(parts),
+        classes,
+        summary.instance_stores,
+        summary.mentions,
+        summary.all_names,
+        summary.stars,
+    )
 
 
 def class_fingerprint(workspace: Workspace, key: str, here: str) -> tuple[Fingerprint, Spans]:

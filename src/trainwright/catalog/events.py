@@ -142,7 +142,9 @@ class _Pool:
     def path(self, index: int) -> CallPath:
         if index not in self._built:
             entry, hop_ids = self._paths[index]
-            hops = tuple(Hop(c, tuple(b), tuple(a), tuple(r)) for c, b, a, r in (self._hops[i] for i in hop_ids))
+            hops = tuple(
+                Hop(c, tuple(b), tuple(a), tuple(r)) for c, b, a, r in (self._hops[i] for i in hop_ids)
+            )
             self._built[index] = CallPath(entry=entry, via=tuple(h.caller for h in hops[1:]), hops=hops)
         return self._built[index]
 

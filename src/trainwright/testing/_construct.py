@@ -56,7 +56,7 @@ def arguments_class(cls: type, base: type) -> type:
     """The ``TrainingArguments`` subclass ``cls.__init__`` annotates ``args`` with (TRL's configs),
     else ``base``."""
     try:
-        hints = typing.get_type_hints(cls.__init__)
+        hints = typing.get_type_hints(cls.__init__)  # type: ignore[misc]  # the class's own __init__ is what is meant
     except Exception:  # noqa: BLE001 - an annotation naming what is not importable: use the base
         return base
     annotation = hints.get("args")

@@ -73,10 +73,10 @@ def _under(module: ModuleType, prefix: str) -> bool:
         own = vars(module)
     except TypeError:
         return False
-    locations = [own.get("__file__")]
+    locations: list[object] = [own.get("__file__")]
     path = own.get("__path__")
     if isinstance(path, (list, tuple)) or type(path).__name__ == "_NamespacePath":
-        locations += list(path)
+        locations += list(path)  # type: ignore[arg-type]  # a _NamespacePath is iterable, not typed so
     return any(isinstance(p, str) and p.startswith(prefix) for p in locations)
 
 

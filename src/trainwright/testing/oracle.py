@@ -140,7 +140,9 @@ def _run_child(specs: Sequence[Spec]) -> list[Record]:
             return [Record(release="?", error=f"timed out after {timeout:.0f} s")] * len(specs)
         if not out.is_file():
             said = done.stderr.strip().splitlines()
-            raised = [line for line in said if line[:1].isalpha() and ("Error" in line or "Exception" in line)]
+            raised = [
+                line for line in said if line[:1].isalpha() and ("Error" in line or "Exception" in line)
+            ]
             tail = " | ".join((raised or said)[-1:] + said[-3:])  # the exception first: a reason's first line
             return [Record(release="?", error=f"the oracle's child exited {done.returncode}: {tail}")] * len(
                 specs

@@ -1,5 +1,6 @@
 """TW202 (gallery `checkpoint_extras_before.py`): a file written into each checkpoint folder, the folder
 read into a local first."""
+
 import json
 import os
 

@@ -1,4 +1,5 @@
 """TW201: a print gated on the global step inside training_step; the move puts it in an event."""
+
 from transformers import Trainer
 
 

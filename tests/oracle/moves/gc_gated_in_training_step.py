@@ -1,4 +1,5 @@
 """TW201 (gallery `memory_before.py`): gc/cache clearing gated on the global step inside training_step."""
+
 import gc
 
 import torch

@@ -1,4 +1,5 @@
 """TW202 (TRL's pattern): a file written before the checkpoint; the move writes it at `on_save`, after."""
+
 import os
 
 from transformers import Trainer

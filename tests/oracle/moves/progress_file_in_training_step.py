@@ -1,5 +1,6 @@
 """TW201 (gallery `progress_file_before.py`): a progress file appended every N steps inside training_step,
 its folder read into a local first; the interval kept on the Trainer."""
+
 import os
 
 from transformers import Trainer

@@ -1,5 +1,6 @@
 """TW201 (gallery `sample_generation_before.py`): a sample generated and printed every N steps inside
 training_step, with the model argument."""
+
 from transformers import Trainer
 
 

@@ -1,4 +1,5 @@
 """TW202: a file written after every checkpoint; the move puts it in `on_save`."""
+
 import json
 import os
 

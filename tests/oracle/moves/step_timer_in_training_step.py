@@ -1,4 +1,5 @@
 """TW202 (gallery `step_timer_before.py`): each step timed by wrapping training_step, the time logged."""
+
 import time
 
 from transformers import Trainer

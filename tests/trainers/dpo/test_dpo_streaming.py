@@ -55,7 +55,9 @@ def test_dpo_streamed_training_resumes_exactly_across_passes(make_model, tokeniz
     checkpoint = str(tmp_path / "resumed" / "out" / "checkpoint-4")
     resumed = run("resumed", 6, resume=checkpoint)
     assert resumed.state.global_step == 6
-    assert all(torch.equal(a, b) for a, b in zip(_weights(full), _weights(resumed))), "weights differ after resume"
+    assert all(torch.equal(a, b) for a, b in zip(_weights(full), _weights(resumed))), (
+        "weights differ after resume"
+    )
     # the token count is part of the checkpointed state, so it continues too
     assert resumed.state.num_input_tokens_seen == full.state.num_input_tokens_seen > 0
 
@@ -103,7 +105,9 @@ def test_dpo_stream_settings_follow_trl(make_model, tokenizer, tmp_path, caplog)
     assert any("dispatch_batches=True" in m for m in messages)
     assert any("dataloader_num_workers=2" in m for m in messages)
     for train, evaluation in ((stream(), None), (text_pairs(4), {"held_out": stream()})):
-        with pytest.raises(ValueError, match="precompute_ref_log_probs=True is not supported with IterableDataset"):
+        with pytest.raises(
+            ValueError, match="precompute_ref_log_probs=True is not supported with IterableDataset"
+        ):
             DPOTrainer(
                 make_model(),
                 args=make_config(tmp_path, precompute_ref_log_probs=True),

@@ -227,7 +227,8 @@ def test_dpo_model_init_kwargs_ignored_for_an_instance_warns(make_model, tokeniz
             processing_class=tokenizer,
         )
     assert any(
-        r.name.startswith("trainwright.") and "model_init_kwargs is ignored" in r.getMessage() for r in caplog.records
+        r.name.startswith("trainwright.") and "model_init_kwargs is ignored" in r.getMessage()
+        for r in caplog.records
     )
 
 

@@ -302,7 +302,9 @@ def test_dpo_f_divergence_matches_trl(divergence, loss_type, trl_side, models, t
 def test_dpo_f_divergence_refused_for_losses_without_an_f_form(tmp_path) -> None:
     from trainwright import DPOConfig
 
-    with pytest.raises(ValueError, match=r"f_divergence_type='forward_kl' is only supported .*\['bco_pair'\]"):
+    with pytest.raises(
+        ValueError, match=r"f_divergence_type='forward_kl' is only supported .*\['bco_pair'\]"
+    ):
         DPOConfig(output_dir=str(tmp_path), f_divergence_type="forward_kl", loss_type=["sigmoid", "bco_pair"])
     with pytest.raises(ValueError, match="f_divergence_type must be one of"):
         DPOConfig(output_dir=str(tmp_path), f_divergence_type="kl")
@@ -333,7 +335,9 @@ def test_dpo_ld_alpha_precomputed_reference_matches_trl(trl_side, models, tokeni
     finally:
         trl_trainer.ld_alpha = None
     ours, _ = ours_for("sigmoid", models, tokenizer, tmp_path, ld_alpha=0.25, precompute_ref_log_probs=True)
-    torch.testing.assert_close(torch.tensor(ours.train_dataset["ref_chosen_logps"]), trl_chosen, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(
+        torch.tensor(ours.train_dataset["ref_chosen_logps"]), trl_chosen, rtol=1e-5, atol=1e-5
+    )
     torch.testing.assert_close(
         torch.tensor(ours.train_dataset["ref_rejected_logps"]), trl_rejected, rtol=1e-5, atol=1e-5
     )
@@ -366,7 +370,9 @@ def test_dpo_moe_load_balancing_loss_matches_trl(tokenizer, tmp_path) -> None:
     with torch.no_grad():
         for p in policy.parameters():
             p.add_(0.05 * torch.randn_like(p))
-    theirs = trl_dpo_trainer(policy, reference, parity_pairs(), tokenizer, tmp_path / "trl", beta=BETA, max_length=64)
+    theirs = trl_dpo_trainer(
+        policy, reference, parity_pairs(), tokenizer, tmp_path / "trl", beta=BETA, max_length=64
+    )
     trl_batch = theirs.data_collator([theirs.train_dataset[i] for i in range(N_PAIRS)])
     assert theirs.aux_loss_enabled
     trl_loss, trl_metrics = trl_loss_and_metrics(theirs, trl_batch, "sigmoid")

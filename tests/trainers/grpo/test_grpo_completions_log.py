@@ -65,7 +65,9 @@ def test_grpo_completions_log_on_a_full_disk_warns_once_and_keeps_going(tmp_path
         callback.add_rows([{"prompt": "r", "completion": "e"}])
         callback.on_log(args, _state(4), TrainerControl(), logs={})
         assert "works again at step 4; 6 completion rows (steps 1-3) are missing" in str(record[-1].message)
-    assert [json.loads(line)["step"] for line in (tmp_path / "completions.jsonl").read_text().splitlines()] == [4]
+    assert [
+        json.loads(line)["step"] for line in (tmp_path / "completions.jsonl").read_text().splitlines()
+    ] == [4]
 
 
 def test_grpo_completions_log_failing_to_the_end_is_reported_at_train_end(tmp_path):

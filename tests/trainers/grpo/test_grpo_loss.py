@@ -294,12 +294,18 @@ def test_grpo_frac_reward_zero_std_as_trl_computes_it(scale_rewards, num_generat
     """Issue 37 item 3: TRL's ``is_std_zero`` (its own ``nanstd``, its branches) is the oracle."""
     trl_utils = pytest.importorskip("trl.trainer.utils")
     nan = math.nan
-    for values in ([1.0, 1.0, 2.0, 2.0, 3.0, nan, 4.0, 4.0], [2.0] * 8, [nan, nan, 1.0, 5.0, 0.0, 0.0, 7.0, 7.0]):
+    for values in (
+        [1.0, 1.0, 2.0, 2.0, 3.0, nan, 4.0, 4.0],
+        [2.0] * 8,
+        [nan, nan, 1.0, 5.0, 0.0, 0.0, 7.0, 7.0],
+    ):
         rewards = torch.tensor(values)
         if scale_rewards == "batch":
             std = trl_utils.nanstd(rewards).expand_as(rewards)
         elif num_generations > 1:
-            std = trl_utils.nanstd(rewards.view(-1, num_generations), dim=1).repeat_interleave(num_generations)
+            std = trl_utils.nanstd(rewards.view(-1, num_generations), dim=1).repeat_interleave(
+                num_generations
+            )
         else:
             std = torch.zeros_like(rewards)
         expected = torch.isclose(std, torch.zeros_like(std)).float().mean().item()

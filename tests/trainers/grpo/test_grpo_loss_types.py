@@ -109,7 +109,10 @@ def test_entropy_bonus_is_the_mean_token_entropy_for_every_loss_type(loss_inputs
     token_mask = torch.tensor([[1.0, 0.0, 1.0], [1.0, 1.0, 1.0]])
     for loss_type in ("grpo", "dapo", "dr_grpo", "luspo", "cispo"):
         kwargs = {
-            "loss_type": loss_type, "old_per_token_logps": old, "tokens_per_micro_step": 5.0, "max_completion_length": 8
+            "loss_type": loss_type,
+            "old_per_token_logps": old,
+            "tokens_per_micro_step": 5.0,
+            "max_completion_length": 8,
         }
         out = grpo_loss(logps, adv, m, token_mask=token_mask, entropies=entropies, entropy_coef=0.5, **kwargs)
         effective = m * token_mask  # the bonus acts on the tokens the policy term acts on

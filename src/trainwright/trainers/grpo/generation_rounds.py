@@ -194,7 +194,9 @@ class GenerationRounds:
                 completion_ids = self.host.generation_backend.generate(unwrapped, prompt_ids)
             else:
                 generate = partial(self.host.generation_backend.generate, unwrapped)
-                prompts, rollout, extra = self.agent.sample(self.host, rows, generate, self.tool_loop(generate))
+                prompts, rollout, extra = self.agent.sample(
+                    self.host, rows, generate, self.tool_loop(generate)
+                )
                 prompt_ids, completion_ids = rollout.prompt_ids, rollout.completion_ids
         if rollout is None:
             texts = self.processing_class.batch_decode(completion_ids, skip_special_tokens=True)
@@ -235,7 +237,9 @@ class GenerationRounds:
         custom backend may keep tensors (a weight copy, a cache) that later meet autograd. Not under FSDP
         / DeepSpeed, whose gather of the sharded parameters for generation writes them back afterwards.
         """
-        sharded = getattr(self.host, "is_fsdp_enabled", False) or getattr(self.host, "is_deepspeed_enabled", False)
+        sharded = getattr(self.host, "is_fsdp_enabled", False) or getattr(
+            self.host, "is_deepspeed_enabled", False
+        )
         if sharded or type(self.host.generation_backend) is not TransformersGenerateBackend:
             return contextlib.nullcontext()
         return torch.inference_mode()
