@@ -23,9 +23,10 @@ does; never the test split): the repository is fixed by ``trainwright fix`` for 
 (file, class) holding a safe fix is one case, its class trained as the Trainer. A TW304 fix at a call
 site (the repository's own script builds the Trainer) cannot run on the toy model and is counted so.
 
-The gallery run also applies every ``fix --suggest`` output (``trainwright.testing.suggested``: the
-moved lines deleted, the callback appended, its "register it" line run) and trains it against the
-original on the pinned release; every difference must be one the suggestion's text names.
+The gallery run also applies every ``fix --suggest`` preview (``trainwright.testing.suggested``: the
+printed diff of the one move applied to the file) and trains it against the original on the pinned
+release; every printed preview must be oracle-equal, and findings with no mechanical move are counted
+as withheld.
 
     PYTHONPATH=src:plugin .venv/bin/python scripts/oracle_matrix.py            # installs 4.x if missing
     PYTHONPATH=src:plugin .venv/bin/python scripts/oracle_matrix.py --gallery-only --releases 5.24.0
@@ -371,28 +372,29 @@ def report(cases: Sequence[Case], notes: Sequence[str] = ()) -> str:
     return "\n".join(lines)
 
 
-def suggestion_report(work: Path) -> tuple[str, bool]:
-    """Every ``fix --suggest`` output over the gallery, applied as it says (moved lines deleted, the
-    callback appended, its "register it" line run) and trained against the original on the pinned
-    release. A difference is acceptable only when the suggestion names it (``# Differs from``).
-    Returns the report and whether every printed suggestion was equal or named its difference."""
-    sources = sorted((ROOT / "examples" / "gallery").glob("*_before.py"))
-    made = {s: applied(s, work / s.stem) for s in sources}
-    made = {s: m for s, m in made.items() if m.program is not None}
-    specs = []
-    for source, moved in made.items():
-        specs += [Spec(source), Spec(moved.program, register=moved.register)]  # type: ignore[arg-type]
+def suggestion_report(work: Path, sources: Sequence[Path] = ()) -> tuple[str, bool]:
+    """Every ``fix --suggest`` preview over the gallery (and ``sources``), its diff applied as printed,
+    trained against the original on the pinned release. Each printed preview must be oracle-equal;
+    a finding with no mechanical move prints no callback and is counted as withheld. Returns the report
+    and whether every printed preview was equal."""
+    sources = [*sorted((ROOT / "examples" / "gallery").glob("*_before.py")), *sources]
+    made = [(s, m) for s in sources for m in applied(s, work / s.stem)]
+    shown = [(s, m) for s, m in made if m.program is not None]
+    specs = [spec for s, m in shown for spec in (judged_spec(s), judged_spec(m.program))]  # type: ignore[arg-type]
     records = run_specs(specs)
-    lines, good = [], 0
-    for i, (source, moved) in enumerate(made.items()):
+    lines, equal = [], 0
+    for i, (source, moved) in enumerate(shown):
         found = compare(records[2 * i], records[2 * i + 1])
-        unnamed = moved.unnamed(found)
-        verdict = "equal" if not found else f"{len(found)} differences, {len(unnamed)} not named by it"
-        good += not unnamed
-        lines.append(f"suggestion for gallery {source.stem} on {PINNED}: {verdict}")
-        lines += [f"    not named: {d}" for d in unnamed]
-    lines.append(f"suggestions on {PINNED}: {len(made)} printed, {good} equal or naming every difference")
-    return "\n".join(lines), good == len(made)
+        equal += not found
+        verdict = "equal" if not found else f"{len(found)} differences"
+        lines.append(f"preview for {source.name} on {PINNED}: {verdict}")
+        lines += [f"    {d}" for d in found[:8]]
+    lines += [f"withheld for {s.name}: {m.withheld}" for s, m in made if m.program is None]
+    lines.append(
+        f"suggestions on {PINNED}: {len(shown)} printed, {equal} equal, "
+        f"{len(made) - len(shown)} withheld (no mechanical move)"
+    )
+    return "\n".join(lines), equal == len(shown)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -407,10 +409,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--releases", nargs="+", default=list(RELEASES))
     parser.add_argument("--repo", nargs="+", default=[], help="with --dev-split: only these repositories")
+    parser.add_argument(
+        "--suggest-programs", nargs="*", type=Path, default=[], help="with --suggestions-only: more programs"
+    )
     args = parser.parse_args(argv)
     if args.suggestions_only:
         with tempfile.TemporaryDirectory(prefix="tw-oracle-suggest-") as tmp:
-            text, ok = suggestion_report(Path(tmp))
+            text, ok = suggestion_report(Path(tmp), args.suggest_programs)
         print(text)
         return 0 if ok else 1
     releases = {r: (None if r == PINNED else ensure(r)) for r in args.releases}

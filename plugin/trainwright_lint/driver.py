@@ -29,7 +29,7 @@ from trainwright_lint.fixes.fileio import WriteError, read_bytes, read_snapshot,
 from trainwright_lint.project.model import ProjectModel
 from trainwright_lint.rules import suggested
 from trainwright_lint.runner import LintResult, timeout_problem, withhold_fixes
-from trainwright_lint.suggest import module_name, suggest
+from trainwright_lint.suggest import no_move, preview, withheld
 from trainwright_lint.supervisor import Beat
 
 
@@ -237,25 +237,58 @@ def unified_diff(path: str, before: bytes, after: bytes) -> str:
     return "".join(difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}"))
 
 
-def print_suggestions(
-    findings: Sequence[Finding], out: TextIO, shown_path: Callable[[str], str] = str
-) -> int:
-    """A ready ``TrainerCallback`` per finding of a rule that declares a suggestion (one per distinct
-    suggestion), never written."""
-    shown: dict[str, list[Finding]] = {}  # suggestion text -> the findings it answers
-    codes = suggested()
-    for f in findings:
-        if f.code not in codes:
+@dataclass
+class PreviewReport:
+    """What ``fix --suggest`` showed: moves previewed, findings with no mechanical move, errors."""
+
+    previewed: int = 0
+    withheld: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def preview_moves(
+    findings: Sequence[Finding],
+    result: LintResult,
+    out: TextIO,
+    shown_path: Callable[[str], str] = str,
+) -> PreviewReport:
+    """``fix --suggest``: per finding of a rule that moves code into a callback, the unified diff of its
+    move fix applied alone to the file (``fix_bytes``, the writer ``--unsafe-fixes`` uses), or one line
+    saying why there is no mechanical move (``suggest.withheld``). Nothing is written."""
+    report = PreviewReport()
+    for f in sorted(findings, key=Finding.sort_key):
+        if f.code not in suggested():
             continue
-        try:
-            source = read_bytes(f.path).decode("utf-8")
-        except (OSError, UnicodeDecodeError):
+        reason = withheld(f)
+        diff = None if reason is not None else _one_move(f, result, report.errors)
+        if diff is None:
+            report.withheld += 1
+            out.write(no_move(f, reason or "the file changed since it was linted", shown_path))
             continue
-        text = suggest(source, f, module_name(shown_path(f.path)))
-        if text is not None:
-            shown.setdefault(text, []).append(f)
-    for text, answered in shown.items():
-        for f in answered:
-            out.write(f"# {shown_path(f.path)}:{f.line}: {f.code} {f.message}\n")
-        out.write(f"{text}\n")
-    return len(shown)
+        report.previewed += 1
+        out.write(preview(f, unified_diff(shown_path(f.path), *diff), shown_path))
+    return report
+
+
+def _no_second_pass(code: str, tree: ast.Module | None = None, /) -> list[Finding]:
+    """The preview's re-lint: nothing, so that ``fix_bytes`` stops after this one move."""
+    return []
+
+
+def _one_move(f: Finding, result: LintResult, errors: list[str]) -> tuple[bytes, bytes] | None:
+    """The file's bytes before and after ``f``'s move alone, or None when it cannot be applied (the
+    file changed since the lint, or it cannot be read or fixed: said in ``errors``)."""
+    digest = result.linted.get(f.path)
+    try:
+        data = read_bytes(result.named.get(f.path, f.path))
+        outcome = fix_bytes(
+            data,
+            f.path,
+            _no_second_pass,
+            unsafe=True,
+            first=(digest, [f]) if digest is not None else None,
+        )
+    except (FixError, OSError) as exc:
+        errors.append(f"{f.path}: {exc}")
+        return None
+    return (data, outcome.fixed) if outcome.changed else None

@@ -1,5 +1,6 @@
 """``trainwright fix`` on files: atomic writes that keep encoding and newline style, ``--diff`` writes
-nothing, unparsable files are left untouched and reported, ``lint --fix``, and ``--suggest``."""
+nothing, unparsable files are left untouched and reported, ``lint --fix``, and ``--suggest`` (the
+preview of the move ``--unsafe-fixes`` writes)."""
 
 from __future__ import annotations
 
@@ -54,29 +55,91 @@ def test_diff_writes_nothing(workdir: Path, capsys: pytest.CaptureFixture[str]) 
     assert out.startswith("--- a/train.py\n+++ b/train.py\n")
 
 
-def test_suggest_prints_a_callback_and_writes_nothing(
+GATED_PRINT = (
+    "from transformers import Trainer\n\n\n"
+    "class MyTrainer(Trainer):\n"
+    "    def training_step(self, model, inputs, num_items_in_batch=None):\n"
+    "        loss = super().training_step(model, inputs, num_items_in_batch)\n"
+    "        if self.state.global_step % 100 == 0:\n"
+    "            print('step', self.state.global_step, self.model.dtype)\n"
+    "        return loss\n"
+)
+
+
+def test_suggest_previews_the_move_and_writes_nothing(
     workdir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    source = (
-        "from transformers import Trainer\n\n\n"
-        "class MyTrainer(Trainer):\n"
-        "    def training_step(self, model, inputs, num_items_in_batch=None):\n"
-        "        loss = super().training_step(model, inputs, num_items_in_batch)\n"
-        "        if self.state.global_step % 100 == 0:\n"
-        "            print('step', self.state.global_step, self.model.dtype)\n"
-        "        return loss\n"
-    )
     path = workdir / "train.py"
-    path.write_text(source, encoding="utf-8")
-    status, out, _err = run(["fix", "--suggest", "train.py"], capsys)
+    path.write_text(GATED_PRINT, encoding="utf-8")
+    status, out, err = run(["fix", "--suggest", "train.py"], capsys)
     assert status == 0
-    assert path.read_text(encoding="utf-8") == source
-    assert "class MyTrainerTrainingStepCallback(TrainerCallback):" in out
-    assert "    def on_step_end(self, args, state, control, **kwargs):" in out
-    assert "print('step', state.global_step, kwargs[\"model\"].dtype)" in out
-    assert "trainer.add_callback(MyTrainerTrainingStepCallback())" in out
-    code = out.split("\n", 1)[1].rsplit("# register", 1)[0]  # the suggestion itself is valid Python
-    ast.parse(code)
+    assert path.read_text(encoding="utf-8") == GATED_PRINT
+    assert out.startswith("train.py:7:9: TW201 ")
+    assert "\n  help: Move them to `MyTrainerTrainingStepCallback.on_step_begin`/`on_substep_end`" in out
+    assert "+class MyTrainerTrainingStepCallback(TrainerCallback):\n" in out
+    assert "+    def on_substep_end(self, args, state, control, **kwargs):\n" in out
+    assert "+            print('step', trainer.state.global_step, trainer.model.dtype)\n" in out
+    assert "-            print('step', self.state.global_step, self.model.dtype)\n" in out
+    assert "+        self.add_callback(MyTrainerTrainingStepCallback(self))\n" in out
+    assert "1 callback move previewed, 0 without a mechanical move (nothing written)" in err
+
+
+def test_suggest_preview_is_the_move_unsafe_fixes_writes(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One writer: the diff ``--suggest`` prints, applied to the file, is the file ``fix --unsafe-fixes``
+    writes (each gallery file has one TW2xx finding and no other fix)."""
+    from trainwright.testing.suggested import apply_diff, blocks
+
+    gallery = FIXTURES.parents[2] / "examples" / "gallery"
+    compared = 0
+    for name in ("memory", "progress_file", "sample_generation", "step_timer", "checkpoint_extras"):
+        source = (gallery / f"{name}_before.py").read_text(encoding="utf-8")
+        path = workdir / f"{name}.py"
+        path.write_text(source, encoding="utf-8")
+        _, out, _ = run(["fix", "--suggest", path.name], capsys)
+        (block,) = blocks(out)
+        previewed = apply_diff(source, block.split("\n", 2)[2])
+        assert path.read_text(encoding="utf-8") == source  # --suggest wrote nothing
+        run(["fix", "--unsafe-fixes", path.name], capsys)
+        assert path.read_text(encoding="utf-8") == previewed, name
+        compared += 1
+    assert compared == 5
+
+
+def test_suggest_withholds_a_move_with_no_mechanical_equivalent(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 32: a timer around ``super().prediction_step()`` has no begin event to start from, and a
+    print before ``evaluate`` moved to ``on_step_end`` would print on every step. No callback is
+    printed for either; each says why in one line."""
+    (workdir / "timer.py").write_text(
+        "import time\nfrom transformers import Trainer\n\n\nclass EvalTimer(Trainer):\n"
+        "    def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None):\n"
+        "        start = time.time()\n"
+        "        out = super().prediction_step(model, inputs, prediction_loss_only, ignore_keys=ignore_keys)\n"
+        "        print(time.time() - start)\n        return out\n",
+        encoding="utf-8",
+    )
+    (workdir / "evalprint.py").write_text(
+        "from transformers import Trainer\n\n\nclass EvalPrintTrainer(Trainer):\n"
+        "    def evaluate(self, *args, **kwargs):\n"
+        "        print('evaluating at step', self.state.global_step)\n"
+        "        return super().evaluate(*args, **kwargs)\n",
+        encoding="utf-8",
+    )
+    status, out, err = run(["fix", "--suggest", "timer.py", "evalprint.py"], capsys)
+    assert status == 0
+    assert "TrainerCallback" not in out and "@@" not in out, out
+    lines = out.splitlines()
+    assert lines[0].startswith("evalprint.py:6:9: TW202 ")
+    assert lines[1] == (
+        "  no mechanical move: `on_step_end` fires on every step, `evaluate` only when "
+        "`control.should_evaluate` is set; the move does not check it"
+    )
+    assert lines[3].startswith("timer.py:7:9: TW202 ")
+    assert lines[4].startswith("  no mechanical move: no event begins `prediction_step`")
+    assert "0 callback moves previewed, 2 without a mechanical move" in err
 
 
 def test_unparsable_file_is_untouched_and_reported(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -57,34 +57,34 @@ def fixed_programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 GALLERY = Path(__file__).parents[2] / "examples" / "gallery"
-# name -> (original, the original without the moved code, written by hand; None: the lines the
-# suggestion names are deleted): suggestions judged by the oracle
-SUGGESTED: dict[str, tuple[Path, Path | None]] = {
-    "eval_print": (PROGRAMS / "eval_print.py", PROGRAMS / "eval_print_rest.py"),
-    "sample_tok": (PROGRAMS / "sample_tok.py", PROGRAMS / "sample_tok_rest.py"),
-    "progress_file": (GALLERY / "progress_file_before.py", None),
-    "step_timer": (GALLERY / "step_timer_before.py", None),
+# name -> original: ``fix --suggest`` previews judged by the oracle (each applied as printed)
+SUGGESTED: dict[str, Path] = {
+    "eval_print": PROGRAMS / "eval_print.py",
+    "sample_tok": PROGRAMS / "sample_tok.py",
+    "gated_timer": PROGRAMS / "gated_timer.py",
+    "progress_file": GALLERY / "progress_file_before.py",
+    "step_timer": GALLERY / "step_timer_before.py",
 }
 TRAINER_KWARGS = {"sample_tok": "{'tokenizer': toy_tokenizer}"}
 
 
 @pytest.fixture(scope="session")
-def suggested_programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Suggested]:
+def suggested_programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Suggested]]:
     folder = tmp_path_factory.mktemp("suggested")
-    return {name: applied(a, folder / name, b) for name, (a, b) in SUGGESTED.items()}
+    return {name: applied(source, folder / name) for name, source in SUGGESTED.items()}
 
 
 @pytest.fixture(scope="session")
 def oracle_records(
-    fixed_programs: dict[str, Path], suggested_programs: dict[str, Suggested]
+    fixed_programs: dict[str, Path], suggested_programs: dict[str, list[Suggested]]
 ) -> dict[str, Record]:
     specs = dict(SPECS)
     specs.update({name: Spec(path) for name, path in fixed_programs.items()})
     specs["super_loss"] = Spec(PROGRAMS / "super_loss.py")
-    for name, (original, _) in SUGGESTED.items():
+    for name, original in SUGGESTED.items():
         kwargs = TRAINER_KWARGS.get(name, "")
         specs[name] = Spec(original, trainer_kwargs=kwargs)
-        moved = suggested_programs[name]
-        if moved.program is not None:
-            specs[name + "_suggested"] = Spec(moved.program, register=moved.register, trainer_kwargs=kwargs)
+        for i, moved in enumerate(suggested_programs[name]):
+            if moved.program is not None:
+                specs[f"{name}_suggested{i}"] = Spec(moved.program, trainer_kwargs=kwargs)
     return dict(zip(specs, run_specs(list(specs.values()))))

@@ -1,7 +1,7 @@
 """``trainwright fix [PATHS]``: apply the linter's safe fixes (libcst, comments and layout kept).
 
 ``--diff`` previews without writing; ``--unsafe-fixes`` adds fixes that change behaviour; ``--suggest``
-prints, never writes, a ``TrainerCallback`` for each finding of a rule that moves code into one. Which
+prints, never writes, the move each TW2xx finding's unsafe fix would make (that one move's diff). Which
 rule has which fix is the rule's own declaration (``Rule.fix_applicability``, ``fix_title``,
 ``suggestion``): the help lists them from the registry. A fix is applied only if it is valid on every
 release of the target range. Files that do not parse are left
@@ -52,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--suggest",
         action="store_true",
-        help=f"print a TrainerCallback for each {'/'.join(suggested())} finding (never written)",
+        help=f"preview the callback move of each {'/'.join(suggested())} finding: that move's diff (never written)",
     )
     parser.set_defaults(func=run)
 
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     # The fixer brings libcst; imported when a fix runs, so that registering this command (which every
     # `trainwright` invocation does) does not cost `trainwright lint` the libcst import.
     from trainwright_lint.commands.stdin_input import fix_stdin
-    from trainwright_lint.driver import FixReport, fix_pass, print_suggestions
+    from trainwright_lint.driver import FixReport, fix_pass, preview_moves
 
     if args.stdin_filename and not args.suggest:
         return fix_stdin(args, "fix")
@@ -83,12 +83,17 @@ def run(args: argparse.Namespace) -> int:
         then = fix_pass(config, unsafe=args.unsafe_fixes, diff=args.diff, shown_path=shown)
     result = lint_files(files, config, jobs=args.jobs, explicit=explicit, keep_model=True, then=then)
     if args.suggest:
-        # Root-relative here: the suggestion names the module to import from by its path.
-        count = print_suggestions(
-            result.findings, sys.stdout, lambda p: shown_safely(display_path(p, config))
+        # Root-relative here, as the diffs of ``--diff`` name the files.
+        shown_moves = preview_moves(
+            result.findings, result, sys.stdout, lambda p: shown_safely(display_path(p, config))
         )
+        sys.stdout.flush()
+        tell(*(f"trainwright fix: {error}" for error in [*result.errors, *shown_moves.errors]))
         if not args.quiet:
-            tell(f"{plural(count, 'callback suggestion')} (nothing written)")
+            tell(
+                f"{plural(shown_moves.previewed, 'callback move')} previewed, "
+                f"{shown_moves.withheld} without a mechanical move (nothing written)"
+            )
         return 0
     report: FixReport = result.followup
     sys.stdout.write(report.output)

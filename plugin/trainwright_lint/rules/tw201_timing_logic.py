@@ -220,21 +220,31 @@ class TimingLogic(Rule):
             if not proof.proven:
                 continue  # no event fires wherever the method runs: no move, no finding
             lines = line_list(effects, obs.parts)
+            fix = plan_move(
+                ctx, fn, effects, obs.parts, events_in(event), MoveObservingToCallback, proof.events
+            )
             message = self.message.format(
                 method=method.name,
                 what=_what(obs.reasons, obs.kinds_by_reason, obs.gates),
                 s="s" if ("," in lines or "–" in lines) else "",
                 lines=lines,
                 it="them" if len(obs.parts) > 1 else "it",
-                event=event,
+                event=_written(fix, event),
             )
             first = effects.statements[obs.parts[0]].node
-            fix = plan_move(
-                ctx, fn, effects, obs.parts, events_in(event), MoveObservingToCallback, proof.events
-            )
             yield self.report(
                 ctx, first, message, method=method.name, moved=spans(effects, obs.parts), fix=fix
             )
+
+
+def _written(fix: MoveToCallback | None, event: str) -> str:
+    """The events the move writes (its edit's own list, not the advice), keeping the advice's reference
+    callback: ``on_step_end`` advised for ``training_step`` is written per micro-batch as
+    ``on_step_begin`` / ``on_substep_end``, and the message must name what the fix does."""
+    if fix is None:
+        return event
+    ref = event[event.find(" (reference: ") :] if " (reference: " in event else ""
+    return " / ".join(f"`{e}`" for e in fix.event_names()) + ref
 
 
 def _what(reasons: set[str], by_reason: dict[str, set[str]], gates: frozenset[str]) -> str:

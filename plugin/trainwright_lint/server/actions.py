@@ -1,6 +1,7 @@
 """Code actions: per finding its fix (safe ones preferred quick fixes, unsafe ones titled so and never
-preferred), a ``# noqa`` comment, and for TW2xx the callback move (a new file with the suggested
-``TrainerCallback``); per document "fix all", the text ``trainwright fix`` writes.
+preferred), a ``# noqa`` comment, and for TW2xx the callback move (the finding's unsafe move fix, the
+one ``trainwright fix --suggest`` previews, as a refactoring); per document "fix all", the text
+``trainwright fix`` writes.
 
 Every edit comes from ``session`` (the CLI's fixer run on the document's text), turned into one
 whole-line replacement (``convert.replacing_edit``); nothing here knows a rule.
@@ -11,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from lsprotocol import types
 from pygls.workspace import TextDocument
@@ -27,7 +27,7 @@ from trainwright_lint.server.convert import (
     unit_counter,
 )
 from trainwright_lint.server.session import Session
-from trainwright_lint.suggest import SUGGESTED_CODES
+from trainwright_lint.suggest import SUGGESTED_CODES, withheld
 
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.trainwright"
 MOVE_KIND = f"{types.CodeActionKind.RefactorMove.value}.trainwright"
@@ -44,7 +44,6 @@ class Request:
     findings: Sequence[Finding]  # the document's findings for its current text
     wanted: types.Range  # the range the client asks about
     only: Sequence[str] | None  # the kinds the client asks for (None: all)
-    can_create: bool = False  # the client applies edits that create a file
 
 
 def findings_in(doc: TextDocument, findings: Sequence[Finding], wanted: types.Range) -> list[Finding]:
@@ -65,9 +64,10 @@ def code_actions(session: Session, request: Request) -> list[types.CodeAction]:
     actions: list[types.CodeAction] = []
     if wants(request, types.CodeActionKind.QuickFix.value):
         for f in here:
-            actions += fix_action(session, request, f)
+            if f.code not in SUGGESTED_CODES:  # a TW2xx fix is the callback move, offered below
+                actions += fix_action(session, request, f)
             actions.append(noqa_action(doc, f))
-    if request.can_create and wants(request, MOVE_KIND):
+    if wants(request, MOVE_KIND):
         for f in here:
             actions += callback_action(session, request, f)
     safe = [f for f in request.findings if fix_kind(f) == "safe"]
@@ -108,33 +108,20 @@ def fix_action(session: Session, request: Request, f: Finding) -> list[types.Cod
 
 
 def callback_action(session: Session, request: Request, f: Finding) -> list[types.CodeAction]:
-    """A TW2xx finding's callback move: a new ``<file>_callbacks.py`` beside the file holding the
-    ``TrainerCallback`` that ``trainwright fix --suggest`` prints. Marked as a move to review, never
-    a quick fix: the flagged lines stay in the override until the user removes them and registers
-    the callback; an existing file is never offered (nor overwritten)."""
-    if f.code not in SUGGESTED_CODES:
+    """A TW2xx finding's callback move: its unsafe move fix applied alone to the document, exactly the
+    diff ``trainwright fix --suggest`` previews. A refactoring to review, never a quick fix; not offered
+    where ``--suggest`` withholds the move (``suggest.withheld``)."""
+    if f.code not in SUGGESTED_CODES or f.fix is None or withheld(f) is not None:
         return []
-    text = session.callback_for(request.path, request.doc.source, f)
-    source = Path(request.path)
-    target = source.with_name(f"{source.stem}_callbacks.py")
-    if text is None or target.exists():
+    fixed = session.fix_one(request.path, request.doc.source, f, request.findings)
+    if fixed is None:
         return []
-    uri = target.as_uri()
-    start = types.Position(line=0, character=0)
-    new_file = types.TextDocumentEdit(
-        text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
-        edits=[types.TextEdit(range=types.Range(start=start, end=start), new_text=text + "\n")],
-    )
-    create = types.CreateFile(
-        uri=uri, options=types.CreateFileOptions(overwrite=False, ignore_if_exists=True)
-    )
     return [
         types.CodeAction(
-            title=f"Move {f.code} to a TrainerCallback in {target.name} (callback move: review it, then "
-            "delete the moved lines and register the callback)",
+            title=f"Move {f.code} to a TrainerCallback: {f.fix.describe()} (callback move: review it)",
             kind=MOVE_KIND,
             diagnostics=[diagnostic(request.doc, f)],
-            edit=types.WorkspaceEdit(document_changes=[create, new_file]),
+            edit=document_edit(request.doc, fixed),
         )
     ]
 

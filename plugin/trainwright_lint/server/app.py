@@ -183,7 +183,7 @@ def code_action(ls: TrainwrightServer, params: types.CodeActionParams) -> list[t
     if not is_python(doc):
         return []
     only = [str(k.value if hasattr(k, "value") else k) for k in params.context.only or []] or None
-    request = Request(doc, ls.path_of(doc), ls.findings(doc), params.range, only, creates_files(ls))
+    request = Request(doc, ls.path_of(doc), ls.findings(doc), params.range, only)
     if only is not None or any(fix_kind(f) for f in findings_in(doc, request.findings, params.range)):
         # A fix is computed: from a whole lint, whose findings hold this text's nodes. Editors ask
         # for code actions whenever the cursor moves; most requests need no fix and no whole lint.
@@ -202,16 +202,6 @@ def hover(ls: TrainwrightServer, params: types.HoverParams) -> types.Hover | Non
         return None
     content = types.MarkupContent(kind=types.MarkupKind.Markdown, value=hover_text(under))
     return types.Hover(contents=content, range=doc.range_to_client_units(server_range(under[0])))
-
-
-def creates_files(ls: TrainwrightServer) -> bool:
-    """Whether the client applies a workspace edit that creates a file (``documentChanges`` with the
-    ``create`` resource operation)."""
-    workspace = ls.client_capabilities.workspace
-    edit = workspace.workspace_edit if workspace is not None else None
-    if edit is None or not edit.document_changes:
-        return False
-    return types.ResourceOperationKind.Create in (edit.resource_operations or [])
 
 
 def serve() -> None:

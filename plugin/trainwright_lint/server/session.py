@@ -28,10 +28,8 @@ from trainwright_lint.engine import single_file_workspace
 from trainwright_lint.finding import Finding, not_linted
 from trainwright_lint.fixes import FixError, Linter, fix_bytes
 from trainwright_lint.fixes.segment import SegmentError, decode
-from trainwright_lint.runner import display_path
 from trainwright_lint.server.incremental import Memo, lint_document
 from trainwright_lint.sourcefile import text_digest
-from trainwright_lint.suggest import module_name, suggest
 
 _PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
 
@@ -141,12 +139,6 @@ class Session:
             return [f for f in lint(code, tree) if _key(f) == own or _created(f, finding, before)]
 
         return self._fixed(path, text, only_this, [finding], unsafe=True)
-
-    def callback_for(self, path: str, text: str, finding: Finding) -> str | None:
-        """The ``TrainerCallback`` ``trainwright fix --suggest`` prints for a TW2xx ``finding``, its
-        imports from the file's module named as the CLI names them; ``None`` when there is none."""
-        shown = display_path(path, self.project(path).config)
-        return suggest(text, finding, module_name(shown))
 
     @staticmethod
     def _fixed(path: str, text: str, lint: Linter, first: Sequence[Finding], unsafe: bool) -> str | None:

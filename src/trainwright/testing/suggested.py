@@ -1,10 +1,11 @@
-"""A program with ``trainwright fix --suggest``'s callbacks applied as the suggestions say.
+"""A program with a ``trainwright fix --suggest`` preview applied exactly as it was printed.
 
-Each suggestion names the lines it moves out of an override (``(lines 13–15)``), prints a callback and
-a ``# register it: trainer.add_callback(...)`` line. Applying it is: delete those lines (a ``pass`` keeps
-the block valid), append the callback, and run the registration line with ``trainer`` bound
-(``Spec.register``). The oracle then trains the original and the applied program and compares them.
-Like ``fixed``, this runs the linter's CLI in a subprocess: the library never imports the linter.
+``--suggest`` prints, per TW2xx finding, the unified diff of that finding's move fix applied alone to
+the file (the callback class, the statements removed from the override, the ``add_callback`` line in
+``__init__``), or one line ``no mechanical move: <reason>``. Applying a preview is applying its diff,
+hunk by hunk, to the original file: the oracle then trains the original and the applied program and
+compares them. Like ``fixed``, this runs the linter's CLI in a subprocess: the library never imports
+the linter.
 """
 
 from __future__ import annotations
@@ -12,99 +13,83 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from trainwright.testing.compare import Difference
+# A finding's header, as ``lint --output-format concise`` prints it: ``path:line:col: TW201 ...``.
+HEADER = re.compile(r"^\S.*?:\d+:\d+: TW2\d\d ", re.MULTILINE)
+_HUNK = re.compile(r"^@@ -(?P<start>\d+)(?:,(?P<count>\d+))? \+\d+(?:,\d+)? @@")
+NO_MOVE = "  no mechanical move: "
 
-REGISTER = re.compile(r"^# register it: (?P<statement>trainer\.add_callback\(.+?\))  #", re.MULTILINE)
-_HEADER = re.compile(r"^# .+?:\d+: TW\d+ .*?\((?P<lines>lines? [\d–, ]+)\)", re.MULTILINE)
-# What a suggestion's "Differs from" comment must say for a difference in each field of the record to
-# count as named: the steps it runs on (printed lines), where a value is logged (log_history, the
-# events ``self.log`` fires, the trainer_state.json that copies the history), when a file is written.
-# A difference in any other field (losses, gradients, parameters, controls, errors) is never named.
-NAMES = {
-    "lines": "once per optimiser step",
-    "log_history": "next log line",
-    "events": "next log line",
-    "trainer_state.json": "next log line",
-    "files": "only when a checkpoint is saved",
-}
+
+class PreviewError(ValueError):
+    """A printed diff that does not apply to the file it names (its context lines differ)."""
 
 
 @dataclass(frozen=True)
 class Suggested:
-    text: str  # everything ``fix --suggest`` printed for the file
-    program: Path | None  # the program with the suggestions applied (None: nothing suggested)
-    register: tuple[str, ...]  # the statements the suggestions' "register it" lines give
+    text: str  # what ``fix --suggest`` printed for this finding (header, help line, diff)
+    program: Path | None  # the program with the diff applied (None: no mechanical move)
 
-    def unnamed(self, differences: Sequence[Difference]) -> list[Difference]:
-        """The ``differences`` (original against this program) the suggestion's text does not name."""
-        said = " ".join(line.strip("# ") for line in self.text.splitlines() if line.strip().startswith("#"))
-        return [d for d in differences if NAMES.get(_field(d.where), "\0") not in said]
-
-
-def _field(where: str) -> str:
-    """``ga1/train.lines[0]`` -> ``lines``; ``files.ga1/train/progress.txt`` -> ``files``, except a
-    checkpoint's ``trainer_state.json`` (it copies ``log_history``)."""
-    if where.startswith("files."):
-        return "trainer_state.json" if where.endswith("trainer_state.json") else "files"
-    return re.split(r"[.\[]", where.split(".", 1)[-1])[0]
+    @property
+    def withheld(self) -> str | None:
+        """The reason printed when there is no mechanical move, else None."""
+        for line in self.text.splitlines():
+            if line.startswith(NO_MOVE):
+                return line[len(NO_MOVE) :]
+        return None
 
 
 def suggestion(source: Path, target: str = "5.24.0") -> str:
     """What ``trainwright fix --suggest`` prints for ``source`` (its standard output)."""
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "trainwright_lint",
-            "fix",
-            "--suggest",
-            "--transformers-version",
-            target,
-            str(source),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
+        [sys.executable, "-m", "trainwright_lint", "fix", "--suggest", "--transformers-version", target,
+         str(source)],
+        capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
     return done.stdout
 
 
-def moved_lines(text: str) -> set[int]:
-    """The source lines the suggestions in ``text`` move out (``lines 13–15``, ``lines 12, 14``)."""
-    out: set[int] = set()
-    for header in _HEADER.finditer(text):
-        for part in header["lines"].split(" ", 1)[1].split(","):
-            first, _, last = part.strip().partition("–")
-            out.update(range(int(first), int(last or first) + 1))
-    return out
+def blocks(text: str) -> list[str]:
+    """The printed previews, one per finding (a header line and what follows it)."""
+    starts = [m.start() for m in HEADER.finditer(text)]
+    return [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)])]
 
 
-def without(source: str, lines: set[int]) -> str:
-    """``source`` without ``lines`` (1-based); each deleted run becomes one ``pass`` at its indent."""
+def apply_diff(source: str, diff: str) -> str:
+    """``source`` with the unified diff ``diff`` applied; raises ``PreviewError`` when a context or
+    removed line is not what ``source`` holds there."""
+    old = source.splitlines(keepends=True)
     out: list[str] = []
-    for number, line in enumerate(source.splitlines(), start=1):
-        if number not in lines:
-            out.append(line)
-        elif number - 1 not in lines:
-            out.append(line[: len(line) - len(line.lstrip())] + "pass")
-    return "\n".join(out) + "\n"
+    at = 0  # lines of ``old`` consumed
+    for line in diff.splitlines(keepends=True):
+        hunk = _HUNK.match(line)
+        if hunk is not None:
+            start = int(hunk["start"]) - (0 if hunk["count"] == "0" else 1)
+            out += old[at:start]
+            at = start
+        elif line.startswith(("---", "+++", "\\")) or not line.strip("\n") and not line.startswith(" "):
+            continue
+        elif line.startswith("+"):
+            out.append(line[1:])
+        elif line[:1] in (" ", "-"):
+            if at >= len(old) or old[at].rstrip("\r\n") != line[1:].rstrip("\r\n"):
+                raise PreviewError(f"line {at + 1} is not {line[1:].strip()!r}")
+            if line.startswith(" "):
+                out.append(old[at])
+            at += 1
+    return "".join(out + old[at:])
 
 
-def applied(source: Path, folder: Path, rest: Path | None = None, target: str = "5.24.0") -> Suggested:
-    """``source`` with its suggestions applied, written into ``folder``. ``rest``, when given, is the
-    program without the moved code written by hand (instead of deleting the lines named)."""
-    text = suggestion(source, target)
-    register = tuple(m["statement"] for m in REGISTER.finditer(text))
-    if not register:
-        return Suggested(text, None, ())
-    code = "\n".join(line for line in text.splitlines() if not line.startswith("# "))
-    kept = rest.read_text() if rest is not None else without(source.read_text(), moved_lines(text))
-    folder.mkdir(parents=True, exist_ok=True)
-    program = folder / source.name
-    program.write_text(kept + "\n\n" + code + "\n")
-    return Suggested(text, program, register)
+def applied(source: Path, folder: Path, target: str = "5.24.0") -> list[Suggested]:
+    """Each preview ``fix --suggest`` prints for ``source``, applied alone to it (``folder/<i>/``)."""
+    out = []
+    for i, text in enumerate(blocks(suggestion(source, target))):
+        if NO_MOVE in text:
+            out.append(Suggested(text, None))
+            continue
+        program = folder / str(i) / source.name
+        program.parent.mkdir(parents=True, exist_ok=True)
+        program.write_text(apply_diff(source.read_text(), text.split("\n", 2)[2]))
+        out.append(Suggested(text, program))
+    return out
