@@ -4,7 +4,7 @@ and a suggested callback where the tool reported TW301 and TW303 and "0 callback
 The "before" block is linted in a project declaring the range the page names; the codes the tool
 reports on each line must be exactly those the line's ``# TWxxx`` comment names. ``trainwright fix``
 must turn it into the "fixed" block, byte for byte, and ``fix --suggest`` on that must print the
-"suggested" block."""
+"suggested" block (the diff of the TW201 move)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ RANGE = "transformers>=4.46,<5.1"
 NOTE = re.compile(r"  # (TW\d{3})\b.*$")
 
 
-def block(name: str) -> str:
-    return PAGE.split(f"<!-- example: {name} -->\n```python\n", 1)[1].split("```", 1)[0]
+def block(name: str, language: str = "python") -> str:
+    return PAGE.split(f"<!-- example: {name} -->\n```{language}\n", 1)[1].split("```", 1)[0]
 
 
 def annotated(code: str) -> tuple[str, dict[int, set[str]]]:
@@ -72,6 +72,7 @@ def test_fix_writes_the_fixed_block_and_suggest_prints_the_callback(page_example
     assert cli(page_example_project, "fix").returncode == 1  # the TW201 is left for a person (fix --suggest)
     assert (page_example_project / "train.py").read_text() == block("fixed")
     suggested = cli(page_example_project, "fix", "--suggest")
-    assert "1 callback suggestion" in suggested.stderr
-    printed = "\n".join(line for line in suggested.stdout.splitlines() if not line.startswith("# train.py:"))
-    assert printed.strip("\n") == block("suggested").strip("\n")
+    assert "1 callback move previewed" in suggested.stderr
+    printed = suggested.stdout[suggested.stdout.index("--- a/train.py") :]  # the diff, after the finding
+    assert printed.strip("\n") == block("suggested", "diff").strip("\n")
+    assert (page_example_project / "train.py").read_text() == block("fixed")  # nothing written

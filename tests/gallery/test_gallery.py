@@ -102,10 +102,12 @@ def test_after_builder_trains(path: Path, tmp_path: Path) -> None:
     assert result.global_step == 2
 
 
-@pytest.mark.train("the suggested callback runs in a real training run")
-def test_suggested_callback_for_the_timing_wrapper_really_times_steps(tmp_path: Path) -> None:
-    """`trainwright fix --suggest` on the timing wrapper prints a callback that, pasted as is, measures
-    each step (start in on_step_begin, end in on_step_end) and puts it in the logs."""
+@pytest.mark.train("the previewed move runs in a real training run")
+def test_previewed_move_for_the_timing_wrapper_really_times_steps(tmp_path: Path) -> None:
+    """`trainwright fix --suggest` on the timing wrapper previews the move; applied as printed, the
+    trainer times each micro-batch (start at on_step_begin, end before the optimiser step) and logs it."""
+    from trainwright.testing.suggested import apply_diff, blocks
+
     out = subprocess.run(
         [sys.executable, "-m", "trainwright_lint", "fix", "--suggest", str(GALLERY / "step_timer_before.py")],
         capture_output=True,
@@ -113,13 +115,13 @@ def test_suggested_callback_for_the_timing_wrapper_really_times_steps(tmp_path: 
         check=False,
     )
     assert out.returncode == 0, out.stderr
-    code = "\n".join(line for line in out.stdout.splitlines() if not line.startswith("#"))
+    (block,) = blocks(out.stdout)
+    code = apply_diff((GALLERY / "step_timer_before.py").read_text(), block.split("\n", 2)[2])
     namespace: dict = {}
-    exec(compile(code, "suggestion", "exec"), namespace)  # noqa: S102 - the suggestion is the thing under test
-    callback = namespace["TimedTrainerTrainingStepCallback"]()
+    exec(compile(code, "preview", "exec"), namespace)  # noqa: S102 - the moved program is the thing under test
 
     from datasets import Dataset
-    from transformers import Trainer, TrainingArguments
+    from transformers import TrainingArguments
 
     from trainwright.toy import build_tiny_causal_lm, build_tokenizer
 
@@ -137,11 +139,10 @@ def test_suggested_callback_for_the_timing_wrapper_really_times_steps(tmp_path: 
         disable_tqdm=True,
         use_cpu=True,
     )
-    trainer = Trainer(
+    trainer = namespace["TimedTrainer"](
         model=model,
         args=args,
         train_dataset=Dataset.from_dict({**encoded, "labels": encoded["input_ids"]}),
-        callbacks=[callback],
     )
     trainer.train()
     step_times = [log["step_time"] for log in trainer.state.log_history if "step_time" in log]

@@ -1,35 +1,33 @@
-"""Every callback ``trainwright fix --suggest`` prints for the gallery runs, as pasted, in a real
-three-step Trainer run on a toy model, and every line of every event it defines is executed.
+"""Every move ``trainwright fix --suggest`` previews for the gallery, applied as printed, runs in a real
+three-step Trainer run on a toy model, and every line of every event the callback defines is executed.
 
-The suggestions used to crash on their first call: a value the Trainer subclass set on itself
-(``self.log_every``) was read but never given to the callback, and a local computed outside the moved
-code (``out = self.args.output_dir``) became ``out = None`` before ``os.path.join(out, ...)``.
+The old hand-written suggestions crashed on their first call (a value the Trainer set on itself was
+never given to the callback). The preview is now the move fix itself: the callback holds the trainer,
+and the trainer registers it in its own ``__init__``.
 
-To run every line in three steps, the harness makes each step gate fire (the right side of every
-``%`` becomes 1: ``state.global_step % 200 == 0`` holds at every step) and saves and logs at every
-step; nothing else of the suggestion is changed, and the callback is built exactly as its
-``# register it:`` line says.
+To run every line in three steps, the harness makes each step gate fire (the right side of every ``%``
+becomes 1) and saves and logs at every step, with two micro-batches per step (``on_substep_end`` fires
+between them); nothing else of the program is changed, and the Trainer subclass is built as is.
 """
 
 from __future__ import annotations
 
 import ast
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from trainwright.testing.suggested import NO_MOVE, apply_diff, blocks
+
 GALLERY = Path(__file__).resolve().parents[2] / "examples" / "gallery"
-HEADER = re.compile(r"^# (?P<path>\S+\.py):\d+: TW2\d\d ")
-REGISTER = re.compile(r"^# register it: trainer\.add_callback\((?P<call>.+?)\)  #", re.MULTILINE)
 
 pytestmark = pytest.mark.slow
 
 
-def suggestions() -> list[tuple[str, str]]:
-    """(gallery file, suggestion text) for every suggestion over the gallery's "before" files."""
+def previews() -> list[tuple[str, str]]:
+    """(gallery file, the file with one previewed move applied) for every preview over the gallery."""
     files = sorted(GALLERY.glob("*_before.py"))
     out = subprocess.run(
         [sys.executable, "-m", "trainwright_lint", "fix", "--suggest", *map(str, files)],
@@ -37,26 +35,23 @@ def suggestions() -> list[tuple[str, str]]:
         text=True,
         check=True,
     ).stdout
-    found: list[tuple[str, list[str]]] = []
-    previous_was_header = False
-    for line in out.splitlines():
-        header = HEADER.match(line)
-        if header and not previous_was_header:  # one suggestion may answer several findings
-            found.append((Path(header["path"]).name, []))
-        elif not header:
-            found[-1][1].append(line)
-        previous_was_header = bool(header)
-    return [(origin, "\n".join(lines)) for origin, lines in found]
+    found = []
+    for block in blocks(out):
+        if NO_MOVE in block:
+            continue
+        path = Path(block.split(":", 1)[0])
+        found.append((path.name, apply_diff((GALLERY / path.name).read_text(), block.split("\n", 2)[2])))
+    return found
 
 
-SUGGESTIONS = suggestions()
+PREVIEWS = previews()
 
 
-def test_the_gallery_yields_a_suggestion_per_timing_override() -> None:
-    """The run below would pass vacuously on an empty list. One suggestion per TW201/TW202 finding of the
+def test_the_gallery_yields_a_preview_per_timing_override() -> None:
+    """The run below would pass vacuously on an empty list: one preview per TW201/TW202 finding of the
     gallery (five files); TW203's two are off by default (a preview rule)."""
-    assert len(SUGGESTIONS) >= 5
-    assert {"progress_file_before.py", "checkpoint_extras_before.py"} <= {name for name, _ in SUGGESTIONS}
+    assert len(PREVIEWS) == 5
+    assert {"progress_file_before.py", "checkpoint_extras_before.py"} <= {name for name, _ in PREVIEWS}
 
 
 class _EveryStep(ast.NodeTransformer):
@@ -68,9 +63,8 @@ class _EveryStep(ast.NodeTransformer):
 
 
 def _event_lines(tree: ast.Module) -> set[int]:
-    """The lines every run of the callback's event methods (``on_*``) executes once the step gates
-    fire: all their statements except those under a condition on the data (``if not
-    math.isfinite(loss):`` need not hold in a healthy run)."""
+    """The lines every run of the callback's event methods (``on_*``) executes once the step gates fire:
+    all their statements except those under a condition on the data."""
     lines: set[int] = set()
 
     def take(body: list[ast.stmt]) -> None:
@@ -99,27 +93,27 @@ def toy():  # type: ignore[no-untyped-def]
 
     tokenizer = build_tokenizer()
     encoded = tokenizer(
-        ["hello world", "a helpful answer"] * 4, padding="max_length", max_length=8, truncation=True
+        ["hello world", "a helpful answer"] * 6, padding="max_length", max_length=8, truncation=True
     )
     dataset = Dataset.from_dict({**encoded, "labels": encoded["input_ids"]})
     return tokenizer, dataset, lambda: build_tiny_causal_lm(tokenizer, hidden_size=16, num_layers=1)
 
 
-@pytest.mark.parametrize(
-    ("origin", "code"), SUGGESTIONS, ids=[f"{o}-{i}" for i, (o, _) in enumerate(SUGGESTIONS)]
-)
-@pytest.mark.train("each suggestion runs in a real training run")
-def test_the_suggestion_runs_in_a_real_training_run(origin: str, code: str, toy, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("origin", "code"), PREVIEWS, ids=[o for o, _ in PREVIEWS])
+@pytest.mark.train("each previewed move runs in a real training run")
+def test_the_previewed_move_runs_in_a_real_training_run(origin: str, code: str, toy, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import torch
     from transformers import Trainer, TrainingArguments
 
+    torch.set_num_threads(1)
     tokenizer, dataset, model = toy
     tree = ast.fix_missing_locations(_EveryStep().visit(ast.parse(code)))
-    namespace: dict = {"__name__": "suggestion"}
-    filename = f"<suggestion from {origin}>"
-    exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - the suggestion is the thing under test
-    (call,) = REGISTER.findall(code)
-    callback = eval(call, namespace)  # exactly what the register line tells the user to write
-
+    namespace: dict = {"__name__": "preview"}
+    filename = f"<preview for {origin}>"
+    exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - the moved program is the thing under test
+    (trainer_class,) = [
+        v for v in namespace.values() if isinstance(v, type) and issubclass(v, Trainer) and v is not Trainer
+    ]
     executed: set[int] = set()
 
     def trace(frame, event, arg):  # type: ignore[no-untyped-def]
@@ -130,25 +124,12 @@ def test_the_suggestion_runs_in_a_real_training_run(origin: str, code: str, toy,
         return trace
 
     args = TrainingArguments(
-        output_dir=str(tmp_path),
-        max_steps=3,
-        logging_steps=1,
-        save_strategy="steps",
-        save_steps=1,
-        save_only_model=True,
-        per_device_train_batch_size=4,
-        per_device_eval_batch_size=4,
-        report_to=[],
-        disable_tqdm=True,
-        use_cpu=True,
-    )
-    trainer = Trainer(
-        model=model(),
-        args=args,
-        train_dataset=dataset,
-        eval_dataset=dataset,
-        processing_class=tokenizer,
-        callbacks=[callback],
+        output_dir=str(tmp_path), max_steps=3, gradient_accumulation_steps=2, logging_steps=1,
+        save_strategy="steps", save_steps=1, save_only_model=True, per_device_train_batch_size=2,
+        report_to=[], disable_tqdm=True, use_cpu=True,
+    )  # fmt: skip
+    trainer = trainer_class(
+        model=model(), args=args, train_dataset=dataset, eval_dataset=dataset, processing_class=tokenizer
     )
     sys.settrace(trace)
     try:

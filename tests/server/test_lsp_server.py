@@ -124,33 +124,26 @@ def test_an_unsafe_fix_is_offered_as_unsafe_and_only_on_request(gallery_project:
     run(scenario())
 
 
-def test_a_tw2xx_finding_offers_its_callback_as_a_move_to_a_new_file(gallery_project: Path) -> None:
+def test_a_tw2xx_finding_offers_its_move_fix_as_a_refactoring(gallery_project: Path) -> None:
+    """The TW2xx action is the finding's move fix itself, the one ``fix --suggest`` previews and
+    ``fix --unsafe-fixes`` writes: applied, the document is the file ``--unsafe-fixes`` writes (the
+    gallery file holds no other fix). Not a quick fix, never preferred; no second action for it."""
     name = "memory_before.py"
     path = gallery_project / name
-    printed = cli(gallery_project, "fix", "--suggest", name).stdout
-    creates = types.ClientCapabilities(
-        workspace=types.WorkspaceClientCapabilities(
-            workspace_edit=types.WorkspaceEditClientCapabilities(
-                document_changes=True, resource_operations=[types.ResourceOperationKind.Create]
-            )
-        )
-    )
+    text = path.read_text(encoding="utf-8")
+    expected = fixed_by_cli(gallery_project, name, "--unsafe-fixes")
+    assert "class GcTrainerTrainingStepCallback(TrainerCallback):" in expected
+    previewed = cli(gallery_project, "fix", "--suggest", name).stdout
+    assert "+class GcTrainerTrainingStepCallback(TrainerCallback):" in previewed
 
     async def scenario() -> None:
-        async with editor_session(gallery_project, creates) as editor:
+        async with editor_session(gallery_project) as editor:
             diag = coded(await editor.open(path), "TW201")
-            moves = [a for a in await editor.actions(path, diag) if a.kind == "refactor.move.trainwright"]
+            actions = await editor.actions(path, diag)
+            moves = [a for a in actions if a.kind == "refactor.move.trainwright"]
             assert len(moves) == 1 and "callback move" in moves[0].title and not moves[0].is_preferred
-            create, content = moves[0].edit.document_changes
-            target = (gallery_project / "memory_before_callbacks.py").as_uri()
-            assert isinstance(create, types.CreateFile) and create.uri == target
-            assert not create.options.overwrite
-            new_text = content.edits[0].new_text
-            assert content.text_document.uri == target and "class GcTrainerTrainingStepCallback" in new_text
-            assert new_text.strip() in printed  # what `trainwright fix --suggest` prints, nothing else
-        async with editor_session(gallery_project) as editor:  # a client that cannot create files: no move
-            diag = coded(await editor.open(path), "TW201")
-            assert not [a for a in await editor.actions(path, diag) if a.kind == "refactor.move.trainwright"]
+            assert apply_edit(text, moves[0].edit, path.as_uri()) == expected
+            assert not [a for a in actions if a.title.startswith("Fix TW201")]
 
     run(scenario())
 
