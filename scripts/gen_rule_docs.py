@@ -57,7 +57,7 @@ FIXING_SECTION = """
 `trainwright fix [PATHS]` (or `trainwright lint --fix`) applies the safe fixes with libcst, keeping
 comments, layout, encoding and line endings, and only when the fixed code is valid on every release of
 the project's target range; `--diff` previews them, `--unsafe-fixes` adds the fixes that change
-behaviour, `--suggest` prints a ready `TrainerCallback` for {suggested} findings. Pre-commit: the
+behaviour, `--suggest` previews the callback move of {suggested} findings (its diff). Pre-commit: the
 `trainwright` hook applies them.
 
 | code | fix | applied by |

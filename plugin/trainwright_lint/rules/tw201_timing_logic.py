@@ -229,7 +229,7 @@ class TimingLogic(Rule):
                 s="s" if ("," in lines or "–" in lines) else "",
                 lines=lines,
                 it="them" if len(obs.parts) > 1 else "it",
-                event=_written(fix, event),
+                event=written_events(fix, event),
             )
             first = effects.statements[obs.parts[0]].node
             yield self.report(
@@ -237,13 +237,14 @@ class TimingLogic(Rule):
             )
 
 
-def _written(fix: MoveToCallback | None, event: str) -> str:
-    """The events the move writes (its edit's own list, not the advice), keeping the advice's reference
-    callback: ``on_step_end`` advised for ``training_step`` is written per micro-batch as
-    ``on_step_begin`` / ``on_substep_end``, and the message must name what the fix does."""
-    if fix is None:
-        return event
-    ref = event[event.find(" (reference: ") :] if " (reference: " in event else ""
+def written_events(fix: MoveToCallback | None, advised: str) -> str:
+    """The events the move writes (its edit's own list), where the message named others: ``on_step_end``
+    advised for ``training_step`` is written per micro-batch as ``on_step_begin`` / ``on_substep_end``.
+    The advice's reference callback is kept; an advice that asks to check a control flag
+    (``on_step_end`` (``control.should_evaluate``)) is kept whole: the move does not check it."""
+    if fix is None or "control." in advised:
+        return advised
+    ref = advised[advised.find(" (reference: ") :] if " (reference: " in advised else ""
     return " / ".join(f"`{e}`" for e in fix.event_names()) + ref
 
 

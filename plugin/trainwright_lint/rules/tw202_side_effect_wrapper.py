@@ -14,6 +14,7 @@ from trainwright_lint.rules._advice import WRAPPER_EVENTS, quoted_events, refere
 from trainwright_lint.rules._events import proven_move
 from trainwright_lint.rules._move import MoveToCallback, plan_move
 from trainwright_lint.rules.base import EVERY_RELEASE, MOVE_WRAPPER, UNSAFE, ClassContext, Example, Rule
+from trainwright_lint.rules.tw201_timing_logic import written_events
 
 
 class MoveWrapperToCallback(MoveToCallback):
@@ -204,16 +205,16 @@ class SideEffectWrapper(Rule):
                 lines = line_list(obs.effects, parts)
                 where = f" (line{'s' if ',' in lines or '–' in lines else ''} {lines})"
                 node = obs.effects.statements[parts[0]].node
-            message = self.message.format(
-                method=method.name,
-                effects=", ".join(sorted(kinds)),
-                where=where,
-                events=quoted_events(events),
-                ref=reference(callback),
-            )
             fix = (
                 plan_move(ctx, fn, obs.effects, parts, events_in(events), MoveWrapperToCallback, proof.events)
                 if parts and obs.effects is not None
                 else None
+            )
+            message = self.message.format(
+                method=method.name,
+                effects=", ".join(sorted(kinds)),
+                where=where,
+                events=written_events(fix, quoted_events(events)),
+                ref=reference(callback),
             )
             yield self.report(ctx, node, message, method=method.name, moved=moved, fix=fix)
