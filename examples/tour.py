@@ -1,6 +1,6 @@
 #!/usr/bin/env python
-"""A one-minute tour of trainwright: the linter on a gallery of real-world overrides, a safe fix, a
-suggested callback, then the two reference trainers on toy tasks.
+"""A one-minute tour of trainwright: the linter on a gallery of real-world overrides, a safe fix, the
+preview of a callback move, then the two reference trainers on toy tasks.
 
     python examples/tour.py            # the README's first command runs this after installing
     python examples/tour.py --quick    # fewer training steps (what the test-suite runs)
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     banner(
         3,
         total,
-        "Ask for the callback that replaces a timing wrapper",
+        "Preview moving a timing wrapper into a callback (nothing is written)",
         [*trainwright, "fix", "--suggest", timer],
     )
     run([*trainwright, "fix", "--suggest", str(timer.relative_to(ROOT))], ok_codes=(0, 1))

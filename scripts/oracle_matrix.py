@@ -54,7 +54,7 @@ from trainwright_lint.rules import RULES
 
 from trainwright.testing import reasons
 from trainwright.testing.fixed import DEFAULT_RANGE, fixed_copy, judged_spec
-from trainwright.testing.oracle import ACROSS_RELEASES, Difference, Record, Spec, compare, run_specs
+from trainwright.testing.oracle import ACROSS_RELEASES, Difference, Record, compare, run_specs
 from trainwright.testing.releases import ensure
 from trainwright.testing.suggested import applied
 
