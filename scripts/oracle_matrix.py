@@ -56,7 +56,7 @@ from trainwright.testing import reasons
 from trainwright.testing.fixed import DEFAULT_RANGE, fixed_copy, judged_spec
 from trainwright.testing.oracle import ACROSS_RELEASES, Difference, Record, compare, run_specs
 from trainwright.testing.releases import ensure
-from trainwright.testing.suggested import applied
+from trainwright.testing.suggested import Suggested, applied
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # its neighbour, run as a script or imported
 import ecosystem_check  # the dev split's corpus and how its snapshots are exported
@@ -372,34 +372,52 @@ def report(cases: Sequence[Case], notes: Sequence[str] = ()) -> str:
     return "\n".join(lines)
 
 
-def suggestion_report(work: Path, sources: Sequence[Path] = ()) -> tuple[str, bool]:
-    """Every ``fix --suggest`` preview over the gallery (and ``sources``), its diff applied as printed,
-    trained against the original on the pinned release. Each printed preview must be oracle-equal;
-    a finding with no mechanical move prints no callback and is counted as withheld. Returns the report
-    and whether every printed preview was equal."""
+def suggestion_report(
+    work: Path, sources: Sequence[Path] = (), releases: dict[str, Path | None] | None = None
+) -> tuple[str, bool]:
+    """Every ``fix --suggest`` preview over the gallery (and ``sources``), made for each release of
+    ``releases`` (default: the pinned one), its diff applied as printed and trained against the original
+    on that release. Each printed preview must be oracle-equal where the original runs; a finding with no
+    mechanical move prints no callback and is counted as withheld. Returns the report and whether every
+    printed preview was equal or not runnable."""
     sources = [*sorted((ROOT / "examples" / "gallery").glob("*_before.py")), *sources]
-    made = [(s, m) for s in sources for m in applied(s, work / s.stem)]
-    shown = [(s, m) for s, m in made if m.program is not None]
-    specs = [spec for s, m in shown for spec in (judged_spec(s), judged_spec(m.program))]  # type: ignore[arg-type]
-    records = run_specs(specs)
+    lines: list[str] = []
+    ok = True
+    for release, folder in (releases or {PINNED: None}).items():
+        made = [(s, m) for s in sources for m in applied(s, work / release / s.stem, target=release)]
+        shown = [(s, m) for s, m in made if m.program is not None]
+        programs = [p for s, m in shown for p in (s, m.program)]
+        records = run_specs([judged_spec(p, release=folder) for p in programs])  # type: ignore[arg-type]
+        found, good = _judged_previews(shown, records, release)
+        lines += found
+        lines += [f"withheld for {s.name}: {m.withheld}" for s, m in made if m.program is None]
+        lines.append(
+            f"suggestions on {release}: {len(shown)} printed, {good[0]} equal, {good[1]} not runnable "
+            f"(the original fails there), {len(made) - len(shown)} withheld (no mechanical move)"
+        )
+        ok = ok and sum(good) == len(shown)
+    return "\n".join(lines), ok
+
+
+def _judged_previews(
+    shown: Sequence[tuple[Path, Suggested]], records: Sequence[Record], release: str
+) -> tuple[list[str], tuple[int, int]]:
+    """A verdict line per applied preview (original, preview: consecutive ``records``) and the counts
+    of equal and not runnable ones. A preview whose original fails on ``release`` is not runnable there,
+    as ``judge`` has it with no earlier release run: there is nothing to be equal to."""
     lines, equal, idle = [], 0, 0
-    for i, (source, moved) in enumerate(shown):
+    for i, (source, _moved) in enumerate(shown):
         original = records[2 * i]
-        found = compare(original, records[2 * i + 1])
-        if original.failed:  # as ``judge`` has it with no earlier release run: nothing to be equal to
+        if original.failed:
             idle += 1
-            lines.append(f"preview for {source.name} on {PINNED}: not runnable ({_first_line(original)})")
+            lines.append(f"preview for {source.name} on {release}: not runnable ({_first_line(original)})")
             continue
+        found = compare(original, records[2 * i + 1])
         equal += not found
         verdict = "equal" if not found else f"{len(found)} differences"
-        lines.append(f"preview for {source.name} on {PINNED}: {verdict}")
+        lines.append(f"preview for {source.name} on {release}: {verdict}")
         lines += [f"    {d}" for d in found[:8]]
-    lines += [f"withheld for {s.name}: {m.withheld}" for s, m in made if m.program is None]
-    lines.append(
-        f"suggestions on {PINNED}: {len(shown)} printed, {equal} equal, {idle} not runnable (the original "
-        f"fails there), {len(made) - len(shown)} withheld (no mechanical move)"
-    )
-    return "\n".join(lines), equal + idle == len(shown)
+    return lines, (equal, idle)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -418,12 +436,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--suggest-programs", nargs="*", type=Path, default=[], help="with --suggestions-only: more programs"
     )
     args = parser.parse_args(argv)
+    releases = {r: (None if r == PINNED else ensure(r)) for r in args.releases}
     if args.suggestions_only:
         with tempfile.TemporaryDirectory(prefix="tw-oracle-suggest-") as tmp:
-            text, ok = suggestion_report(Path(tmp), args.suggest_programs)
+            text, ok = suggestion_report(Path(tmp), args.suggest_programs, releases)
         print(text)
         return 0 if ok else 1
-    releases = {r: (None if r == PINNED else ensure(r)) for r in args.releases}
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="tw-oracle-matrix-") as tmp:
         work = Path(tmp)
@@ -433,7 +451,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             cases = [] if args.gallery_only else rule_example_cases(work / "rules")
             cases += [] if args.examples_only else gallery_cases(work / "gallery")
         suggested, ok = (
-            ("", True) if args.examples_only or args.dev_split else suggestion_report(work / "suggest")
+            ("", True)
+            if args.examples_only or args.dev_split
+            else suggestion_report(work / "suggest", (), releases)
         )
         run([c for c in cases if not c.reason], releases)
         for case in cases:  # set aside before the run: not runnable wherever it is in range

@@ -54,7 +54,7 @@ def withheld(finding: Finding) -> str | None:
     message text."""
     rule = RULES.get(finding.code)
     if rule is not None and rule.fix_module is None:
-        return f"{finding.code} writes no move (its callback would not be oracle-checked)"
+        return f"{finding.code} writes no move: no callback for it is checked by the behaviour oracle"
     move = finding.fix
     if not isinstance(move, MoveToCallback):
         return finding.fix_note or "the moved code reads what no callback event receives"

@@ -142,6 +142,18 @@ def test_suggest_withholds_a_move_with_no_mechanical_equivalent(
     assert "0 callback moves previewed, 2 without a mechanical move" in err
 
 
+def test_suggest_prints_no_callback_for_tw203(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """TW203 (a preview rule) has no move fix: its ``control.should_*`` callback is not oracle-checked,
+    so ``--suggest`` withholds it (the hand-written translator printed one)."""
+    source = (FIXTURES.parents[2] / "examples" / "gallery" / "loss_guard_before.py").read_text()
+    (workdir / "guard.py").write_text(source, encoding="utf-8")
+    status, out, err = run(["fix", "--suggest", "--preview", "guard.py"], capsys)
+    assert status == 0 and "TrainerCallback)" not in out and "@@" not in out
+    assert out.count(": TW203 `log` sets") == 2
+    assert out.count("  no mechanical move: TW203 writes no move: no callback for it is checked") == 2
+    assert "0 callback moves previewed, 2 without a mechanical move" in err
+
+
 def test_unparsable_file_is_untouched_and_reported(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = workdir / "bad.py"
     data = b"from transformers import Trainer\nclass T(Trainer):\n    def log(self, logs:\n"
