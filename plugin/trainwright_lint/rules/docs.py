@@ -64,7 +64,7 @@ def _fix_safety(rule: Any) -> str:
     if getattr(rule, "suggestion", None):
         return (
             "No automatic fix: the logic has to move, and no move is written for it yet, so "
-            "`trainwright fix --suggest` says \"no mechanical move\"; move it into a `TrainerCallback` "
+            '`trainwright fix --suggest` says "no mechanical move"; move it into a `TrainerCallback` '
             "by hand and register it with `Trainer(callbacks=[...])`."
         )
     return "No automatic fix."
