@@ -198,6 +198,8 @@ def plan_move(
     held = HELD.get(fn.name, {})
     if reads & result or (reads & params) - set(KWARGS) - set(held):
         return None
+    if _interleaved(effects, under):
+        return None
     per_micro_batch = _per_micro_batch(fn.name, events, effects, parts)
     with_definers = _with_definers(ctx.unit, effects, parts, under, reads - params, params, per_micro_batch)
     if with_definers is None:
@@ -229,6 +231,38 @@ def plan_move(
         fallback_since=_fallback_since(ctx) if span else "",
         needs_import=_needs_import(ctx, fn, edit_type),
     )
+
+
+def _interleaved(effects: MethodEffects, moved: set[int]) -> bool:
+    """Code left behind runs between two moved statements of the same side of the ``super()`` call
+    (``start = time.time()`` and ``elapsed = ...`` around the method's own work, both inside a block):
+    the event would run them back to back, so what they measured or bracketed is lost. Statements that
+    only hold moved ones (their ``if``/``with``) and statements that do nothing do not count."""
+    assert effects.delegation is not None
+    split = effects.statements[effects.delegation].line
+    holders = {p for i in moved for p in _ancestors(effects, i)}
+    for side in (lambda line: line < split, lambda line: line > split):
+        lines = [effects.statements[i].line for i in moved if side(effects.statements[i].line)]
+        if len(lines) < 2:
+            continue
+        for i, s in enumerate(effects.statements):
+            if (
+                i not in moved
+                and i not in holders
+                and i != effects.delegation
+                and min(lines) < s.line < max(lines)
+                and s.kinds - {K.NOOP}
+            ):
+                return True
+    return False
+
+
+def _ancestors(effects: MethodEffects, index: int) -> list[int]:
+    out = []
+    while effects.statements[index].parent != -1:
+        index = effects.statements[index].parent
+        out.append(index)
+    return out
 
 
 def _fallback_since(ctx: ClassContext) -> str:
