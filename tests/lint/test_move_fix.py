@@ -148,7 +148,7 @@ def test_a_local_set_by_branches_of_pure_assignments_moves_with_the_code() -> No
 @pytest.mark.parametrize(
     "other",
     [
-        'name = self.next_name()',  # a call of the trainer's own: may have an effect
+        "name = self.next_name()",  # a call of the trainer's own: may have an effect
         'name = random.choice(["a", "b"])',  # draws from the RNG: an effect of its own
         'name = self.args.hub_model_id.split("/")[-1]\n                trial.report(1)',  # reads a parameter
     ],

@@ -241,8 +241,8 @@ def _interleaved(effects: MethodEffects, moved: set[int]) -> bool:
     assert effects.delegation is not None
     split = effects.statements[effects.delegation].line
     holders = {p for i in moved for p in _ancestors(effects, i)}
-    for side in (lambda line: line < split, lambda line: line > split):
-        lines = [effects.statements[i].line for i in moved if side(effects.statements[i].line)]
+    for before in (True, False):
+        lines = [effects.statements[i].line for i in moved if (effects.statements[i].line < split) == before]
         if len(lines) < 2:
             continue
         for i, s in enumerate(effects.statements):
@@ -379,7 +379,9 @@ def _pure_text(value: str) -> bool:
         last = name.rsplit(".", 1)[-1]
         on_value = not name.startswith("self.") or (name.startswith("self.args.") and name.count(".") >= 3)
         if not (
-            name in K.PURE_CALLS or name in _PURE_BUILDERS or ("." in name and on_value and last in K.PURE_METHODS)
+            name in K.PURE_CALLS
+            or name in _PURE_BUILDERS
+            or ("." in name and on_value and last in K.PURE_METHODS)
         ):
             return False
     return True

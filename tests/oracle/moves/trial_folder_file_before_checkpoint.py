@@ -12,7 +12,9 @@ from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 class TrialFolderTrainer(Trainer):
     def _save_checkpoint(self, model, trial):
         if self.is_world_process_zero():
-            folder = os.path.join(self._get_output_dir(trial=trial), f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}")
+            folder = os.path.join(
+                self._get_output_dir(trial=trial), f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
+            )
             os.makedirs(folder, exist_ok=True)
             with open(os.path.join(folder, "extra_state.json"), "w") as f:
                 json.dump({"epoch": self.state.epoch}, f)
