@@ -16,8 +16,19 @@ registered; ``rules/_move_cst.py`` writes it with libcst:
 
 Unsafe: the code runs at the event instead of inside the method (once per optimizer step rather than
 per micro-batch, after the checkpoint rather than before it). A move is planned only when it is
-mechanical: the statements read no result of the ``super()`` call, no argument an event does not
-receive, and the class is defined at module level.
+mechanical: the statements read no result of the ``super()`` call, no argument that neither an event
+receives (``KWARGS``) nor the Trainer holds on every proven path (``HELD``: ``_save_checkpoint``'s
+``trial``), no local but one computed without effects (an assignment, or an ``if``/``else`` of
+assignments, recomputed in the callback), no attribute that code left behind sets after them (a
+micro-batch counter set before the accumulation check moves; one set after it does not), no code left
+behind runs between two of them on one side of the call, and the class is defined at module level.
+
+Refused on the dev split, each for a reason of transformers' call paths (issue 33): sample generation
+in ``evaluation_loop`` (its own RNG draws, model calls and ``self.log`` run before the loop; no event
+fires there, and ``on_evaluate`` would log after the metrics); ``evaluate`` code reading the returned
+metrics (``on_evaluate`` gets the same dict, but before the memory metrics are added, and not the merged
+dict of several eval datasets); a timer around work the override keeps; code reading a result or a
+parameter no event has; a re-implementation with no ``super()`` call.
 """
 
 from __future__ import annotations
