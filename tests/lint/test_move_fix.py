@@ -5,9 +5,11 @@ oracle's question (``tests/oracle/test_moves.py``); these are the planner's own 
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 import pytest
 from lint_helpers import dedent, fix_text, lint_text
+from trainwright_lint.finding import Finding
 from trainwright_lint.rules._move import MICRO_BATCH_EVENTS, MICRO_BATCH_SPAN, PER_MICRO_BATCH
 
 from trainwright.catalog.events import load_events
@@ -106,3 +108,142 @@ def test_a_suppressed_first_move_leaves_the_import_to_the_next() -> None:
     assert "FirstTrainerTrainingStepCallback" not in fixed  # suppressed: not moved
     assert fixed.count("import TrainerCallback") == 1
     assert fixed.index("import TrainerCallback") < fixed.index("class SecondTrainerTrainingStepCallback")
+
+
+MOVES = Path(__file__).resolve().parents[1] / "oracle" / "moves"
+
+BRANCHES = """
+    import os
+    from pathlib import Path
+    from transformers import Trainer
+
+    class T(Trainer):
+        def _save_checkpoint(self, model, trial):
+            if self.args.hub_model_id is None:
+                name = Path(self.args.output_dir).name
+            else:
+                {other}
+            with open(os.path.join(self.args.output_dir, "CARD.md"), "w") as f:
+                f.write(name)
+            super()._save_checkpoint(model, trial)
+"""
+
+
+def _moves(source: str, code: str) -> list[Finding]:
+    return [f for f in lint_text(source) if f.code == code]
+
+
+def test_a_local_set_by_branches_of_pure_assignments_moves_with_the_code() -> None:
+    source = dedent(BRANCHES.format(other='name = self.args.hub_model_id.split("/")[-1]'))
+    (finding,) = _moves(source, "TW202")
+    assert finding.fix is not None
+    fixed = fix_text(source, unsafe=True).fixed.decode("utf-8")
+    ast.parse(fixed)
+    handler = fixed[fixed.index("def on_save") : fixed.index("class T(Trainer)")]
+    assert "if trainer.args.hub_model_id is None:" in handler and "else:" in handler
+    assert handler.index("name = Path(") < handler.index("f.write(name)")
+    assert "def _save_checkpoint" not in fixed  # nothing left but the ``super()`` call
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        "name = self.next_name()",  # a call of the trainer's own: may have an effect
+        'name = random.choice(["a", "b"])',  # draws from the RNG: an effect of its own
+        'name = self.args.hub_model_id.split("/")[-1]\n                trial.report(1)',  # reads a parameter
+    ],
+)
+def test_branches_that_do_more_than_assign_keep_the_fix_off(other: str) -> None:
+    source = dedent(BRANCHES.format(other=other))
+    assert all(f.fix is None for f in _moves(source, "TW202"))
+    assert not fix_text(source, unsafe=True).changed
+
+
+def test_trial_is_read_from_the_trainer_that_holds_it() -> None:
+    source = (MOVES / "trial_folder_file_before_checkpoint.py").read_text()
+    (finding,) = _moves(source, "TW202")
+    assert finding.fix is not None
+    fixed = fix_text(source, unsafe=True).fixed.decode("utf-8")
+    ast.parse(fixed)
+    assert "trial = self.trainer._trial" in fixed
+    assert "trainer._get_output_dir(trial=trial)" in fixed
+
+
+def test_a_parameter_no_event_receives_and_no_trainer_holds_keeps_the_fix_off() -> None:
+    source = dedent("""
+        from transformers import Trainer
+
+        class T(Trainer):
+            def training_step(self, model, inputs, num_items_in_batch=None):
+                loss = super().training_step(model, inputs, num_items_in_batch)
+                if self.state.global_step % 10 == 0:
+                    print(num_items_in_batch)
+                return loss
+    """)
+    assert all(f.fix is None for f in _moves(source, "TW201"))
+
+
+TIMER = """
+    import time
+    from transformers import Trainer
+
+    class T(Trainer):
+        def training_step(self, model, inputs, num_items_in_batch=None):
+            time_before = time.perf_counter()
+            output = super().training_step(model, inputs, num_items_in_batch)
+            {first}
+            self._span += time.perf_counter() - time_before
+            if self._micro % self.args.gradient_accumulation_steps == 0:
+                self._times.append(self._span)
+                self._span = 0.0
+            {last}
+            return output
+
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            if self._micro < 0:
+                raise RuntimeError("negative")
+            return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+"""
+
+
+def test_a_counter_left_in_the_override_before_the_moved_code_is_read_at_the_event() -> None:
+    source = dedent(TIMER.format(first="self._micro += 1", last="pass"))
+    (finding,) = _moves(source, "TW201")
+    assert finding.fix is not None
+    fixed = fix_text(source, unsafe=True).fixed.decode("utf-8")
+    override = fixed[fixed.index("class T(Trainer)") :]
+    assert "self._micro += 1" in override and "self._times" not in override
+    assert "if trainer._micro % trainer.args.gradient_accumulation_steps == 0:" in fixed
+
+
+def test_a_counter_written_after_the_moved_code_keeps_the_fix_off() -> None:
+    # the event fires after the method: it would see the counter one micro-batch later than the code did
+    source = dedent(TIMER.format(first="pass", last="self._micro += 1"))
+    assert all(f.fix is None for f in _moves(source, "TW201"))
+
+
+def test_a_timer_around_work_the_override_keeps_gets_no_move() -> None:
+    # both reads of the clock go to one event: the samples drawn between them would go untimed
+    source = dedent("""
+        import time
+        import torch
+        import wandb
+        from transformers import Trainer
+        from transformers.integrations import is_wandb_available
+
+        class T(Trainer):
+            def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix="eval"):
+                if is_wandb_available():
+                    start = time.time()
+                    with torch.no_grad():
+                        self.model.eval()
+                        self._draw_samples(eval_dataset)
+                    spent = time.time() - start
+                metrics = super().evaluate(eval_dataset, ignore_keys, metric_key_prefix)
+                if is_wandb_available():
+                    wandb.log({"eval_time": time.time() - start + spent}, step=self.state.global_step)
+                return metrics
+    """)
+    assert _moves(source, "TW201")
+    assert all(f.fix is None for f in _moves(source, "TW201"))
+    assert not fix_text(source, unsafe=True).changed

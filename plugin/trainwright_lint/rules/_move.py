@@ -16,8 +16,19 @@ registered; ``rules/_move_cst.py`` writes it with libcst:
 
 Unsafe: the code runs at the event instead of inside the method (once per optimizer step rather than
 per micro-batch, after the checkpoint rather than before it). A move is planned only when it is
-mechanical: the statements read no result of the ``super()`` call, no argument an event does not
-receive, and the class is defined at module level.
+mechanical: the statements read no result of the ``super()`` call, no argument that neither an event
+receives (``KWARGS``) nor the Trainer holds on every proven path (``HELD``: ``_save_checkpoint``'s
+``trial``), no local but one computed without effects (an assignment, or an ``if``/``else`` of
+assignments, recomputed in the callback), no attribute that code left behind sets after them (a
+micro-batch counter set before the accumulation check moves; one set after it does not), no code left
+behind runs between two of them on one side of the call, and the class is defined at module level.
+
+Refused on the dev split, each for a reason of transformers' call paths (issue 33): sample generation
+in ``evaluation_loop`` (its own RNG draws, model calls and ``self.log`` run before the loop; no event
+fires there, and ``on_evaluate`` would log after the metrics); ``evaluate`` code reading the returned
+metrics (``on_evaluate`` gets the same dict, but before the memory metrics are added, and not the merged
+dict of several eval datasets); a timer around work the override keeps; code reading a result or a
+parameter no event has; a re-implementation with no ``super()`` call.
 """
 
 from __future__ import annotations
@@ -66,6 +77,18 @@ SPAN_END, SPAN_FALLBACK = "on_pre_optimizer_step", "on_optimizer_step"
 # ``dataloader`` as the handler's ``eval_dataloader``).
 KWARGS = {"model": "model", "logs": "logs", "metrics": "metrics", "dataloader": "eval_dataloader"}
 
+# Method parameters no event receives but the Trainer holds, per method: on every proven path the
+# argument is that attribute. ``_save_checkpoint(model, trial)`` is called by ``_maybe_log_save_evaluate``
+# with the ``trial`` of ``train(trial=...)``, and ``train`` first runs ``_hp_search_setup(trial)``, which sets
+# ``self._trial = trial`` unconditionally (4.36 .. 5.x); ``on_save`` fires right after that call. (The opt-in
+# SIGTERM checkpoint passes ``trial=None``; no event fires there, so no move is proven on it anyway.)
+HELD = {"_save_checkpoint": {"trial": "_trial"}}
+
+# Calls that only build a value, beyond ``kinds.PURE_CALLS``, for a local the move recomputes (a path).
+_PURE_BUILDERS = frozenset(
+    {"Path", "pathlib.Path", "PurePath", "os.path.basename", "os.path.dirname", "os.path.splitext"}
+)
+
 
 @dataclass(frozen=True)
 class MoveToCallback(Edit):
@@ -91,7 +114,16 @@ class MoveToCallback(Edit):
     span: tuple[tuple[str, str], ...] = ()
     # the release ``SPAN_END`` fires from, when the range starts before it (``SPAN_FALLBACK`` then)
     fallback_since: str = ""
+    # (parameter, the trainer attribute that holds it on every proven path: ``HELD``)
+    held: tuple[tuple[str, str], ...] = ()
     unsafe: bool = True
+
+    def bindings(self) -> list[tuple[str, str]]:
+        """(local, expression) of each method parameter the moved code reads, as a handler binds it."""
+        return [
+            *((name, f'kwargs.get("{key}")') for name, key in self.bind),
+            *((name, f"self.trainer.{attr}") for name, attr in self.held),
+        ]
 
     def event_names(self) -> list[str]:
         """The events the callback's methods handle, in the order the fix writes them."""
@@ -174,9 +206,13 @@ def plan_move(
     delegation = effects.statements[effects.delegation]
     result = {d for d in delegation.defines if not d.startswith("self.")}
     params = set(param_names(fn)) - {"self"}
-    if reads & result or (reads & params) - set(KWARGS):
+    held = HELD.get(fn.name, {})
+    if reads & result or (reads & params) - set(KWARGS) - set(held):
         return None
-    with_definers = _with_definers(ctx.unit, effects, parts, under, reads - params, params)
+    if _interleaved(effects, under):
+        return None
+    per_micro_batch = _per_micro_batch(fn.name, events, effects, parts)
+    with_definers = _with_definers(ctx.unit, effects, parts, under, reads - params, params, per_micro_batch)
     if with_definers is None:
         return None
     parts = with_definers
@@ -198,6 +234,7 @@ def plan_move(
         split_offset=delegation.line - base,
         **_placement(fn.name, events, effects, parts),
         bind=tuple((name, KWARGS[name]) for name in sorted(reads & params & set(KWARGS))),
+        held=tuple((name, held[name]) for name in sorted(reads & params & set(held))),
         drop_override=_drop_override(effects, fn, set(parts)),
         has_init=init is not None,
         also=tuple(e for e in (*_extra(fn.name, events, effects, parts), *also) if e not in events),
@@ -205,6 +242,38 @@ def plan_move(
         fallback_since=_fallback_since(ctx) if span else "",
         needs_import=_needs_import(ctx, fn, edit_type),
     )
+
+
+def _interleaved(effects: MethodEffects, moved: set[int]) -> bool:
+    """Code left behind runs between two moved statements of the same side of the ``super()`` call
+    (``start = time.time()`` and ``elapsed = ...`` around the method's own work, both inside a block):
+    the event would run them back to back, so what they measured or bracketed is lost. Statements that
+    only hold moved ones (their ``if``/``with``) and statements that do nothing do not count."""
+    assert effects.delegation is not None
+    split = effects.statements[effects.delegation].line
+    holders = {p for i in moved for p in _ancestors(effects, i)}
+    for before in (True, False):
+        lines = [effects.statements[i].line for i in moved if (effects.statements[i].line < split) == before]
+        if len(lines) < 2:
+            continue
+        for i, s in enumerate(effects.statements):
+            if (
+                i not in moved
+                and i not in holders
+                and i != effects.delegation
+                and min(lines) < s.line < max(lines)
+                and s.kinds - {K.NOOP}
+            ):
+                return True
+    return False
+
+
+def _ancestors(effects: MethodEffects, index: int) -> list[int]:
+    out = []
+    while effects.statements[index].parent != -1:
+        index = effects.statements[index].parent
+        out.append(index)
+    return out
 
 
 def _fallback_since(ctx: ClassContext) -> str:
@@ -224,33 +293,79 @@ def _with_definers(
     under: set[int],
     names: set[str],
     params: set[str],
+    per_micro_batch: bool,
 ) -> list[int] | None:
-    """``parts`` plus the top-level statements that define the locals they read (``folder = ...``), so
-    the callback computes them too; ``None`` when such a statement has an effect of its own, reads a
-    parameter or another local, or defines a local the code left behind still reads."""
+    """``parts`` plus the top-level statements that define the locals they read (``folder = ...``, or
+    an ``if``/``else`` whose branches only assign), so the callback computes them too; ``None`` when
+    such a statement has an effect of its own, reads a parameter or another local, or defines a local
+    the code left behind still reads, or when an attribute the code reads (``self._step``) is set by
+    code left behind at a point the event would not see (``_attribute_in_step``)."""
     local = params | {d for s in effects.statements for d in s.defines}
     extra: list[int] = []
     for name in sorted(names & local):
         definers = [i for i, s in enumerate(effects.statements) if name in s.defines and i not in under]
         if not definers:
             continue  # defined inside the moved statements (or not a local at all)
-        if len(definers) != 1:
+        if name.startswith("self."):
+            if per_micro_batch or not _attribute_in_step(effects, parts, name, definers):
+                return None
+            continue
+        top = _definer(unit, effects, definers, local)
+        if top is None:
             return None
-        i = definers[0]
-        s = effects.statements[i]
-        if (
-            s.parent != -1
-            or s.kinds - {K.LOCAL}
-            or s.uses & local
-            or not _pure_assignment(s.node, unit.text(s.line, s.end_line))
-        ):
-            return None
-        extra.append(i)
-    moved = under | set(extra)
+        extra.append(top)
+    moved = under | {j for i in extra for j in effects.under(i)}
+    defined = {n for i in extra for j in effects.under(i) for n in effects.statements[j].defines}
     for i, s in enumerate(effects.statements):
-        if i not in moved and s.uses & {n for j in extra for n in effects.statements[j].defines}:
+        if i not in moved and s.uses & defined:
             return None
     return sorted(set(parts) | set(extra))
+
+
+def _top(effects: MethodEffects, index: int) -> int:
+    while effects.statements[index].parent != -1:
+        index = effects.statements[index].parent
+    return index
+
+
+def _definer(unit: FileUnit, effects: MethodEffects, definers: list[int], local: set[str]) -> int | None:
+    """The one top-level statement holding every definition of a local the moved code reads, when it
+    only computes values: a pure assignment, or an ``if`` (``elif``/``else``) of pure assignments, each
+    branch on lines of its own. Run once more in the callback it sets the same local and nothing else."""
+    tops = {_top(effects, i) for i in definers}
+    if len(tops) != 1:
+        return None
+    top = tops.pop()
+    for j in effects.under(top):
+        s = effects.statements[j]
+        if s.kinds - {K.LOCAL} or s.uses & local:
+            return None
+        if s.parent != -1 and s.line == effects.statements[s.parent].line:
+            return None  # ``if x: y = 1`` on one line: the fixer moves whole lines
+        if isinstance(s.node, ast.If):
+            if not _pure_text(ast.unparse(s.node.test)):
+                return None
+        elif not _pure_assignment(s.node, unit.text(s.line, s.end_line)):
+            return None
+    return top
+
+
+def _attribute_in_step(effects: MethodEffects, parts: list[int], name: str, definers: list[int]) -> bool:
+    """The moved code reads ``self.x`` that code left behind sets (a counter the data path also reads):
+    the event sees the value the code saw when the code ran after the ``super()`` call, its event fires
+    after the method (the caller checks: not the per-micro-batch placement, which also runs it at
+    ``on_step_begin``), and every such write comes before it. Code before the call is refused: its event
+    may fire before the method (``on_step_begin``) or after it (``on_save``)."""
+    if effects.delegation is None:
+        return False
+    split = effects.statements[effects.delegation].line
+    last_write = max(effects.statements[_top(effects, d)].line for d in definers)
+    for i in parts:
+        if name in {u for j in effects.under(i) for u in effects.statements[j].uses}:
+            line = effects.statements[i].line
+            if line < split or last_write >= line:
+                return False
+    return True
 
 
 _CALL = re.compile(r"([A-Za-z_][\w.]*)?\s*\(")
@@ -263,12 +378,21 @@ def _pure_assignment(node: ast.stmt, text: str) -> bool:
     counts as an unknown call, and so does one inside a string; too strict, never too lax."""
     if not isinstance(node, ast.Assign):
         return False
-    value = text.split("=", 1)[1] if "=" in text else text
+    return _pure_text(text.split("=", 1)[1] if "=" in text else text)
+
+
+def _pure_text(value: str) -> bool:
+    """Every call in ``value`` is known to have no effect. A pure method is trusted on a value that is
+    not the trainer's own object (``self.model.to(...)`` moves the model): on a name, or on a field of
+    ``self.args`` (plain strings and numbers: ``self.args.hub_model_id.split("/")``)."""
     for match in _CALL.finditer(value):
         name = match.group(1) or ""
         last = name.rsplit(".", 1)[-1]
+        on_value = not name.startswith("self.") or (name.startswith("self.args.") and name.count(".") >= 3)
         if not (
-            name in K.PURE_CALLS or ("." in name and not name.startswith("self.") and last in K.PURE_METHODS)
+            name in K.PURE_CALLS
+            or name in _PURE_BUILDERS
+            or ("." in name and on_value and last in K.PURE_METHODS)
         ):
             return False
     return True

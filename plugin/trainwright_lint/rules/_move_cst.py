@@ -61,17 +61,18 @@ def _names(text: str) -> _Names:
 def _event_method(
     event: str,
     text: str,
-    bind: Sequence[tuple[str, str]],
+    bindings: Sequence[tuple[str, str]],
     kept: set[str],
     *,
     since: str = "",
     guard: str = "",
 ) -> str:
-    """One handler running ``text``. ``since``: the release ``event`` fires from, when the range starts
-    before it (a ``noqa`` for TW401 says so); ``guard``: a condition the body runs under."""
+    """One handler running ``text``, with the parameters it reads bound first (``bindings``: (local,
+    expression), ``MoveToCallback.bindings``). ``since``: the release ``event`` fires from, when the range
+    starts before it (a ``noqa`` for TW401 says so); ``guard``: a condition the body runs under."""
     body = cst.parse_module(text).visit(_Rename(kept)).code if text.strip() else "pass\n"
     read = _names(body).loaded  # bind only what this event's code reads: no unused locals (F841)
-    bound = [("trainer", "self.trainer"), *((name, f'kwargs.get("{key}")') for name, key in bind)]
+    bound = [("trainer", "self.trainer"), *bindings]
     lines = [*(f"{name} = {value}\n" for name, value in bound if name in read), body]
     code = "".join(lines)
     if guard:
@@ -90,7 +91,7 @@ def _span_methods(edit: MoveToCallback, first: str, second: str) -> list[str]:
         _event_method(
             event,
             "".join(halves[h] for h in sides.split(",")),
-            edit.bind,
+            edit.bindings(),
             kept,
             since=since if event == SPAN_END else "",
         )
@@ -98,7 +99,7 @@ def _span_methods(edit: MoveToCallback, first: str, second: str) -> list[str]:
     ]
     if since:
         guard = f'not hasattr(TrainerCallback, "{SPAN_END}")'
-        methods.append(_event_method(SPAN_FALLBACK, second, edit.bind, kept, guard=guard))
+        methods.append(_event_method(SPAN_FALLBACK, second, edit.bindings(), kept, guard=guard))
     return methods
 
 
@@ -110,12 +111,12 @@ def callback_source(edit: MoveToCallback, before: list[Statement], after: list[S
         methods = _span_methods(edit, first, second)
     elif edit.before_event == edit.after_event or not first.strip() or not second.strip():
         event = edit.after_event if not first.strip() else edit.before_event
-        methods = [_event_method(e, first + second, edit.bind, set()) for e in (event, *edit.also)]
+        methods = [_event_method(e, first + second, edit.bindings(), set()) for e in (event, *edit.also)]
     else:
         kept = _names(first).stored & _names(second).loaded
         methods = [
-            _event_method(edit.before_event, first, edit.bind, kept),
-            _event_method(edit.after_event, second, edit.bind, kept),
+            _event_method(edit.before_event, first, edit.bindings(), kept),
+            _event_method(edit.after_event, second, edit.bindings(), kept),
         ]
     doc = f'"Code of `{edit.class_name}.{edit.method}`, moved here by `trainwright fix --unsafe-fixes`."\n'
     init = "def __init__(self, trainer):\n    self.trainer = trainer\n"
