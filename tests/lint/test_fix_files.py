@@ -135,7 +135,7 @@ def test_suggest_withholds_a_move_with_no_mechanical_equivalent(
     assert lines[0].startswith("evalprint.py:6:9: TW202 ")
     assert lines[1] == (
         "  no mechanical move: `on_step_end` fires on every step, `evaluate` only when "
-        "`control.should_evaluate` is set; the move does not check it"
+        "`control.should_evaluate` is set; a move there would run the code on other steps"
     )
     assert lines[3].startswith("timer.py:7:9: TW202 ")
     assert lines[4].startswith("  no mechanical move: no event begins `prediction_step`")

@@ -247,3 +247,23 @@ def test_a_timer_around_work_the_override_keeps_gets_no_move() -> None:
     assert _moves(source, "TW201")
     assert all(f.fix is None for f in _moves(source, "TW201"))
     assert not fix_text(source, unsafe=True).changed
+
+
+PROGRAMS = Path(__file__).resolve().parents[1] / "oracle" / "programs"
+
+
+@pytest.mark.parametrize(
+    ("program", "reason"),
+    [
+        # issue 32: both halves of the timer would run back to back in ``on_prediction_step``
+        ("predict_timer.py", "no event begins `prediction_step`"),
+        # issue 32: the print before ``evaluate`` would run at every ``on_step_end``
+        ("eval_print.py", "`evaluate` only when `control.should_evaluate` is set"),
+    ],
+)
+def test_a_move_that_runs_the_code_at_another_moment_is_not_written(program: str, reason: str) -> None:
+    source = (PROGRAMS / program).read_text(encoding="utf-8")
+    findings = [f for f in lint_text(source, version="5.24.0") if f.code.startswith("TW20")]
+    assert findings and all(f.fix is None for f in findings)
+    assert any(reason in f.fix_note for f in findings), [f.fix_note for f in findings]
+    assert not fix_text(source, unsafe=True, version="5.24.0").changed

@@ -35,14 +35,16 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypedDict
 from weakref import WeakKeyDictionary
 
 from trainwright_lint.analysis import kinds as K
 from trainwright_lint.analysis.effects import MethodEffects
+from trainwright_lint.analysis.moves import STEP_EVENTS
 from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.edits import Edit
+from trainwright_lint.finding import Finding
 from trainwright_lint.rules.base import ClassContext
 from trainwright_lint.syntax import FunctionNode, is_docstring, param_names
 
@@ -72,6 +74,13 @@ MICRO_BATCH_SPAN = (
 # TW401 fix of the same ``fix --unsafe-fixes`` run renamed the handler to ``on_optimizer_step``, which
 # moved the span on every release (issue 33's oracle run).
 SPAN_END, SPAN_FALLBACK = "on_pre_optimizer_step", "on_optimizer_step"
+# Methods the training loop calls only when ``_maybe_log_save_evaluate`` finds a control flag set: a step
+# event fires on every step, so code run before them cannot move there unguarded.
+RUNS_ONLY_WHEN = {
+    "evaluate": "should_evaluate",
+    "_evaluate": "should_evaluate",
+    "_save_checkpoint": "should_save",
+}
 
 # Method parameters an event receives, bound from ``kwargs`` in the callback (``evaluation_loop`` sets its
 # ``dataloader`` as the handler's ``eval_dataloader``).
@@ -224,6 +233,8 @@ def plan_move(
         sorted((effects.statements[i].line - base, effects.statements[i].end_line - base) for i in parts)
     )
     span = MICRO_BATCH_SPAN if _micro_batch_span(fn.name, events, effects, parts) else ()
+    if timing_refusal(fn.name, events, effects, parts) is not None:
+        return None
     return edit_type(
         method=fn.name,
         line=base,
@@ -242,6 +253,46 @@ def plan_move(
         fallback_since=_fallback_since(ctx) if span else "",
         needs_import=_needs_import(ctx, fn, edit_type),
     )
+
+
+def timing_refusal(
+    method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]
+) -> str | None:
+    """Why moving ``parts`` to ``events`` would run the code at a moment the override did not, or None:
+
+    - code before and after the ``super()`` call put into one event (no event begins the method, as for
+      ``prediction_step``): the two halves run back to back, so a timer there measures nothing;
+    - code before a method the loop calls only when a control flag is set (``evaluate`` at
+      ``control.should_evaluate``) put at a step event, which fires on every step: it would run on steps
+      the method does not (issue 32's moved print).
+    The rules put the reason on a finding without a move (``Finding.fix_note``); ``fix --suggest`` says it."""
+    if not events or effects.delegation is None:
+        return None
+    placement = _placement(method, events, effects, parts)
+    split = effects.statements[effects.delegation].line
+    sides = {effects.statements[i].line < split for i in parts}
+    before, after = True in sides, False in sides
+    span = _micro_batch_span(method, events, effects, parts)
+    if before and after and not span and placement["before_event"] == placement["after_event"]:
+        return (
+            f"no event begins `{method}`: code before and after `super().{method}()` would run back to back "
+            f"in `{placement['before_event']}`, and a timer there would measure nothing"
+        )
+    flag = RUNS_ONLY_WHEN.get(method)
+    if before and flag is not None and placement["before_event"] in STEP_EVENTS:
+        return (
+            f"`{placement['before_event']}` fires on every step, `{method}` only when `control.{flag}` "
+            "is set; a move there would run the code on other steps"
+        )
+    return None
+
+
+def with_refusal(
+    finding: Finding, method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]
+) -> Finding:
+    """``finding`` (planned without a move) with the timing reason as its ``fix_note``, if that is why."""
+    reason = timing_refusal(method, events, effects, parts)
+    return replace(finding, fix_note=reason) if reason else finding
 
 
 def _interleaved(effects: MethodEffects, moved: set[int]) -> bool:

@@ -12,7 +12,7 @@ from trainwright_lint.analysis.observing import line_list, spans
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import WRAPPER_EVENTS, event_for_effects, reference
 from trainwright_lint.rules._events import proven_move
-from trainwright_lint.rules._move import MoveToCallback, plan_move
+from trainwright_lint.rules._move import MoveToCallback, plan_move, with_refusal
 from trainwright_lint.rules.base import EVERY_RELEASE, MOVE_STATEMENTS, UNSAFE, ClassContext, Example, Rule
 
 
@@ -232,9 +232,10 @@ class TimingLogic(Rule):
                 event=written_events(fix, event),
             )
             first = effects.statements[obs.parts[0]].node
-            yield self.report(
+            found = self.report(
                 ctx, first, message, method=method.name, moved=spans(effects, obs.parts), fix=fix
             )
+            yield found if fix else with_refusal(found, fn.name, events_in(event), effects, obs.parts)
 
 
 def written_events(fix: MoveToCallback | None, advised: str) -> str:
