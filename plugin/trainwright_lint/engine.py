@@ -67,7 +67,10 @@ def target_releases(config: LintConfig) -> TargetReleases:
 
 
 def enabled_rules(config: LintConfig, path: str | None = None) -> list[Rule]:
-    return [cls() for code, cls in sorted(RULES.items()) if _on(cls, config, path)]
+    rules = [cls() for code, cls in sorted(RULES.items()) if _on(cls, config, path)]
+    for rule in rules:
+        rule.unmoved_too = bool(config.preview)
+    return rules
 
 
 def _on(rule: type[Rule], config: LintConfig, path: str | None) -> bool:
@@ -243,7 +246,7 @@ def _lint_class(target: TargetClass, run: LintPass, rules: Sequence[Rule]) -> li
     runs = _PointRuns(points.points, run.releases, points.catalog, points.trl_catalog)
     out: list[Finding] = []
     for rule in rules:
-        out += run.timed(rule, _judge_class_rule, points, runs, run.per_release)
+        out += rule.reported(run.timed(rule, _judge_class_rule, points, runs, run.per_release))
     return out
 
 

@@ -84,14 +84,14 @@ def dedent(code: str) -> str:
     return textwrap.dedent(code).lstrip("\n")
 
 
-def file_linter(path: str, version: str = TARGET):  # type: ignore[no-untyped-def]
+def file_linter(path: str, version: str = TARGET, preview: bool = False):  # type: ignore[no-untyped-def]
     """``lint(code[, tree])`` for one file, as ``trainwright fix`` re-lints it between passes."""
-    cfg = config(version)
+    cfg = config(version, preview=preview)
     return relinter(path, cfg, single_file_workspace(path, cfg))
 
 
-def lint_text(code: str, path: str = "snippet.py", version: str = TARGET) -> list[Finding]:
-    return file_linter(path, version)(code)
+def lint_text(code: str, path: str = "snippet.py", version: str = TARGET, preview: bool = False) -> list[Finding]:
+    return file_linter(path, version, preview)(code)
 
 
 def fix_text(

@@ -129,6 +129,8 @@ def test_suggest_withholds_a_move_with_no_mechanical_equivalent(
         encoding="utf-8",
     )
     status, out, err = run(["fix", "--suggest", "timer.py", "evalprint.py"], capsys)
+    assert status == 0 and out == ""  # no move, no finding: both are --preview findings
+    status, out, err = run(["fix", "--suggest", "--preview", "timer.py", "evalprint.py"], capsys)
     assert status == 0
     assert "TrainerCallback" not in out and "@@" not in out, out
     lines = out.splitlines()

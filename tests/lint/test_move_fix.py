@@ -129,8 +129,8 @@ BRANCHES = """
 """
 
 
-def _moves(source: str, code: str) -> list[Finding]:
-    return [f for f in lint_text(source) if f.code == code]
+def _moves(source: str, code: str, preview: bool = False) -> list[Finding]:
+    return [f for f in lint_text(source, preview=preview) if f.code == code]
 
 
 def test_a_local_set_by_branches_of_pure_assignments_moves_with_the_code() -> None:
@@ -244,8 +244,9 @@ def test_a_timer_around_work_the_override_keeps_gets_no_move() -> None:
                     wandb.log({"eval_time": time.time() - start + spent}, step=self.state.global_step)
                 return metrics
     """)
-    assert _moves(source, "TW201")
-    assert all(f.fix is None for f in _moves(source, "TW201"))
+    assert _moves(source, "TW201", preview=True)
+    assert all(f.fix is None for f in _moves(source, "TW201", preview=True))
+    assert not _moves(source, "TW201")  # no move, no finding (shown with --preview only)
     assert not fix_text(source, unsafe=True).changed
 
 
@@ -263,7 +264,8 @@ PROGRAMS = Path(__file__).resolve().parents[1] / "oracle" / "programs"
 )
 def test_a_move_that_runs_the_code_at_another_moment_is_not_written(program: str, reason: str) -> None:
     source = (PROGRAMS / program).read_text(encoding="utf-8")
-    findings = [f for f in lint_text(source, version="5.24.0") if f.code.startswith("TW20")]
+    findings = [f for f in lint_text(source, version="5.24.0", preview=True) if f.code.startswith("TW20")]
     assert findings and all(f.fix is None for f in findings)
     assert any(reason in f.fix_note for f in findings), [f.fix_note for f in findings]
+    assert not [f for f in lint_text(source, version="5.24.0") if f.code.startswith("TW20")]  # no move, no finding
     assert not fix_text(source, unsafe=True, version="5.24.0").changed

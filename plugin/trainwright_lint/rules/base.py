@@ -345,6 +345,18 @@ class Rule:
     suggestion: ClassVar[str | None] = None
     # Off unless ``--preview``: precision on the blind test split under 0.90 (docs/lint-accuracy.md).
     preview: ClassVar[bool] = False
+    # A finding of this rule is a proposed move (TW201/TW202, issue 33: "no move, no finding"): one
+    # whose move the planner refused is reported only with ``--preview``, like a preview rule, since
+    # on the blind test split those findings are right 5 times in 6 (docs/lint-accuracy.md).
+    moves_only: ClassVar[bool] = False
+    unmoved_too: bool = False  # set per run from ``--preview`` (``engine.enabled_rules``)
+
+    def reported(self, findings: list[Finding]) -> list[Finding]:
+        """``findings`` as this run reports them: without the unmoved ones of a ``moves_only`` rule
+        unless preview is on."""
+        if not self.moves_only or self.unmoved_too:
+            return findings
+        return [f for f in findings if f.fix is not None]
     # What the runner reads for this rule beyond the files with target classes (the runner knows no
     # rule, only these declarations): instance attributes whose stores (``x.tokenizer = ...``) it
     # scans in every file, and a text gate for files without a target class that are linted all the

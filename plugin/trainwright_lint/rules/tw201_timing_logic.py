@@ -59,6 +59,7 @@ class TimingLogic(Rule):
         attach(trainer, StepTimerCallback())  # logs step_time through on_step_begin / on_step_end
     """
 
+    moves_only = True  # no move, no finding (``Rule.moves_only``)
     code = "TW201"
     FACTS = (
         METHODS,

@@ -52,6 +52,7 @@ class SideEffectWrapper(Rule):
         trainer = Trainer(model=model, args=args, callbacks=[LogSaves()])
     """
 
+    moves_only = True  # no move, no finding (``Rule.moves_only``)
     code = "TW202"
     FACTS = (
         METHODS,
