@@ -143,6 +143,8 @@ class Setup:
         self.tokenizer = build_tokenizer()
         self.arguments = _construct.arguments_class(self.trainer_class, transformers.TrainingArguments)
         self.family = families.detect(self.trainer_class, self.arguments)
+        if self.family.arguments and self.arguments is transformers.TrainingArguments:
+            self.arguments = getattr(transformers, self.family.arguments)
         if self.family.trl:  # TRL's trainers tokenise and collate their own columns
             self.train_rows, self.eval_rows = families.datasets_for(self.family, 12, 4)
             return

@@ -33,6 +33,9 @@ class Family:
     extras: tuple[str, ...] = ()  # constructor arguments the toy run builds (``reward_funcs``)
     settings: dict[str, Any] = field(default_factory=dict)  # config fields the toy run needs
     labels: int = 0  # a sequence classifier with this many outputs (a reward model: 1); 0 a causal LM
+    # the transformers ``TrainingArguments`` subclass it reads fields of, when its ``__init__`` does not
+    # annotate one (``Seq2SeqTrainer`` reads ``args.predict_with_generate``, annotated ``TrainingArguments``)
+    arguments: str | None = None
 
     @property
     def trl(self) -> bool:
@@ -44,6 +47,7 @@ _SMALL = {"max_length": 32, "bf16": False}  # TRL's configs default bf16 on
 _GENERATING = {**_SMALL, "max_completion_length": 4, "num_generations": 2, "temperature": 1.0, "beta": 0.0}
 
 TRAINER = Family("trainer")
+SEQ2SEQ = Family("seq2seq", arguments="Seq2SeqTrainingArguments")
 PREFERENCE = Family("preference", ("prompt", "chosen", "rejected"), ("ref_model",), _SMALL)
 REWARD = Family("reward", ("chosen", "rejected"), (), _SMALL, labels=1)
 PROMPT = Family("prompt", ("prompt",), ("reward_funcs",), _GENERATING)
@@ -62,6 +66,7 @@ _BY_NAME: dict[str, Family] = {
         PROMPT,
     ),
     **dict.fromkeys(("SFTTrainer", "SFTConfig"), SFT),
+    "Seq2SeqTrainer": SEQ2SEQ,
     **dict.fromkeys(("KTOTrainer", "KTOConfig"), KTO),
     **dict.fromkeys(
         (

@@ -70,22 +70,23 @@ def release_dir(version: str, root: Path | None = None) -> Path:
     return (root or oracle_root()) / f"transformers-{version}"
 
 
-def _wanted(version: str) -> list[str]:
+def requirements(version: str) -> list[str]:
+    """What ``version``'s folder holds: transformers and its companions (pip requirement strings)."""
     return [f"transformers=={version}", *_COMPANIONS.get(version.split(".")[0], [])]
 
 
-def _missing(version: str, root: Path | None) -> list[str]:
+def missing(version: str, root: Path | None) -> list[str]:
     """The requirements of ``version``'s folder not yet installed there (all, when it is not complete)."""
     folder = release_dir(version, root)
     marker = folder / ".complete"
     if not (folder / "transformers" / "__init__.py").is_file() or not marker.is_file():
-        return _wanted(version)
+        return requirements(version)
     done = set(marker.read_text().split())
-    return [p for p in _wanted(version) if p not in done]
+    return [p for p in requirements(version) if p not in done]
 
 
 def installed(version: str, root: Path | None = None) -> bool:
-    return not _missing(version, root)
+    return not missing(version, root)
 
 
 def has_datasets(folder: Path) -> bool:
@@ -97,7 +98,7 @@ def ensure(version: str, root: Path | None = None, timeout_s: float = 900) -> Pa
     """The folder holding transformers ``version``, installed now if needed; ``ReleaseUnavailable``
     (with pip's last lines) when it cannot be."""
     folder = release_dir(version, root)
-    packages = _missing(version, root)
+    packages = missing(version, root)
     if not packages:
         return folder
     command = [
@@ -122,5 +123,5 @@ def ensure(version: str, root: Path | None = None, timeout_s: float = 900) -> Pa
     if done.returncode != 0:
         tail = " | ".join(done.stderr.strip().splitlines()[-6:])
         raise ReleaseUnavailable(f"pip could not install transformers {version}: {tail}")
-    (folder / ".complete").write_text(" ".join(_wanted(version)) + "\n")
+    (folder / ".complete").write_text(" ".join(requirements(version)) + "\n")
     return folder
