@@ -35,6 +35,10 @@ KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "a `datasets.Dataset` (the toy data is a list)",
         re.compile(r"must be a `Dataset`|'list' object has no attribute '(map|column_names|select)'"),
     ),
+    (  # TRL's AsyncGRPO/AsyncDistillation: ``model: str``, completions from a vLLM server
+        "a model name it loads itself (not a model object), generating through a vLLM server",
+        re.compile(r"stat: path should be string, bytes, os.PathLike or integer, not \w+For\w+"),
+    ),
     (
         "a model it loads itself (a name, or generation settings)",
         re.compile(r"not Qwen2\w+|object has no attribute 'generation_config'"),
@@ -43,7 +47,8 @@ KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "data in the project's own format",
         re.compile(
-            r"KeyError: '(prompt|chosen|rejected|completion|text|messages|images?|label)'|dataset with"
+            r"KeyError: '(prompt|chosen|rejected|completion|text|messages|images?|label|output_ids)'"
+            r"|dataset with|local variable 'output_ids'"
         ),
     ),
     ("a relative import outside a package", re.compile(r"attempted relative import")),
