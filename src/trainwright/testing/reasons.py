@@ -14,12 +14,19 @@ from pathlib import Path
 CALL_SITE = "a call-site fix in the repository's own script (the oracle builds the Trainer)"
 
 _MISSING = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+# a module of the libraries themselves that this release does not have (``transformers.deepspeed``)
+_LIBRARY_MODULE = re.compile(r"ModuleNotFoundError: No module named '(transformers|trl|accelerate|peft)\.")
 _REMOVED = re.compile(
     r"ImportError: cannot import name '(\w+)' from '(transformers|trl|accelerate|peft)[\w.]*'"
 )
 
 #: (kind, pattern on the error's first line), the first that matches wins.
 KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (  # TRL 1.16's configs and lazy modules read what only transformers 5.x has
+        "TRL 1.16.0, which does not load with transformers 4.x",
+        re.compile(r"'_BaseConfig' has no attribute|Failed to import trl\.|_VALID_DICT_FIELDS"),
+    ),
+    ("a name its transformers/TRL release does not have", _LIBRARY_MODULE),
     ("a package that is not installed", _MISSING),
     ("a name its transformers/TRL release does not have", _REMOVED),
     (
