@@ -82,6 +82,8 @@ class Case:
     roots: tuple[Path, Path] | None = None  # the original's and the fixed copy's project roots (dev split)
     verdicts: dict[str, str] = field(default_factory=dict)  # release -> equal / different / not runnable
     differences: dict[str, list[Difference]] = field(default_factory=dict)
+    # release -> the release whose original run it was judged against (the original fails there)
+    references: dict[str, str] = field(default_factory=dict)
 
 
 def _fix(name: str, source: Path, folder: Path, target: str) -> list[Case]:
@@ -297,6 +299,7 @@ def judge(case: Case, records: dict[tuple[Program, str], Record], releases: Sequ
                 case.reasons[release] = _first_line(original)
                 continue
             reference = records[(original_key, before[-1])]
+            case.references[release] = before[-1]
             plain = (records[(plain_key, before[-1])], records[(plain_key, release)])
             found = across(reference, plain[0], fixed, plain[1])
         case.verdicts[release] = "equal" if not found else "different"
@@ -315,6 +318,7 @@ def run(cases: list[Case], releases: dict[str, Path | None]) -> None:
             first = dict(case.reasons)
             case.verdicts.clear()
             case.differences.clear()
+            case.references.clear()
             case.reasons.clear()
             judge(case, records, names)
             if first and set(case.verdicts.values()) == {"not runnable"}:
@@ -369,7 +373,10 @@ def report(cases: Sequence[Case], notes: Sequence[str] = (), unsafe: str = "unsa
     called, e.g. the TW201/TW202 moves)."""
     lines = []
     for case in cases:
-        verdicts = ", ".join(f"{r}: {v}" for r, v in case.verdicts.items())
+        verdicts = ", ".join(
+            f"{r}: {v}" + (f" (against the original on {case.references[r]})" if r in case.references else "")
+            for r, v in case.verdicts.items()
+        )
         lines.append(f"{case.name}: {verdicts}")
         if case.reason:
             lines.append(f"    cannot run here: {case.reason}")
