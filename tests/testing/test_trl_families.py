@@ -59,6 +59,7 @@ def test_rows_have_the_columns_each_family_reads() -> None:
         families.rows(families.PROMPT, 1)[0]["prompt"]
     )
     assert {r["label"] for r in families.rows(families.KTO, 4)} == {True, False}
+    assert sorted(families.rows(families.TRIPLE, 1)[0]) == ["chosen", "prompt", "reference", "rejected"]
     assert families.rows(families.SFT, 2) == families.rows(families.SFT, 2)  # deterministic
     assert families.length_reward(["ab", "abcd"]) == [2.0, 4.0]
 

@@ -49,6 +49,8 @@ _GENERATING = {**_SMALL, "max_completion_length": 4, "num_generations": 2, "temp
 TRAINER = Family("trainer")
 SEQ2SEQ = Family("seq2seq", arguments="Seq2SeqTrainingArguments")
 PREFERENCE = Family("preference", ("prompt", "chosen", "rejected"), ("ref_model",), _SMALL)
+# TPO: a preference triple plus the gold ``reference`` completion
+TRIPLE = Family("triple preference", ("prompt", "chosen", "rejected", "reference"), (), _SMALL)
 REWARD = Family("reward", ("chosen", "rejected"), (), _SMALL, labels=1)
 PROMPT = Family("prompt", ("prompt",), ("reward_funcs",), _GENERATING)
 SFT = Family("sft", ("text",), (), _SMALL)
@@ -65,6 +67,7 @@ _BY_NAME: dict[str, Family] = {
         ("GRPOTrainer", "RLOOTrainer", "AsyncGRPOTrainer", "GRPOConfig", "RLOOConfig", "AsyncGRPOConfig"),
         PROMPT,
     ),
+    **dict.fromkeys(("TPOTrainer", "TPOConfig"), TRIPLE),
     **dict.fromkeys(("SFTTrainer", "SFTConfig"), SFT),
     "Seq2SeqTrainer": SEQ2SEQ,
     **dict.fromkeys(("KTOTrainer", "KTOConfig"), KTO),
@@ -135,6 +138,7 @@ def rows(family: Family, n: int) -> list[dict[str, Any]]:
             "chosen": f" {good}" if "prompt" in family.columns else f"{prompt} {good}",
             "rejected": f" {bad}" if "prompt" in family.columns else f"{prompt} {bad}",
             "completion": f" {good if i % 2 == 0 else bad}",
+            "reference": f" {_GOOD[(i + 1) % len(_GOOD)]}",
             "label": i % 2 == 0,
             "text": f"{prompt} {good}",
         }
