@@ -372,7 +372,7 @@ def report(cases: Sequence[Case], notes: Sequence[str] = (), unsafe: str = "unsa
     """Every case's verdicts and differences, then the tallies (``unsafe``: what the unsafe fixes are
     called, e.g. the TW201/TW202 moves)."""
     lines = []
-    for case in cases:
+    for case in [c for c in cases if c.verdicts]:  # the others are listed as not judged below
         verdicts = ", ".join(
             f"{r}: {v}" + (f" (against the original on {case.references[r]})" if r in case.references else "")
             for r, v in case.verdicts.items()
