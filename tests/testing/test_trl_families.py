@@ -10,6 +10,8 @@ toy model; a 4.x release folder carries its own ``datasets``.
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -49,6 +51,12 @@ def test_the_family_is_read_from_bases_config_and_signature() -> None:
     assert families.detect(OwnRewards) is families.PROMPT
     assert families.detect(Plain) is families.TRAINER
     assert not families.TRAINER.trl and families.PROMPT.trl
+
+
+def test_detection_imports_neither_torch_nor_datasets() -> None:
+    code = "import sys, trainwright.testing.families; print(sorted({'torch', 'datasets', 'trl'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
 
 
 def test_rows_have_the_columns_each_family_reads() -> None:
