@@ -22,6 +22,8 @@ difference; ``docs/lint.md`` records the last run.
 does; never the test split): the repository is fixed by ``trainwright fix`` for ``>=4.44,<6``, and each
 (file, class) holding a safe fix is one case, its class trained as the Trainer. A TW304 fix at a call
 site (the repository's own script builds the Trainer) cannot run on the toy model and is counted so.
+With ``--moves`` the cases are the TW201/TW202 moves instead (``fix --unsafe-fixes --select TW201,TW202``),
+judged the same way (issue 33). TRL's trainers train on their own data (``trainwright.testing.families``).
 
 The gallery run also applies every ``fix --suggest`` output (``trainwright.testing.suggested``: the
 moved lines deleted, the callback appended, its "register it" line run) and trains it against the
@@ -30,6 +32,7 @@ original on the pinned release; every difference must be one the suggestion's te
     PYTHONPATH=src:plugin .venv/bin/python scripts/oracle_matrix.py            # installs 4.x if missing
     PYTHONPATH=src:plugin .venv/bin/python scripts/oracle_matrix.py --gallery-only --releases 5.24.0
     PYTHONPATH=src:plugin .venv/bin/python scripts/oracle_matrix.py --dev-split       # the dev split
+    PYTHONPATH=src:plugin .venv/bin/python scripts/oracle_matrix.py --dev-split --moves  # its TW201/TW202 moves
     PYTHONPATH=src:plugin .venv/bin/python scripts/oracle_matrix.py --suggestions-only
 """
 
