@@ -22,6 +22,8 @@ difference; ``docs/lint.md`` records the last run.
 does; never the test split): the repository is fixed by ``trainwright fix`` for ``>=4.44,<6``, and each
 (file, class) holding a safe fix is one case, its class trained as the Trainer. A TW304 fix at a call
 site (the repository's own script builds the Trainer) cannot run on the toy model and is counted so.
+With ``--moves`` the cases are the TW201/TW202 moves instead (``fix --unsafe-fixes --select TW201,TW202``),
+judged the same way (issue 33). TRL's trainers train on their own data (``trainwright.testing.families``).
 
 The gallery run also applies every ``fix --suggest`` preview (``trainwright.testing.suggested``: the
 printed diff of the one move applied to the file) and trains it against the original on the pinned
@@ -31,6 +33,7 @@ as withheld.
     PYTHONPATH=src:plugin .venv/bin/python scripts/oracle_matrix.py            # installs 4.x if missing
     PYTHONPATH=src:plugin .venv/bin/python scripts/oracle_matrix.py --gallery-only --releases 5.24.0
     PYTHONPATH=src:plugin .venv/bin/python scripts/oracle_matrix.py --dev-split       # the dev split
+    PYTHONPATH=src:plugin .venv/bin/python scripts/oracle_matrix.py --dev-split --moves  # its TW201/TW202 moves
     PYTHONPATH=src:plugin .venv/bin/python scripts/oracle_matrix.py --suggestions-only
 """
 
@@ -83,6 +86,8 @@ class Case:
     roots: tuple[Path, Path] | None = None  # the original's and the fixed copy's project roots (dev split)
     verdicts: dict[str, str] = field(default_factory=dict)  # release -> equal / different / not runnable
     differences: dict[str, list[Difference]] = field(default_factory=dict)
+    # release -> the release whose original run it was judged against (the original fails there)
+    references: dict[str, str] = field(default_factory=dict)
 
 
 def _fix(name: str, source: Path, folder: Path, target: str) -> list[Case]:
@@ -98,6 +103,10 @@ def _fix(name: str, source: Path, folder: Path, target: str) -> list[Case]:
 
 
 def rule_example_cases(work: Path) -> list[Case]:
+    """Each fixable rule's INVALID examples, fixed for the release it names. An example that names none
+    (written for the newest) is fixed twice: for the pinned release alone, and for the gallery's range
+    ``>=4.44,<6`` (judged on 4.46.3 too). Why: fixed only for ``==5.24.0`` no example was in range on
+    4.46.3, and ``--examples-only --releases 4.46.3 5.24.0`` printed no 4.46.3 line at all."""
     cases = []
     for code, rule in sorted(RULES.items()):
         if rule.fix_module is None:
@@ -108,6 +117,8 @@ def rule_example_cases(work: Path) -> list[Case]:
             source = folder / "example.py"
             source.write_text(textwrap.dedent(example.code).lstrip("\n"))
             cases += _fix(f"{code} example {i}", source, folder, f"=={example.version or PINNED}")
+            if example.version is None:
+                cases += _fix(f"{code} example {i} for {DEFAULT_RANGE}", source, folder / "range", DEFAULT_RANGE)
     return cases
 
 
@@ -159,26 +170,33 @@ def _linter(command: str, tree: Path, paths: Sequence[str], target: str, *extra:
     return done.stdout
 
 
-def repo_cases(repo: dict, work: Path, target: str) -> tuple[list[Case], list[str]]:
+MOVES = "TW201,TW202"  # the rules whose unsafe fix moves code into a callback (issue 33)
+
+
+def repo_cases(repo: dict, work: Path, target: str, moves: bool = False) -> tuple[list[Case], list[str]]:
     """One case per (file, class) with a safe fix in the dev-split repository ``repo``: the original
     export against a copy fixed by ``trainwright fix`` (safe fixes only), as the user runs it on the
-    repository. Also the notes: why the repository or a fix was left out."""
+    repository. With ``moves``, the TW201/TW202 moves instead (``fix --unsafe-fixes --select
+    TW201,TW202``). Also the notes: why the repository or a fix was left out."""
     tree, fixed = work / "original", work / "fixed"
     tree.mkdir(parents=True)
     missing = _export(repo, tree)
     if missing:
         return [], [f"{repo['name']}: {missing}"]
     paths = list(repo.get("paths") or ["."])
-    findings = json.loads(_linter("lint", tree, paths, target, "--format", "json", "--exit-zero") or "[]")
+    select = ("--select", MOVES) if moves else ()
+    findings = json.loads(
+        _linter("lint", tree, paths, target, "--format", "json", "--exit-zero", *select) or "[]"
+    )
     resolve = ecosystem_check.PathResolver(tree, paths)  # reported names are relative to a project root
     groups: dict[tuple[str, str | None], list[str]] = defaultdict(list)
     for f in findings:
-        if (f.get("fix") or {}).get("applicability") == "safe":
+        if (f.get("fix") or {}).get("applicability") == ("unsafe" if moves else "safe"):
             groups[(resolve(f["filename"]), f.get("class"))].append(f["code"])
     if not groups:
         return [], []
     shutil.copytree(tree, fixed)
-    _linter("fix", fixed, paths, target)
+    _linter("fix", fixed, paths, target, *(("--unsafe-fixes", *select) if moves else ()))
     cases, notes = [], []
     for (filename, cls), codes in sorted(groups.items(), key=str):
         original, after = tree / filename, fixed / filename
@@ -187,7 +205,7 @@ def repo_cases(repo: dict, work: Path, target: str) -> tuple[list[Case], list[st
             notes.append(f"{label}: `fix` left the file unchanged")
             continue
         callback = all(code.startswith("TW4") for code in codes)
-        case = Case(label, original, after, False, target, None if callback else cls, len(codes))
+        case = Case(label, original, after, moves, target, None if callback else cls, len(codes))
         case.roots = (tree, fixed)
         if cls is None:  # TW304 at a call site: the script builds its own Trainer, the oracle its own
             case.reason = reasons.CALL_SITE
@@ -196,15 +214,15 @@ def repo_cases(repo: dict, work: Path, target: str) -> tuple[list[Case], list[st
 
 
 def dev_split_cases(
-    work: Path, target: str = DEFAULT_RANGE, only: Sequence[str] = ()
+    work: Path, target: str = DEFAULT_RANGE, only: Sequence[str] = (), moves: bool = False
 ) -> tuple[list[Case], list[str]]:
-    """Every safe fix of every dev-split repository (``benchmarks/ecosystem/repos.toml``), or of those
-    whose name contains one of ``only``."""
+    """Every safe fix (or with ``moves``, every TW201/TW202 move) of every dev-split repository
+    (``benchmarks/ecosystem/repos.toml``), or of those whose name contains one of ``only``."""
     repos, _, _ = ecosystem_check.load_corpus(ecosystem_check.SPLITS["dev"])
     repos = [r for r in repos if not only or any(o in r["name"] for o in only)]
     cases, notes = [], []
     for i, repo in enumerate(repos):
-        found, said = repo_cases(repo, work / f"{i:02d}", target)
+        found, said = repo_cases(repo, work / f"{i:02d}", target, moves)
         cases += found
         notes += said
     return cases, notes
@@ -285,6 +303,7 @@ def judge(case: Case, records: dict[tuple[Program, str], Record], releases: Sequ
                 case.reasons[release] = _first_line(original)
                 continue
             reference = records[(original_key, before[-1])]
+            case.references[release] = before[-1]
             plain = (records[(plain_key, before[-1])], records[(plain_key, release)])
             found = across(reference, plain[0], fixed, plain[1])
         case.verdicts[release] = "equal" if not found else "different"
@@ -303,6 +322,7 @@ def run(cases: list[Case], releases: dict[str, Path | None]) -> None:
             first = dict(case.reasons)
             case.verdicts.clear()
             case.differences.clear()
+            case.references.clear()
             case.reasons.clear()
             judge(case, records, names)
             if first and set(case.verdicts.values()) == {"not runnable"}:
@@ -352,10 +372,15 @@ def _tally(kind: str, chosen: Sequence[Case], release: str) -> list[str]:
     return lines
 
 
-def report(cases: Sequence[Case], notes: Sequence[str] = ()) -> str:
+def report(cases: Sequence[Case], notes: Sequence[str] = (), unsafe: str = "unsafe") -> str:
+    """Every case's verdicts and differences, then the tallies (``unsafe``: what the unsafe fixes are
+    called, e.g. the TW201/TW202 moves)."""
     lines = []
-    for case in cases:
-        verdicts = ", ".join(f"{r}: {v}" for r, v in case.verdicts.items())
+    for case in [c for c in cases if c.verdicts]:  # the others are listed as not judged below
+        verdicts = ", ".join(
+            f"{r}: {v}" + (f" (against the original on {case.references[r]})" if r in case.references else "")
+            for r, v in case.verdicts.items()
+        )
         lines.append(f"{case.name}: {verdicts}")
         if case.reason:
             lines.append(f"    cannot run here: {case.reason}")
@@ -364,9 +389,12 @@ def report(cases: Sequence[Case], notes: Sequence[str] = ()) -> str:
         for release, found in case.differences.items():
             lines += [f"    {release} {d}" for d in found]
     lines += [f"not judged: {note}" for note in notes]
+    lines += [
+        f"not judged: {c.name}: no release of this run is in its range ({c.target})" for c in cases if not c.verdicts
+    ]
     for kind, chosen in (
         ("safe", [c for c in cases if not c.unsafe]),
-        ("unsafe", [c for c in cases if c.unsafe]),
+        (unsafe, [c for c in cases if c.unsafe]),
     ):
         lines += [t for r in RELEASES for t in _tally(kind, chosen, r)]
     return "\n".join(lines)
@@ -435,6 +463,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--suggest-programs", nargs="*", type=Path, default=[], help="with --suggestions-only: more programs"
     )
+    parser.add_argument(
+        "--moves", action="store_true", help=f"with --dev-split: the {MOVES} moves (unsafe), not the safe fixes"
+    )
     args = parser.parse_args(argv)
     releases = {r: (None if r == PINNED else ensure(r)) for r in args.releases}
     if args.suggestions_only:
@@ -446,7 +477,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="tw-oracle-matrix-") as tmp:
         work = Path(tmp)
         if args.dev_split:
-            cases, notes = dev_split_cases(work / "dev", only=args.repo)
+            cases, notes = dev_split_cases(work / "dev", only=args.repo, moves=args.moves)
         else:
             cases = [] if args.gallery_only else rule_example_cases(work / "rules")
             cases += [] if args.examples_only else gallery_cases(work / "gallery")
@@ -461,7 +492,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 case.verdicts = {
                     r: "not runnable" for r in releases if Version(r) in SpecifierSet(case.target)
                 }
-        print("\n".join(t for t in (report(cases, notes), suggested) if t))
+        kind = f"{MOVES} move" if args.moves else "unsafe"
+        print("\n".join(t for t in (report(cases, notes, kind), suggested) if t))
     safe = [c for c in cases if not c.unsafe]
     return 0 if ok and all(v != "different" for c in safe for v in c.verdicts.values()) else 1
 

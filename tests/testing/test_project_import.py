@@ -74,6 +74,14 @@ def test_a_required_argument_the_toy_run_lacks_is_named() -> None:
     assert _construct.arguments_class(_FewerKeywords, _Base) is _Base
 
 
+class _ArgsOnly(_OwnInit):  # a project's ``__init__(self, *args, **kwargs)`` over TRL's trainer
+    def __init__(self, *args, **kwargs) -> None: ...
+
+
+def test_the_arguments_class_is_read_from_the_nearest_annotated_init() -> None:
+    assert _construct.arguments_class(_ArgsOnly, _Base) is _Config
+
+
 @pytest.mark.parametrize(
     ("reason", "kind"),
     [
@@ -86,6 +94,10 @@ def test_a_required_argument_the_toy_run_lacks_is_named() -> None:
             "datasets.Dataset",
         ),
         (reasons.CALL_SITE, "call-site"),
+        ("AttributeError: type object '_BaseConfig' has no attribute '_VALID_DICT_FIELDS'", "TRL 1.16.0"),
+        ("ModuleNotFoundError: No module named 'transformers.modeling_layers'", "release does not"),
+        ("TypeError: stat: path should be string, bytes, os.PathLike or integer, not Qwen2ForCausalLM", "vLLM"),
+        ("UnboundLocalError: cannot access local variable 'output_ids' where it is not associated", "own format"),
         ("RuntimeError: something new", "other"),
     ],
 )

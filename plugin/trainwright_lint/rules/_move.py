@@ -261,7 +261,9 @@ def timing_refusal(
     """Why moving ``parts`` to ``events`` would run the code at a moment the override did not, or None:
 
     - code before and after the ``super()`` call put into one event (no event begins the method, as for
-      ``prediction_step``): the two halves run back to back, so a timer there measures nothing;
+      ``prediction_step``) where a local set before is read after: the two halves run back to back, so
+      a timer there measures nothing (two independent files written around a checkpoint may share
+      ``on_save``);
     - code before a method the loop calls only when a control flag is set (``evaluate`` at
       ``control.should_evaluate``) put at a step event, which fires on every step: it would run on steps
       the method does not (issue 32's moved print).
@@ -273,7 +275,8 @@ def timing_refusal(
     sides = {effects.statements[i].line < split for i in parts}
     before, after = True in sides, False in sides
     span = _micro_batch_span(method, events, effects, parts)
-    if before and after and not span and placement["before_event"] == placement["after_event"]:
+    one_event = placement["before_event"] == placement["after_event"]
+    if before and after and not span and one_event and _crossing(effects, parts, split):
         return (
             f"no event begins `{method}`: code before and after `super().{method}()` would run back to back "
             f"in `{placement['before_event']}`, and a timer there would measure nothing"
@@ -285,6 +288,16 @@ def timing_refusal(
             "is set; a move there would run the code on other steps"
         )
     return None
+
+
+def _crossing(effects: MethodEffects, parts: list[int], split: int) -> bool:
+    """A local set before the ``super()`` call is read after it (``start = time.time()`` ... ``elapsed``):
+    what it carried across the call is lost when both halves run back to back."""
+    moved = {j for i in parts for j in effects.under(i)}
+    set_before = {
+        d for j in moved if effects.statements[j].line < split for d in effects.statements[j].defines
+    }
+    return any(effects.statements[j].uses & set_before for j in moved if effects.statements[j].line > split)
 
 
 def with_refusal(

@@ -52,17 +52,28 @@ def fit(cls: type, kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, An
     return accepted, {k: v for k, v in kwargs.items() if k not in accepted}
 
 
-def arguments_class(cls: type, base: type) -> type:
-    """The ``TrainingArguments`` subclass ``cls.__init__`` annotates ``args`` with (TRL's configs),
-    else ``base``."""
+def _annotated(init: Any, base: type) -> type | None:
+    """The ``base`` subclass ``init`` annotates ``args`` with, if exactly one."""
     try:
-        hints = typing.get_type_hints(cls.__init__)  # type: ignore[misc]  # the class's own __init__ is what is meant
-    except Exception:  # noqa: BLE001 - an annotation naming what is not importable: use the base
-        return base
+        hints = typing.get_type_hints(init)
+    except Exception:  # noqa: BLE001 - an annotation naming what is not importable: look further up
+        return None
     annotation = hints.get("args")
     options = typing.get_args(annotation) or (annotation,)
     own = [o for o in options if isinstance(o, type) and issubclass(o, base) and o is not base]
-    return own[0] if len(own) == 1 else base
+    return own[0] if len(own) == 1 else None
+
+
+def arguments_class(cls: type, base: type) -> type:
+    """The ``TrainingArguments`` subclass the nearest ``__init__`` in ``cls``'s MRO annotates ``args``
+    with (TRL's configs), else ``base``. Why the MRO: a project's ``__init__(self, *args, **kwargs)``
+    over ``DPOTrainer`` annotates nothing, yet ``DPOTrainer`` reads ``DPOConfig``'s fields."""
+    for owner in getattr(cls, "__mro__", (cls,)):
+        init = vars(owner).get("__init__")
+        found = _annotated(init, base) if init is not None else None
+        if found is not None:
+            return found
+    return base
 
 
 def build_arguments(arguments: type, values: dict[str, Any]) -> Any:

@@ -29,7 +29,7 @@ _clock.install(CLOCK)  # before torch, transformers and the user's module bind t
 
 import torch
 
-from trainwright.testing import _construct, _digest, _importer
+from trainwright.testing import _construct, _digest, _importer, families
 
 MAX_STEPS = 4
 EVERY = 2  # evaluation and checkpoint interval
@@ -141,6 +141,13 @@ class Setup:
             self.module = _importer.import_file(path, module_name)
         self.trainer_class = self._trainer_class(spec.get("trainer"))
         self.tokenizer = build_tokenizer()
+        self.arguments = _construct.arguments_class(self.trainer_class, transformers.TrainingArguments)
+        self.family = families.detect(self.trainer_class, self.arguments)
+        if self.family.arguments and self.arguments is transformers.TrainingArguments:
+            self.arguments = getattr(transformers, self.family.arguments)
+        if self.family.trl:  # TRL's trainers tokenise and collate their own columns
+            self.train_rows, self.eval_rows = families.datasets_for(self.family, 12, 4)
+            return
         gen = torch.Generator().manual_seed(0)
         n, length = 16, 8
         ids = torch.randint(SPECIAL, len(self.tokenizer), (n, length), generator=gen)
@@ -193,9 +200,9 @@ class Setup:
             ]
         return out
 
-    def model(self) -> Any:
+    def model(self, seed: int = 0) -> Any:
         t = self.transformers
-        t.set_seed(0)
+        t.set_seed(seed)
         config = t.Qwen2Config(
             vocab_size=len(self.tokenizer),
             hidden_size=16,
@@ -206,9 +213,9 @@ class Setup:
             max_position_embeddings=64,
             pad_token_id=self.tokenizer.pad_token_id,
             tie_word_embeddings=False,
-            num_labels=2,
+            num_labels=self.family.labels or 2,
         )
-        if self.spec.get("task") == "classification":
+        if self.spec.get("task") == "classification" or self.family.labels:
             model = t.Qwen2ForSequenceClassification(config)
         else:
             model = t.Qwen2ForCausalLM(config)
@@ -245,9 +252,9 @@ def _arguments(setup: Setup, output_dir: str, ga: int) -> Any:
         disable_tqdm=True,
         dataloader_num_workers=0,
         **{eval_key: "steps"},
+        **setup.family.settings,
     )
-    arguments = _construct.arguments_class(setup.trainer_class, t.TrainingArguments)
-    return _construct.build_arguments(arguments, values)
+    return _construct.build_arguments(setup.arguments, values)
 
 
 def _tokenizer_keyword(cls: Any, base: Any) -> str:
@@ -269,9 +276,11 @@ def _trainer(setup: Setup, args: Any) -> Any:
         "args": args,
         "train_dataset": setup.train_rows,
         "eval_dataset": setup.eval_rows,
-        "data_collator": t.default_data_collator,
         "callbacks": setup.callbacks(),
+        **families.extras(setup.family, setup.model),
     }
+    if not setup.family.trl:
+        kwargs["data_collator"] = t.default_data_collator
     kwargs[_tokenizer_keyword(setup.trainer_class, t.Trainer)] = setup.tokenizer
     if setup.spec.get("trainer_kwargs"):
         kwargs.update(eval(setup.spec["trainer_kwargs"], {**namespace, "toy_tokenizer": setup.tokenizer}))

@@ -14,12 +14,19 @@ from pathlib import Path
 CALL_SITE = "a call-site fix in the repository's own script (the oracle builds the Trainer)"
 
 _MISSING = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+# a module of the libraries themselves that this release does not have (``transformers.deepspeed``)
+_LIBRARY_MODULE = re.compile(r"ModuleNotFoundError: No module named '(transformers|trl|accelerate|peft)\.")
 _REMOVED = re.compile(
     r"ImportError: cannot import name '(\w+)' from '(transformers|trl|accelerate|peft)[\w.]*'"
 )
 
 #: (kind, pattern on the error's first line), the first that matches wins.
 KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (  # TRL 1.16's configs and lazy modules read what only transformers 5.x has
+        "TRL 1.16.0, which does not load with transformers 4.x",
+        re.compile(r"'_BaseConfig' has no attribute|Failed to import trl\.|_VALID_DICT_FIELDS"),
+    ),
+    ("a name its transformers/TRL release does not have", _LIBRARY_MODULE),
     ("a package that is not installed", _MISSING),
     ("a name its transformers/TRL release does not have", _REMOVED),
     (
@@ -35,6 +42,10 @@ KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "a `datasets.Dataset` (the toy data is a list)",
         re.compile(r"must be a `Dataset`|'list' object has no attribute '(map|column_names|select)'"),
     ),
+    (  # TRL's AsyncGRPO/AsyncDistillation: ``model: str``, completions from a vLLM server
+        "a model name it loads itself (not a model object), generating through a vLLM server",
+        re.compile(r"stat: path should be string, bytes, os.PathLike or integer, not \w+For\w+"),
+    ),
     (
         "a model it loads itself (a name, or generation settings)",
         re.compile(r"not Qwen2\w+|object has no attribute 'generation_config'"),
@@ -43,7 +54,8 @@ KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "data in the project's own format",
         re.compile(
-            r"KeyError: '(prompt|chosen|rejected|completion|text|messages|images?|label)'|dataset with"
+            r"KeyError: '(prompt|chosen|rejected|completion|text|messages|images?|label|output_ids)'"
+            r"|dataset with|local variable 'output_ids'"
         ),
     ),
     ("a relative import outside a package", re.compile(r"attempted relative import")),

@@ -2,10 +2,12 @@
 
 ``ensure("4.46.3")`` returns ``<checkout>/.oracle/transformers-4.46.3`` (gitignored), installing it
 there first with ``pip install --no-deps --target``: transformers, the tokenizers and huggingface_hub
-it needs, and ``requests`` (which old huggingface_hub imports). ``--no-deps`` keeps numpy, safetensors
-and the rest of the pinned environment in charge: a second numpy on the path would break torch. The
-child blocks ``datasets`` for such a release (the installed one needs a newer huggingface_hub); the
-oracle's data is a plain list, so the Trainer never needs it.
+it needs, ``requests`` (which old huggingface_hub imports), and a ``datasets`` that works with that
+huggingface_hub (the venv's ``datasets`` needs a newer one): projects import it at module level, and
+TRL-shaped toy data is a ``datasets.Dataset`` (``trainwright.testing.families``). ``--no-deps`` keeps
+numpy, pyarrow, safetensors and the rest of the pinned environment in charge: a second numpy on the
+path would break torch. A folder installed before a companion was added gets just the missing ones.
+The child blocks ``datasets`` only for a folder without one.
 """
 
 from __future__ import annotations
@@ -27,6 +29,11 @@ _COMPANIONS = {
         "urllib3",
         "charset_normalizer",
         "idna",
+        # the newest datasets for huggingface_hub<1.0 (its pins: hub>=0.25,<2; dill<0.4.2 and
+        # multiprocess<0.70.20, which the venv's 0.4.1 and 0.70.19 meet); it imports httpx
+        "datasets==4.8.5",
+        "httpx<1",
+        "httpcore",
     ],
 }
 
@@ -63,18 +70,37 @@ def release_dir(version: str, root: Path | None = None) -> Path:
     return (root or oracle_root()) / f"transformers-{version}"
 
 
-def installed(version: str, root: Path | None = None) -> bool:
+def requirements(version: str) -> list[str]:
+    """What ``version``'s folder holds: transformers and its companions (pip requirement strings)."""
+    return [f"transformers=={version}", *_COMPANIONS.get(version.split(".")[0], [])]
+
+
+def missing(version: str, root: Path | None) -> list[str]:
+    """The requirements of ``version``'s folder not yet installed there (all, when it is not complete)."""
     folder = release_dir(version, root)
-    return (folder / "transformers" / "__init__.py").is_file() and (folder / ".complete").is_file()
+    marker = folder / ".complete"
+    if not (folder / "transformers" / "__init__.py").is_file() or not marker.is_file():
+        return requirements(version)
+    done = set(marker.read_text().split())
+    return [p for p in requirements(version) if p not in done]
+
+
+def installed(version: str, root: Path | None = None) -> bool:
+    return not missing(version, root)
+
+
+def has_datasets(folder: Path) -> bool:
+    """Whether a release folder holds its own ``datasets`` (else the child hides the venv's)."""
+    return (folder / "datasets" / "__init__.py").is_file()
 
 
 def ensure(version: str, root: Path | None = None, timeout_s: float = 900) -> Path:
     """The folder holding transformers ``version``, installed now if needed; ``ReleaseUnavailable``
     (with pip's last lines) when it cannot be."""
     folder = release_dir(version, root)
-    if installed(version, root):
+    packages = missing(version, root)
+    if not packages:
         return folder
-    packages = [f"transformers=={version}", *_COMPANIONS.get(version.split(".")[0], [])]
     command = [
         sys.executable,
         "-m",
@@ -97,5 +123,5 @@ def ensure(version: str, root: Path | None = None, timeout_s: float = 900) -> Pa
     if done.returncode != 0:
         tail = " | ".join(done.stderr.strip().splitlines()[-6:])
         raise ReleaseUnavailable(f"pip could not install transformers {version}: {tail}")
-    (folder / ".complete").write_text(" ".join(packages) + "\n")
+    (folder / ".complete").write_text(" ".join(requirements(version)) + "\n")
     return folder
