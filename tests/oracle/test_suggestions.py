@@ -20,17 +20,20 @@ def _only(previews: list[Suggested]) -> Suggested:
 
 
 def test_no_suggestion_for_a_timer_around_prediction_step() -> None:
-    text = suggestion(PROGRAMS / "predict_timer.py")
+    """No move, no finding: by default nothing is printed; ``--preview`` shows the finding and why."""
+    assert suggestion(PROGRAMS / "predict_timer.py") == ""
+    text = suggestion(PROGRAMS / "predict_timer.py", preview=True)
     assert "no mechanical move: no event begins `prediction_step`" in text, text
     assert "on_prediction_step(" not in text and "@@" not in text, text
 
 
-def test_evaluate_print_is_not_moved_to_every_step(suggested_programs: dict[str, list[Suggested]]) -> None:
-    """The print before ``evaluate`` went to an unguarded ``on_step_end`` (every step). The move fix
-    would too, so ``--suggest`` withholds it and says why."""
-    moved = _only(suggested_programs["eval_print"])
-    assert moved.program is None
-    assert moved.withheld is not None and "control.should_evaluate" in moved.withheld
+def test_evaluate_print_is_not_moved_to_every_step() -> None:
+    """The print before ``evaluate`` went to an unguarded ``on_step_end`` (every step). The planner
+    refuses that move, so there is no finding by default and ``--preview`` says why."""
+    assert suggestion(PROGRAMS / "eval_print.py") == ""
+    text = suggestion(PROGRAMS / "eval_print.py", preview=True)
+    assert "no mechanical move:" in text and "control.should_evaluate" in text, text
+    assert "@@" not in text, text
 
 
 def test_registration_hands_the_callback_the_trainer(suggested_programs: dict[str, list[Suggested]]) -> None:

@@ -90,6 +90,11 @@ def render_rule_page(rule: Any) -> str:
     if getattr(rule, "preview", False):
         parts += [("*Preview: off by default (precision on the blind test split under 0.90); "
                    "on with `--preview` or `preview = true` in `[tool.trainwright]`.*"), ""]  # fmt: skip
+    if getattr(rule, "moves_only", False):
+        parts += [("*No move, no finding: reported only where the fix can write the move to a callback; a "
+                   "finding whose move is refused (the code reads what no event receives, or an event would "
+                   "run it at another moment) is a preview variant, shown with `--preview` and the reason.*"),
+                  ""]  # fmt: skip
     parts += ["## What it does", "", what]
     if why:
         parts += ["", "## Why is this bad?", "", why]

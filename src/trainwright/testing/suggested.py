@@ -40,11 +40,12 @@ class Suggested:
         return None
 
 
-def suggestion(source: Path, target: str = "5.24.0") -> str:
-    """What ``trainwright fix --suggest`` prints for ``source`` (its standard output)."""
+def suggestion(source: Path, target: str = "5.24.0", preview: bool = False) -> str:
+    """What ``trainwright fix --suggest`` prints for ``source`` (its standard output); ``preview`` adds
+    the findings without a move (``--preview``), each with the reason it has none."""
     done = subprocess.run(
         [sys.executable, "-m", "trainwright_lint", "fix", "--suggest", "--transformers-version", target,
-         str(source)],
+         *(["--preview"] if preview else []), str(source)],
         capture_output=True, text=True, check=False, timeout=300,
     )  # fmt: skip
     return done.stdout
