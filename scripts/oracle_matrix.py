@@ -118,7 +118,9 @@ def rule_example_cases(work: Path) -> list[Case]:
             source.write_text(textwrap.dedent(example.code).lstrip("\n"))
             cases += _fix(f"{code} example {i}", source, folder, f"=={example.version or PINNED}")
             if example.version is None:
-                cases += _fix(f"{code} example {i} for {DEFAULT_RANGE}", source, folder / "range", DEFAULT_RANGE)
+                cases += _fix(
+                    f"{code} example {i} for {DEFAULT_RANGE}", source, folder / "range", DEFAULT_RANGE
+                )
     return cases
 
 
@@ -390,7 +392,9 @@ def report(cases: Sequence[Case], notes: Sequence[str] = (), unsafe: str = "unsa
             lines += [f"    {release} {d}" for d in found]
     lines += [f"not judged: {note}" for note in notes]
     lines += [
-        f"not judged: {c.name}: no release of this run is in its range ({c.target})" for c in cases if not c.verdicts
+        f"not judged: {c.name}: no release of this run is in its range ({c.target})"
+        for c in cases
+        if not c.verdicts
     ]
     for kind, chosen in (
         ("safe", [c for c in cases if not c.unsafe]),
@@ -464,7 +468,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--suggest-programs", nargs="*", type=Path, default=[], help="with --suggestions-only: more programs"
     )
     parser.add_argument(
-        "--moves", action="store_true", help=f"with --dev-split: the {MOVES} moves (unsafe), not the safe fixes"
+        "--moves",
+        action="store_true",
+        help=f"with --dev-split: the {MOVES} moves (unsafe), not the safe fixes",
     )
     args = parser.parse_args(argv)
     releases = {r: (None if r == PINNED else ensure(r)) for r in args.releases}

@@ -90,7 +90,9 @@ def file_linter(path: str, version: str = TARGET, preview: bool = False):  # typ
     return relinter(path, cfg, single_file_workspace(path, cfg))
 
 
-def lint_text(code: str, path: str = "snippet.py", version: str = TARGET, preview: bool = False) -> list[Finding]:
+def lint_text(
+    code: str, path: str = "snippet.py", version: str = TARGET, preview: bool = False
+) -> list[Finding]:
     return file_linter(path, version, preview)(code)
 
 

@@ -267,5 +267,7 @@ def test_a_move_that_runs_the_code_at_another_moment_is_not_written(program: str
     findings = [f for f in lint_text(source, version="5.24.0", preview=True) if f.code.startswith("TW20")]
     assert findings and all(f.fix is None for f in findings)
     assert any(reason in f.fix_note for f in findings), [f.fix_note for f in findings]
-    assert not [f for f in lint_text(source, version="5.24.0") if f.code.startswith("TW20")]  # no move, no finding
+    assert not [
+        f for f in lint_text(source, version="5.24.0") if f.code.startswith("TW20")
+    ]  # no move, no finding
     assert not fix_text(source, unsafe=True, version="5.24.0").changed

@@ -37,8 +37,12 @@ def test_trl_training_step_timing_is_reported_without_the_data_path_counter(modu
     findings = [f for f in lint_source(source, str(path), config) if f.method == "training_step"]
     (finding,) = [f for f in findings if f.code.startswith("TW2")]
     # the message names the events the move writes: the span of each micro-batch (rules/_move.py)
-    assert "`on_step_begin`" in finding.message and "`on_pre_optimizer_step`" in finding.message, finding.message
-    assert finding.fix is not None  # the move (issue 33): the counter before the timer's end is read at the event
+    assert "`on_step_begin`" in finding.message and "`on_pre_optimizer_step`" in finding.message, (
+        finding.message
+    )
+    assert (
+        finding.fix is not None
+    )  # the move (issue 33): the counter before the timer's end is read at the event
     timer = next(i for i, line in enumerate(lines, 1) if "time_before = time.perf_counter()" in line)
     counter = next(i for i, line in enumerate(lines, 1) if line.strip() == "self._step += 1" and i > timer)
     reported = _lines(finding.message)

@@ -96,8 +96,14 @@ def test_the_arguments_class_is_read_from_the_nearest_annotated_init() -> None:
         (reasons.CALL_SITE, "call-site"),
         ("AttributeError: type object '_BaseConfig' has no attribute '_VALID_DICT_FIELDS'", "TRL 1.16.0"),
         ("ModuleNotFoundError: No module named 'transformers.modeling_layers'", "release does not"),
-        ("TypeError: stat: path should be string, bytes, os.PathLike or integer, not Qwen2ForCausalLM", "vLLM"),
-        ("UnboundLocalError: cannot access local variable 'output_ids' where it is not associated", "own format"),
+        (
+            "TypeError: stat: path should be string, bytes, os.PathLike or integer, not Qwen2ForCausalLM",
+            "vLLM",
+        ),
+        (
+            "UnboundLocalError: cannot access local variable 'output_ids' where it is not associated",
+            "own format",
+        ),
         ("RuntimeError: something new", "other"),
     ],
 )

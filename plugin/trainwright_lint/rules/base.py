@@ -357,6 +357,7 @@ class Rule:
         if not self.moves_only or self.unmoved_too:
             return findings
         return [f for f in findings if f.fix is not None]
+
     # What the runner reads for this rule beyond the files with target classes (the runner knows no
     # rule, only these declarations): instance attributes whose stores (``x.tokenizer = ...``) it
     # scans in every file, and a text gate for files without a target class that are linted all the
