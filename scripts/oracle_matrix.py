@@ -172,7 +172,8 @@ def _linter(command: str, tree: Path, paths: Sequence[str], target: str, *extra:
     return done.stdout
 
 
-MOVES = "TW201,TW202"  # the rules whose unsafe fix moves code into a callback (issue 33)
+# the rules whose unsafe fix moves code into a callback (issue 33), from the registry
+MOVES = ",".join(sorted(code for code, rule in RULES.items() if rule.moves_only))
 
 
 def repo_cases(repo: dict, work: Path, target: str, moves: bool = False) -> tuple[list[Case], list[str]]:
