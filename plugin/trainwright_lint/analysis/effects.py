@@ -110,6 +110,13 @@ class MethodEffects:
             stack.extend(self.statements[i].children)
         return sorted(out)
 
+    def path(self, index: int) -> list[int]:
+        """``index`` and its enclosing statements, innermost first (the last is top-level)."""
+        out = [index]
+        while self.statements[out[-1]].parent != -1:
+            out.append(self.statements[out[-1]].parent)
+        return out
+
     def kinds_under(self, index: int) -> set[str]:
         found: set[str] = set()
         for i in self.under(index):

@@ -420,25 +420,17 @@ def _movable_output(effects: MethodEffects, index: int, hidden: set[str]) -> boo
     return not _replaces_delegation(effects, index)
 
 
-def _path(effects: MethodEffects, index: int) -> list[int]:
-    """``index`` and its enclosing statements, innermost first."""
-    out = [index]
-    while effects.statements[out[-1]].parent != -1:
-        out.append(effects.statements[out[-1]].parent)
-    return out
-
-
 def _replaces_delegation(effects: MethodEffects, index: int) -> bool:
     """``if self.fsdp: <save it yourself, push> else: super().save_model(...)``: the statement sits in
     one branch of an ``if`` whose other branch calls ``super()``, or after an ``if ...: return super()...``
     (it runs only when ``super()`` did not), so it is part of the replacement."""
     if effects.delegation is None:
         return False
-    theirs = _path(effects, effects.delegation)
+    theirs = effects.path(effects.delegation)
     d = effects.statements[effects.delegation]
     if isinstance(d.node, ast.Return) and len(theirs) > 1 and effects.statements[index].line > d.end_line:
         return True
-    mine = _path(effects, index)
+    mine = effects.path(index)
     for child, parent in itertools.pairwise(mine):
         node = effects.statements[parent].node
         if not isinstance(node, ast.If) or parent not in theirs:

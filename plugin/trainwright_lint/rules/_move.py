@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, replace
-from typing import TypedDict
+from dataclasses import dataclass
+from typing import NamedTuple, TypedDict
 from weakref import WeakKeyDictionary
 
 from trainwright_lint.analysis import kinds as K
@@ -44,7 +44,6 @@ from trainwright_lint.analysis.effects import MethodEffects
 from trainwright_lint.analysis.moves import STEP_EVENTS
 from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.edits import Edit
-from trainwright_lint.finding import Finding
 from trainwright_lint.rules.base import ClassContext
 from trainwright_lint.syntax import FunctionNode, is_docstring, param_names
 
@@ -200,12 +199,30 @@ def _drop_override(effects: MethodEffects, fn: FunctionNode, moved: set[int]) ->
     return True
 
 
+class Planned(NamedTuple):
+    """A rule's move (``None``: not mechanical) and, when an event would run the code at another moment
+    than the override did, why (the finding's ``fix_note``, said by ``lint`` and ``fix --suggest``)."""
+
+    move: MoveToCallback | None
+    note: str = ""
+
+
 def plan_move(
     ctx: ClassContext, fn: FunctionNode, effects: MethodEffects, parts: list[int], events: tuple[str, ...],
     edit_type: type[MoveToCallback], also: tuple[str, ...] = (),
+) -> Planned:  # fmt: skip
+    """The move of ``parts`` (outermost statement indices) to ``events`` (see the module docstring)."""
+    note = timing_refusal(fn.name, events, effects, parts)
+    if note is not None:
+        return Planned(None, note)
+    return Planned(_mechanical_move(ctx, fn, effects, parts, events, edit_type, also))
+
+
+def _mechanical_move(
+    ctx: ClassContext, fn: FunctionNode, effects: MethodEffects, parts: list[int], events: tuple[str, ...],
+    edit_type: type[MoveToCallback], also: tuple[str, ...],
 ) -> MoveToCallback | None:  # fmt: skip
-    """The move of ``parts`` (outermost statement indices) to ``events``, or ``None`` when it is not
-    mechanical (see the module docstring)."""
+    """The move, or ``None`` when it reads what no event receives or the code left behind needs."""
     if not events or not parts or effects.delegation is None:
         return None
     under = {j for i in parts for j in effects.under(i)}
@@ -233,8 +250,6 @@ def plan_move(
         sorted((effects.statements[i].line - base, effects.statements[i].end_line - base) for i in parts)
     )
     span = MICRO_BATCH_SPAN if _micro_batch_span(fn.name, events, effects, parts) else ()
-    if timing_refusal(fn.name, events, effects, parts) is not None:
-        return None
     return edit_type(
         method=fn.name,
         line=base,
@@ -267,7 +282,7 @@ def timing_refusal(
     - code before a method the loop calls only when a control flag is set (``evaluate`` at
       ``control.should_evaluate``) put at a step event, which fires on every step: it would run on steps
       the method does not (issue 32's moved print).
-    The rules put the reason on a finding without a move (``Finding.fix_note``); ``fix --suggest`` says it."""
+    ``plan_move`` hands the reason to the rule, which puts it on the finding (``Finding.fix_note``)."""
     if not events or effects.delegation is None:
         return None
     placement = _placement(method, events, effects, parts)
@@ -300,14 +315,6 @@ def _crossing(effects: MethodEffects, parts: list[int], split: int) -> bool:
     return any(effects.statements[j].uses & set_before for j in moved if effects.statements[j].line > split)
 
 
-def with_refusal(
-    finding: Finding, method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]
-) -> Finding:
-    """``finding`` (planned without a move) with the timing reason as its ``fix_note``, if that is why."""
-    reason = timing_refusal(method, events, effects, parts)
-    return replace(finding, fix_note=reason) if reason else finding
-
-
 def _interleaved(effects: MethodEffects, moved: set[int]) -> bool:
     """Code left behind runs between two moved statements of the same side of the ``super()`` call
     (``start = time.time()`` and ``elapsed = ...`` around the method's own work, both inside a block):
@@ -315,7 +322,7 @@ def _interleaved(effects: MethodEffects, moved: set[int]) -> bool:
     only hold moved ones (their ``if``/``with``) and statements that do nothing do not count."""
     assert effects.delegation is not None
     split = effects.statements[effects.delegation].line
-    holders = {p for i in moved for p in _ancestors(effects, i)}
+    holders = {p for i in moved for p in effects.path(i)[1:]}
     for before in (True, False):
         lines = [effects.statements[i].line for i in moved if (effects.statements[i].line < split) == before]
         if len(lines) < 2:
@@ -330,14 +337,6 @@ def _interleaved(effects: MethodEffects, moved: set[int]) -> bool:
             ):
                 return True
     return False
-
-
-def _ancestors(effects: MethodEffects, index: int) -> list[int]:
-    out = []
-    while effects.statements[index].parent != -1:
-        index = effects.statements[index].parent
-        out.append(index)
-    return out
 
 
 def _fallback_since(ctx: ClassContext) -> str:
@@ -386,17 +385,11 @@ def _with_definers(
     return sorted(set(parts) | set(extra))
 
 
-def _top(effects: MethodEffects, index: int) -> int:
-    while effects.statements[index].parent != -1:
-        index = effects.statements[index].parent
-    return index
-
-
 def _definer(unit: FileUnit, effects: MethodEffects, definers: list[int], local: set[str]) -> int | None:
     """The one top-level statement holding every definition of a local the moved code reads, when it
     only computes values: a pure assignment, or an ``if`` (``elif``/``else``) of pure assignments, each
     branch on lines of its own. Run once more in the callback it sets the same local and nothing else."""
-    tops = {_top(effects, i) for i in definers}
+    tops = {effects.path(i)[-1] for i in definers}
     if len(tops) != 1:
         return None
     top = tops.pop()
@@ -423,7 +416,7 @@ def _attribute_in_step(effects: MethodEffects, parts: list[int], name: str, defi
     if effects.delegation is None:
         return False
     split = effects.statements[effects.delegation].line
-    last_write = max(effects.statements[_top(effects, d)].line for d in definers)
+    last_write = max(effects.statements[effects.path(d)[-1]].line for d in definers)
     for i in parts:
         if name in {u for j in effects.under(i) for u in effects.statements[j].uses}:
             line = effects.statements[i].line

@@ -439,6 +439,7 @@ class Rule:
         fix: Edit | None = None,
         class_name: str | None = None,
         moved: tuple[tuple[int, int], ...] = (),
+        fix_note: str = "",
     ) -> Finding:
         line, col, end_line, end_col, noqa = node_span(node, ctx.unit)
         if any(_major(r) < CALLBACKS_NEED_MAJOR for r in ctx.releases):
@@ -456,6 +457,7 @@ class Rule:
             method=method,
             noqa_lines=noqa,
             fix=fix,
+            fix_note=fix_note,
             moved=moved,
         )
 

@@ -12,7 +12,7 @@ from trainwright_lint.analysis.observing import line_list, spans
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import WRAPPER_EVENTS, event_for_effects, reference
 from trainwright_lint.rules._events import proven_move
-from trainwright_lint.rules._move import MoveToCallback, plan_move, with_refusal
+from trainwright_lint.rules._move import MoveToCallback, plan_move
 from trainwright_lint.rules.base import EVERY_RELEASE, MOVE_STATEMENTS, UNSAFE, ClassContext, Example, Rule
 
 
@@ -221,7 +221,7 @@ class TimingLogic(Rule):
             if not proof.proven:
                 continue  # no event fires wherever the method runs: no move, no finding
             lines = line_list(effects, obs.parts)
-            fix = plan_move(
+            fix, note = plan_move(
                 ctx, fn, effects, obs.parts, events_in(event), MoveObservingToCallback, proof.events
             )
             message = self.message.format(
@@ -233,10 +233,8 @@ class TimingLogic(Rule):
                 event=written_events(fix, event),
             )
             first = effects.statements[obs.parts[0]].node
-            found = self.report(
-                ctx, first, message, method=method.name, moved=spans(effects, obs.parts), fix=fix
-            )
-            yield found if fix else with_refusal(found, fn.name, events_in(event), effects, obs.parts)
+            moved = spans(effects, obs.parts)
+            yield self.report(ctx, first, message, method=method.name, moved=moved, fix=fix, fix_note=note)
 
 
 def written_events(fix: MoveToCallback | None, advised: str) -> str:

@@ -12,7 +12,7 @@ from trainwright_lint.analysis.observing import line_list, spans
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import WRAPPER_EVENTS, quoted_events, reference
 from trainwright_lint.rules._events import proven_move
-from trainwright_lint.rules._move import MoveToCallback, plan_move, with_refusal
+from trainwright_lint.rules._move import MoveToCallback, Planned, plan_move
 from trainwright_lint.rules.base import EVERY_RELEASE, MOVE_WRAPPER, UNSAFE, ClassContext, Example, Rule
 from trainwright_lint.rules.tw201_timing_logic import written_events
 
@@ -206,10 +206,10 @@ class SideEffectWrapper(Rule):
                 lines = line_list(obs.effects, parts)
                 where = f" (line{'s' if ',' in lines or '–' in lines else ''} {lines})"
                 node = obs.effects.statements[parts[0]].node
-            fix = (
+            fix, note = (
                 plan_move(ctx, fn, obs.effects, parts, events_in(events), MoveWrapperToCallback, proof.events)
                 if parts and obs.effects is not None
-                else None
+                else Planned(None)
             )
             message = self.message.format(
                 method=method.name,
@@ -218,7 +218,4 @@ class SideEffectWrapper(Rule):
                 events=written_events(fix, quoted_events(events)),
                 ref=reference(callback),
             )
-            found = self.report(ctx, node, message, method=method.name, moved=moved, fix=fix)
-            if fix is None and parts and obs.effects is not None:
-                found = with_refusal(found, fn.name, events_in(events), obs.effects, parts)
-            yield found
+            yield self.report(ctx, node, message, method=method.name, moved=moved, fix=fix, fix_note=note)
