@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from trainwright.testing.compare import compare
+from trainwright.testing.compare import compare, named_differences
 from trainwright.testing.fixed import DEFAULT_RANGE, fixed_copy, judged_spec
 from trainwright.testing.oracle import run_specs
 
@@ -46,9 +46,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{program}: no move (fix changed nothing)\n  {fixed.output.strip()}")
             continue
         moved += 1
-        differences = compare(records[2 * k], records[2 * k + 1])
+        named = named_differences(fixed.path.read_text(encoding="utf-8"))
+        differences = compare(records[2 * k], records[2 * k + 1], named=named)
         equal += not differences
-        print(f"{program}: {'oracle-equal' if not differences else f'{len(differences)} differences'}")
+        said = f" (named difference: the moved code {'; '.join(named)})" if named else ""
+        print(f"{program}: {'oracle-equal' if not differences else f'{len(differences)} differences'}{said}")
         for d in differences[:8]:
             print(f"  {d}")
     print(f"{equal} of {moved} moves oracle-equal ({len(pairs)} programs)")

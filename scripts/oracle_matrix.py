@@ -56,6 +56,7 @@ from packaging.version import Version
 from trainwright_lint.rules import RULES
 
 from trainwright.testing import reasons
+from trainwright.testing.compare import named_differences
 from trainwright.testing.fixed import DEFAULT_RANGE, fixed_copy, judged_spec
 from trainwright.testing.oracle import ACROSS_RELEASES, Difference, Record, compare, run_specs
 from trainwright.testing.releases import ensure
@@ -286,6 +287,10 @@ def _first_line(record: Record) -> str:
     return next((e.strip().splitlines()[0][:160] for e in errors if e and e.strip()), "")
 
 
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+
+
 def judge(case: Case, records: dict[tuple[Program, str], Record], releases: Sequence[str]) -> None:
     """Set ``case``'s verdict on each checked release (see the module docstring)."""
     original_key, fixed_key = programs(case)
@@ -294,7 +299,7 @@ def judge(case: Case, records: dict[tuple[Program, str], Record], releases: Sequ
     for release in [r for r in releases if Version(r) in SpecifierSet(case.target)]:
         original = records[(original_key, release)]
         fixed = records[(fixed_key, release)]
-        found = compare(original, fixed)
+        found = compare(original, fixed, named=named_differences(_text(case.fixed)))
         if original.failed and not found:  # both fail alike: the fix neither caused nor mended it
             case.verdicts[release] = "not runnable"
             case.reasons[release] = f"original and fixed fail alike: {_first_line(original)}"
@@ -439,13 +444,14 @@ def _judged_previews(
     of equal and not runnable ones. A preview whose original fails on ``release`` is not runnable there,
     as ``judge`` has it with no earlier release run: there is nothing to be equal to."""
     lines, equal, idle = [], 0, 0
-    for i, (source, _moved) in enumerate(shown):
+    for i, (source, moved) in enumerate(shown):
         original = records[2 * i]
         if original.failed:
             idle += 1
             lines.append(f"preview for {source.name} on {release}: not runnable ({_first_line(original)})")
             continue
-        found = compare(original, records[2 * i + 1])
+        named = named_differences(_text(moved.program)) if moved.program is not None else ()
+        found = compare(original, records[2 * i + 1], named=named)
         equal += not found
         verdict = "equal" if not found else f"{len(found)} differences"
         lines.append(f"preview for {source.name} on {release}: {verdict}")

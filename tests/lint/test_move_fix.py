@@ -271,3 +271,55 @@ def test_a_move_that_runs_the_code_at_another_moment_is_not_written(program: str
         f for f in lint_text(source, version="5.24.0") if f.code.startswith("TW20")
     ]  # no move, no finding
     assert not fix_text(source, unsafe=True, version="5.24.0").changed
+
+
+SAMPLE_TABLE = """
+    import random
+
+    from transformers import Trainer
+
+
+    class TableTrainer(Trainer):
+        def evaluation_loop(self, dataloader, description, prediction_loss_only=None, ignore_keys=None,
+                            metric_key_prefix="eval"):
+            if self.generate_during_eval:
+                picked = random.sample(range(len(dataloader.dataset)), k=2)
+                rows = self.sample_rows(dataloader.dataset.select(picked))
+                self.log({"game_log": rows})
+{after_log}
+            return super().evaluation_loop(dataloader, description, prediction_loss_only, ignore_keys,
+                                           metric_key_prefix)
+"""
+
+
+def test_a_log_whose_history_entry_is_dropped_is_a_tracker_upload() -> None:
+    # ``self.log(x); self.state.log_history.pop()`` (old TRL DPO trainers' sample table): trackers only
+    pop = " " * 16 + "self.state.log_history.pop()"
+    source = dedent(SAMPLE_TABLE.replace("{after_log}", pop))
+    (finding,) = [f for f in lint_text(source, version="5.24.0") if f.code.startswith("TW20")]
+    assert finding.fix is not None
+    # the move runs the code after the loop, and says so where the user reads it
+    assert "runs after the evaluation loop, not before it" in finding.fix_note
+    fixed = fix_text(source, unsafe=True, version="5.24.0").fixed.decode("utf-8")
+    assert "def on_evaluate(" in fixed and "def on_predict(" in fixed and "def on_step_end(" not in fixed
+    assert "It runs after the evaluation loop, not before it" in fixed
+    assert "trainer.state.log_history.pop()" in fixed
+    # a pop that undoes something else changes what the Trainer records: it stays, and so does the rest
+    other = " " * 16 + "self.state.log_history.pop(0)"
+    kept = dedent(SAMPLE_TABLE.replace("{after_log}", other))
+    assert not [f for f in lint_text(kept, version="5.24.0") if f.code.startswith("TW20")]
+
+
+def test_code_before_the_evaluation_loop_never_moves_to_a_step_event() -> None:
+    # ``evaluation_loop`` runs only when ``control.should_evaluate`` is set (and for ``predict``)
+    source = dedent("""
+        from transformers import Trainer
+
+
+        class LoudTrainer(Trainer):
+            def evaluation_loop(self, dataloader, *args, **kwargs):
+                print("evaluating", self.state.global_step)
+                return super().evaluation_loop(dataloader, *args, **kwargs)
+    """)
+    for f in lint_text(source, version="5.24.0", preview=True):
+        assert f.fix is None or "on_step_end" not in f.fix.describe(), f.fix.describe()

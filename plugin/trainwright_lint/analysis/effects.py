@@ -46,6 +46,13 @@ _PROGRESS_READS = frozenset({"global_step", "epoch", "max_steps", "num_train_epo
 # fires it itself (``self.callback_handler.on_log(...)``) delegates as ``super().log(logs)`` would.
 OWN_EVENTS = {"log": "on_log"}
 _READS_ONLY = re.compile(r"get_\w*_dataloader")
+# ``self.log(table); self.state.log_history.pop()``: send a value to the trackers (``on_log``) without
+# keeping it in ``state.log_history`` (TRL's sample tables). The pop undoes the log's own append, so
+# right after ``self.log`` it is part of that upload, not a change of what the Trainer records.
+_HISTORY_POP = "self.state.log_history.pop"
+# Where that reading is proven: the evaluation loop's sample table, whose move the oracle checks
+# (``tests/oracle/moves/sample_table_before_evaluation_loop.py``). Elsewhere the pop stays data.
+_HISTORY_POP_METHODS = frozenset({"evaluation_loop"})
 
 
 @dataclass(slots=True)
@@ -149,11 +156,21 @@ class _Collector:
 
     def block(self, body: list[ast.stmt], parent: int, depth: int, gates: frozenset[str]) -> list[int]:
         out = []
-        for stmt in body:
+        for k, stmt in enumerate(body):
             if isinstance(stmt, (FUNCTION_TYPES, ast.ClassDef)):
                 index = self.add(stmt, parent, depth, gates)
                 self.statements[index].defines.add(stmt.name)
                 self.statements[index].kinds.add(K.LOCAL)
+                out.append(index)
+                continue
+            if (
+                self.method in _HISTORY_POP_METHODS
+                and k
+                and _calls(body[k - 1], "self.log")
+                and _calls(stmt, _HISTORY_POP, bare=True)
+            ):
+                index = self.add(stmt, parent, depth, gates)
+                self.statements[index].kinds.add(K.TRACKER)  # the log's trackers-only half
                 out.append(index)
                 continue
             out.append(self.statement(stmt, parent, depth, gates))
@@ -533,6 +550,15 @@ _SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
 
 
 @lru_cache(maxsize=8192)
+def _calls(stmt: ast.stmt, name: str, bare: bool = False) -> bool:
+    """``stmt`` is a call of ``name`` (``self.log({...})``) whose value is unused; with ``bare``, one
+    without arguments."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    call = stmt.value
+    return dotted_name(call.func) == name and not (bare and (call.args or call.keywords))
+
+
 def _call_kind(name: str) -> str | None:
     return K.call_kind(name)
 

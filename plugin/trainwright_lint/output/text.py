@@ -80,7 +80,7 @@ def line(f: Finding, term: Terminal | None = None, paint: bool = False) -> str:
 def block(f: Finding, term: Terminal, paint: bool = False) -> list[str]:
     """The full form of one finding: its headline, then its help and note lines, fitted to ``term``
     (laid out plain, then coloured: escape codes never count as columns)."""
-    parts = split_message(shown_safely(f.message), f.fix_note if f.fix is None else "")
+    parts = split_message(shown_safely(f.message), f.fix_note)
     plain = f"{_prefix(f)}{_plain_code(f)} "
     # The location and the code stay on the first line (GLUE: no break), however long the path.
     glued = plain[:-1].replace(" ", GLUE) + " "

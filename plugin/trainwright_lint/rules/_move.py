@@ -78,8 +78,16 @@ SPAN_END, SPAN_FALLBACK = "on_pre_optimizer_step", "on_optimizer_step"
 RUNS_ONLY_WHEN = {
     "evaluate": "should_evaluate",
     "_evaluate": "should_evaluate",
+    "evaluation_loop": "should_evaluate",
     "_save_checkpoint": "should_save",
 }
+
+# Methods no event begins, whose code before ``super()`` the move runs at the event after it (``on_evaluate`` /
+# ``on_predict`` for ``evaluation_loop``): the model is the one the method saw (evaluation does not train), but a
+# tracker now gets that output after the evaluation's own. The move names this difference (``later``: in its
+# callback's docstring and the finding's note), and the oracle compares with it named
+# (``trainwright.testing.compare.AFTER_EVALUATION``, the same words).
+AFTER_ONLY = {"evaluation_loop": "runs after the evaluation loop, not before it"}
 
 # Method parameters an event receives, bound from ``kwargs`` in the callback (``evaluation_loop`` sets its
 # ``dataloader`` as the handler's ``eval_dataloader``).
@@ -124,6 +132,8 @@ class MoveToCallback(Edit):
     fallback_since: str = ""
     # (parameter, the trainer attribute that holds it on every proven path: ``HELD``)
     held: tuple[tuple[str, str], ...] = ()
+    # the moment the moved code now runs at, when it is not the override's (``AFTER_ONLY``)
+    later: str = ""
     unsafe: bool = True
 
     def bindings(self) -> list[tuple[str, str]]:
@@ -148,7 +158,8 @@ class MoveToCallback(Edit):
             if self.fallback_since
             else ""
         )
-        return f"Move them to `{self.callback}.{events}`{older}, registered in `__init__`{gone}"
+        later = f" (the code {self.later})" if self.later else ""
+        return f"Move them to `{self.callback}.{events}`{older}{later}, registered in `__init__`{gone}"
 
 
 _IMPORT = re.compile(r"^\s*(from\s+\S+\s+)?import\b[^\n]*\bTrainerCallback\b", re.MULTILINE)
@@ -215,7 +226,10 @@ def plan_move(
     note = timing_refusal(fn.name, events, effects, parts)
     if note is not None:
         return Planned(None, note)
-    return Planned(_mechanical_move(ctx, fn, effects, parts, events, edit_type, also))
+    move = _mechanical_move(ctx, fn, effects, parts, events, edit_type, also)
+    if move is None or not move.later:
+        return Planned(move)
+    return Planned(move, f"the moved code {move.later}: no event fires before `{fn.name}`")
 
 
 def _mechanical_move(
@@ -267,7 +281,15 @@ def _mechanical_move(
         span=span,
         fallback_since=_fallback_since(ctx) if span else "",
         needs_import=_needs_import(ctx, fn, edit_type),
+        later=AFTER_ONLY.get(fn.name, "") if _before(effects, parts) else "",
     )
+
+
+def _before(effects: MethodEffects, parts: list[int]) -> bool:
+    """Some of ``parts`` run before the ``super()`` call."""
+    assert effects.delegation is not None
+    split = effects.statements[effects.delegation].line
+    return any(effects.statements[i].line < split for i in parts)
 
 
 def timing_refusal(

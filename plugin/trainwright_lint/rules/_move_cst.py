@@ -118,7 +118,8 @@ def callback_source(edit: MoveToCallback, before: list[Statement], after: list[S
             _event_method(edit.before_event, first, edit.bindings(), kept),
             _event_method(edit.after_event, second, edit.bindings(), kept),
         ]
-    doc = f'"Code of `{edit.class_name}.{edit.method}`, moved here by `trainwright fix --unsafe-fixes`."\n'
+    later = f" It {edit.later}: no event fires before it." if edit.later else ""
+    doc = f'"Code of `{edit.class_name}.{edit.method}`, moved here by `trainwright fix --unsafe-fixes`.{later}"\n'
     init = "def __init__(self, trainer):\n    self.trainer = trainer\n"
     members = "\n".join([doc, init, *methods])
     return f"class {edit.callback}(TrainerCallback):\n" + textwrap.indent(members, "    ")

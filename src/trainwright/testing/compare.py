@@ -25,6 +25,47 @@ PHASE_FIELDS = ("error", "steps", "log_history", "controls", "events", "lines", 
 ACROSS_RELEASES = ("log_history", "controls", "events", "param_norms", "params_hash", "files")
 
 
+#: A move's named difference, in the words ``trainwright fix`` writes into the moved callback's docstring:
+#: code an override ran before the evaluation loop runs at ``on_evaluate``/``on_predict``, after it (no event
+#: fires before it). The model is the same (evaluation does not train); only the ``on_log`` of its output
+#: changes place among the evaluation's events. ``compare(..., named=(AFTER_EVALUATION,))`` accepts that and
+#: nothing else: every other event, the history, the lines and the files must still be equal.
+AFTER_EVALUATION = "runs after the evaluation loop, not before it"
+_NAMED = (AFTER_EVALUATION,)
+_EVALUATION_ENDS = ("on_evaluate@", "on_predict@")
+_WITHIN_EVALUATION = ("on_log@", "on_prediction_step@")
+
+
+def named_differences(fixed_text: str) -> tuple[str, ...]:
+    """The named differences a fixed program's moved code declares (in its callback's docstring)."""
+    return tuple(n for n in _NAMED if n in fixed_text)
+
+
+def logs_within_evaluations(events: Sequence[str]) -> tuple[str, ...]:
+    """``events`` with the ``on_log`` events of each evaluation gathered after it (sorted), so that a log
+    the move ran after the loop instead of before it compares equal. An evaluation is a run of
+    ``on_log``/``on_prediction_step`` events ending in ``on_evaluate``/``on_predict``, with the ``on_log``
+    events right after that end (a log the moved code makes inside its event)."""
+    out: list[str] = []
+    i = 0
+    while i < len(events):
+        j = i
+        while j < len(events) and events[j].startswith(_WITHIN_EVALUATION):
+            j += 1
+        if j == len(events) or not events[j].startswith(_EVALUATION_ENDS):
+            out.extend(events[i : j + 1])
+            i = j + 1
+            continue
+        k = j + 1
+        while k < len(events) and events[k].startswith("on_log@"):
+            k += 1
+        window = [*events[i:j], *events[j + 1 : k]]
+        out += [e for e in window if not e.startswith("on_log@")] + [events[j]]
+        out += sorted(e for e in window if e.startswith("on_log@"))
+        i = k
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class Difference:
     """One place where two records differ: ``where`` (``ga2/train.steps[1].loss``), and both values."""
@@ -80,20 +121,28 @@ def diff_values(where: str, a: Any, b: Any, rel: float) -> list[Difference]:
     return [] if a == b else [Difference(where, a, b)]
 
 
-def _phase_diff(a: Phase, b: Phase, rel: float, ignore: Iterable[str]) -> list[Difference]:
+def _phase_diff(
+    a: Phase, b: Phase, rel: float, ignore: Iterable[str], named: Sequence[str]
+) -> list[Difference]:  # fmt: skip
     out: list[Difference] = []
     for name in PHASE_FIELDS:
         if name in ignore:
             continue
-        out += diff_values(f"{a.name}.{name}", getattr(a, name), getattr(b, name), rel)
+        x, y = getattr(a, name), getattr(b, name)
+        if name == "events" and AFTER_EVALUATION in named:
+            x, y = logs_within_evaluations(x), logs_within_evaluations(y)
+        out += diff_values(f"{a.name}.{name}", x, y, rel)
     return out
 
 
-def compare(a: Record, b: Record, *, rel: float = 1e-5, ignore: Sequence[str] = ()) -> list[Difference]:
+def compare(
+    a: Record, b: Record, *, rel: float = 1e-5, ignore: Sequence[str] = (), named: Sequence[str] = ()
+) -> list[Difference]:
     """Where ``b`` trained differently from ``a``; empty when they are oracle-equal.
 
     ``ignore`` names fields left out (``"lines"``, ``"files"``, ``"events"`` ...), for a comparison
-    that knowingly accepts a difference, which the caller must then state."""
+    that knowingly accepts a difference, which the caller must then state. ``named`` are differences
+    the fixed program itself declares (``named_differences``): each relaxes exactly what it names."""
     out: list[Difference] = []
     if a.error != b.error:
         out.append(Difference("setup.error", a.error, b.error))
@@ -103,7 +152,7 @@ def compare(a: Record, b: Record, *, rel: float = 1e-5, ignore: Sequence[str] = 
         if pa is None or pb is None:
             out.append(Difference(f"{name}", "ran" if pa else "<missing>", "ran" if pb else "<missing>"))
             continue
-        out += _phase_diff(pa, pb, rel, ignore)
+        out += _phase_diff(pa, pb, rel, ignore, named)
     if "files" not in ignore:
         out += diff_values("files", a.files, b.files, 0.0)
     return out
