@@ -60,6 +60,7 @@ from trainwright.testing.compare import named_differences
 from trainwright.testing.fixed import DEFAULT_RANGE, fixed_copy, judged_spec
 from trainwright.testing.oracle import ACROSS_RELEASES, Difference, Record, compare, run_specs
 from trainwright.testing.releases import ensure
+from trainwright.testing.renames import NoStandIn, Rename, renames_in, write_stand_ins
 from trainwright.testing.suggested import Suggested, applied
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # its neighbour, run as a script or imported
@@ -208,13 +209,36 @@ def repo_cases(repo: dict, work: Path, target: str, moves: bool = False) -> tupl
         if original.read_bytes() == after.read_bytes():
             notes.append(f"{label}: `fix` left the file unchanged")
             continue
+        if cls is None and not moves:  # TW304 at a call site: judged on stand-ins of each rename
+            mine = [f for f in findings if resolve(f["filename"]) == filename and f.get("class") is None]
+            cases += stand_in_cases(label, renames_in(mine, original.read_text(encoding="utf-8")), work, target)
+            continue
         callback = all(code.startswith("TW4") for code in codes)
         case = Case(label, original, after, moves, target, None if callback else cls, len(codes))
         case.roots = (tree, fixed)
-        if cls is None:  # TW304 at a call site: the script builds its own Trainer, the oracle its own
+        if cls is None:
             case.reason = reasons.CALL_SITE
         cases.append(case)
     return cases, notes
+
+
+def stand_in_cases(label: str, found: Sequence[Rename], work: Path, target: str) -> list[Case]:
+    """A call-site fix's renames, each judged on its stand-ins (``trainwright.testing.renames``): the
+    oracle's own training passing the call's keyword and literal value, before and after the rename.
+    The same rename with the same value is one pair of programs however many call sites make it."""
+    cases = []
+    for rename in found:
+        name = f"{label} stand-in `{rename.callee}({rename.old}={rename.value})` -> `{rename.new}=`"
+        folder = work.parent / "stand-ins" / f"{abs(hash(rename)):x}"
+        try:
+            original, fixed = write_stand_ins(rename, folder)
+        except NoStandIn as why:
+            case = Case(name, folder / "none.py", folder / "none.py", False, target, "StandInTrainer")
+            case.reason = f"{reasons.STAND_IN}: {why}"
+            cases.append(case)
+            continue
+        cases.append(Case(name, original, fixed, False, target, "StandInTrainer"))
+    return cases
 
 
 def dev_split_cases(

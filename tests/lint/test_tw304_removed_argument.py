@@ -141,3 +141,24 @@ def test_keywords_a_subclass_pops_from_its_kwargs_are_its_own() -> None:
     ).lstrip()
     found = findings("5.24.0", source)
     assert [message.split("`")[1] for _, _, message in found] == ["eval_cfg=", "tokenizer="]
+
+
+WARMUP = 'from transformers import TrainingArguments\n\nargs = TrainingArguments(output_dir="o", warmup_ratio=0.1)\n'
+
+
+@pytest.mark.parametrize(
+    ("option", "safe"),
+    [
+        (">=4.44,<6", False),  # on 4.x ``warmup_steps`` is a step count: 0.1 raises there
+        (">=5.0,<6", True),  # from 5.0 ``warmup_steps`` takes the ratio as a float below 1
+    ],
+)
+def test_a_rename_is_safe_only_where_the_new_name_takes_the_same_value(option: str, safe: bool) -> None:
+    """The call-site stand-ins (``trainwright.testing.renames``) found ``warmup_ratio=0.1`` ->
+    ``warmup_steps=0.1`` failing on 4.46.3; the rename's value carries over only from 5.0.0."""
+    target = resolve_project_target("transformers", None, option=option)
+    config = LintConfig(transformers_version=target.newest, transformers_target=target, trl_version="1.16.0")
+    (found,) = [f for f in lint_source(WARMUP, "train.py", config) if f.code == "TW304"]
+    assert (found.fix is not None) is safe
+    if not safe:
+        assert "4.44.0–4.57.6" in found.fix_note, found.fix_note

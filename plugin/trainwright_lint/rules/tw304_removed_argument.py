@@ -203,12 +203,14 @@ class RemovedArgument(Rule):
         return self.report(ctx, kw, message, method=method, fix=fix, class_name=class_name)
 
     def fix_is_valid(self, ctx: ModuleContext, edit: Edit) -> bool:  # type: ignore[override]  # a module rule
-        """The new name must be accepted by every call the edit touches at this release."""
+        """The new name must be accepted by every call the edit touches at this release, and take the old
+        name's value unchanged there (``warmup_steps=0.1`` is a ratio from 5.0 and fails on 4.x: the
+        behaviour oracle's call-site stand-ins, ``trainwright.testing.renames``)."""
         if not isinstance(edit, RenameKeyword) or not isinstance(ctx, ModuleContext):
             return False
         for call, target, _cls, _method in _constructions(ctx):
             renamed_here = call.lineno == edit.line and any(k.arg == edit.old for k in call.keywords)
-            if renamed_here and not _accepted(ctx, target, edit.new):
+            if renamed_here and not (_accepted(ctx, target, edit.new) and _same_value(ctx, target, edit.old)):
                 return False
         return True
 
@@ -494,6 +496,15 @@ def _accepted(ctx: ModuleContext, target: Target, keyword: str) -> bool:
     if rename is not None and rename.old_until is not None:
         return version_key(view.version) <= version_key(rename.old_until)
     return False
+
+
+def _same_value(ctx: ModuleContext, target: Target, old: str) -> bool:
+    """At this release point the new name takes ``old``'s value unchanged (``Rename.exact_since``)."""
+    rename = _catalog(ctx, target).renamed_argument(old, cls=target.cls)
+    if rename is None or rename.exact_since is None:
+        return True
+    view: VersionView = ctx.view if target.library == "transformers" else ctx.library_view
+    return version_key(view.version) >= version_key(rename.exact_since)
 
 
 def _history(catalog: Catalog, target: Target, keyword: str) -> tuple[str, str | None] | None:

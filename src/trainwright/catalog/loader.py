@@ -601,6 +601,9 @@ class Catalog:
             old_last = len(self.versions) - 1 if old_runs[-1][1] is None else self._index[old_runs[-1][1]]
         last = max(old_last, shim_last)
         evidence = entry.get("evidence", "")
+        exact_since = entry.get("exact_since")  # hand-written, else the derived shim's release
+        if isinstance(evidence, list) and exact_since is None:
+            exact_since = evidence[0]
         if isinstance(evidence, list):  # [version, note] as derived from the source
             evidence = (
                 f"{evidence[1]} (transformers {evidence[0]})"
@@ -627,6 +630,10 @@ class Catalog:
             exact=bool(entry.get("exact")),
             evidence=str(evidence),
             cls=entry["cls"],
+            exact_since=exact_since
+            if exact_since in self._index
+            and (new_since is None or self._index[exact_since] > self._index[new_since])
+            else None,
         )
 
     # ---------------------------------------------------------------------------------- hand-written data

@@ -303,7 +303,7 @@ class Rename:
     ``old_until``: last covered release in which passing the old name still works (a field, a parameter
     or a deprecation shim), ``None`` while it still works in the newest. ``exact``: the old name's value
     can be passed unchanged under the new name (a one-to-one rename); otherwise ``evidence`` says how.
-    ``cls`` is the canonical class the rename belongs to.
+    ``cls`` is the canonical class the rename belongs to. ``exact_since``: see the field.
     """
 
     old: str
@@ -313,6 +313,10 @@ class Rename:
     exact: bool = True
     evidence: str = ""
     cls: str = ""
+    # first covered release where the old value means the same under the new name: where the shim that
+    # maps it appeared (``warmup_steps`` existed long before it took ``warmup_ratio``'s fraction, in 5.0);
+    # ``None``: wherever the new name exists
+    exact_since: str | None = None
 
 
 class ReleaseClasses(Protocol):

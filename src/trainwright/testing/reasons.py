@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 CALL_SITE = "a call-site fix in the repository's own script (the oracle builds the Trainer)"
+STAND_IN = "a call-site rename with no stand-in"
 
 _MISSING = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 # a module of the libraries themselves that this release does not have (``transformers.deepspeed``)
@@ -75,6 +76,8 @@ def kind(reason: str, tree: Path | None = None) -> str:
     a missing module is the project's own when ``tree`` (its root) holds it."""
     if reason == CALL_SITE:
         return "a call-site fix in the project's own script"
+    if reason.startswith(STAND_IN):
+        return STAND_IN + " (a value only the project has)"
     line = reason.removeprefix("original and fixed fail alike: ")
     for name, pattern in KINDS:
         match = pattern.search(line)
