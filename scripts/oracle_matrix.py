@@ -211,7 +211,9 @@ def repo_cases(repo: dict, work: Path, target: str, moves: bool = False) -> tupl
             continue
         if cls is None and not moves:  # TW304 at a call site: judged on stand-ins of each rename
             mine = [f for f in findings if resolve(f["filename"]) == filename and f.get("class") is None]
-            cases += stand_in_cases(label, renames_in(mine, original.read_text(encoding="utf-8")), work, target)
+            cases += stand_in_cases(
+                label, renames_in(mine, original.read_text(encoding="utf-8")), work, target
+            )
             continue
         callback = all(code.startswith("TW4") for code in codes)
         case = Case(label, original, after, moves, target, None if callback else cls, len(codes))
