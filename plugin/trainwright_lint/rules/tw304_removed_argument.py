@@ -98,6 +98,16 @@ class RemovedArgument(Rule):
     fix_module = "trainwright_lint.rules.tw304_removed_argument_fix"
     fix_pass = 5
     fix_title = "rename a renamed argument"
+    fix_safety_note = (
+        "A rename is offered only where the new name takes the old value unchanged on every release of "
+        "the range: the catalogue records the release whose shim maps the old name onto the new one. "
+        "What the behaviour oracle checked (`scripts/oracle_matrix.py --dev-split`): a call in the "
+        "project's own script cannot run on the toy model, so each rename is judged on stand-ins "
+        "(`trainwright.testing.renames`), the oracle's own training passing the call's keyword and literal "
+        "value before and after the rename. They found `warmup_ratio=0.1` -> `warmup_steps=0.1` failing "
+        "on 4.46.3 (`warmup_steps` takes a ratio only from 5.0.0), so on a range reaching 4.x that rename "
+        "is no longer offered (`tests/testing/test_renames.py`)."
+    )
     message = "`{keyword}=` is not accepted by `{owner}` in {library} {version}{when}; {instead}"
 
     INVALID = (
