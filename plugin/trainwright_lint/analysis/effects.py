@@ -549,7 +549,6 @@ _NOT_ENTERED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
 
 
-@lru_cache(maxsize=8192)
 def _calls(stmt: ast.stmt, name: str, bare: bool = False) -> bool:
     """``stmt`` is a call of ``name`` (``self.log({...})``) whose value is unused; with ``bare``, one
     without arguments."""
@@ -559,6 +558,7 @@ def _calls(stmt: ast.stmt, name: str, bare: bool = False) -> bool:
     return dotted_name(call.func) == name and not (bare and (call.args or call.keywords))
 
 
+@lru_cache(maxsize=8192)
 def _call_kind(name: str) -> str | None:
     return K.call_kind(name)
 
