@@ -118,8 +118,10 @@ def callback_source(edit: MoveToCallback, before: list[Statement], after: list[S
             _event_method(edit.before_event, first, edit.bindings(), kept),
             _event_method(edit.after_event, second, edit.bindings(), kept),
         ]
-    later = f" It {edit.later}: no event fires before it." if edit.later else ""
-    doc = f'"Code of `{edit.class_name}.{edit.method}`, moved here by `trainwright fix --unsafe-fixes`.{later}"\n'
+    title = f"Code of `{edit.class_name}.{edit.method}`, moved here by `trainwright fix --unsafe-fixes`."
+    doc = f'"{title}"\n'
+    if edit.later:  # the named difference, where the user reads the callback
+        doc = f'"""{title}\n\nIt {edit.later}: no event fires before it.\n"""\n'
     init = "def __init__(self, trainer):\n    self.trainer = trainer\n"
     members = "\n".join([doc, init, *methods])
     return f"class {edit.callback}(TrainerCallback):\n" + textwrap.indent(members, "    ")
