@@ -123,6 +123,11 @@ def alternative(ctx: ClassContext, name: str) -> str:
     return GENERIC_PRIVATE
 
 
+def effect_reference(kinds: set[str]) -> str | None:
+    """The reference callback for observing code of these kinds (a timer's, a tracker's ...)."""
+    return EFFECT_EVENTS[next((k for k in _PRIORITY if k in kinds), K.TRACKER)][1]
+
+
 def event_for_effects(kinds: set[str], gates: frozenset[str]) -> str:
     """Event (and reference callback) for observing code with these kinds, gated on these gates."""
     main = next((k for k in _PRIORITY if k in kinds), K.TRACKER)

@@ -82,12 +82,22 @@ RUNS_ONLY_WHEN = {
     "_save_checkpoint": "should_save",
 }
 
-# Methods no event begins, whose code before ``super()`` the move runs at the event after it (``on_evaluate`` /
-# ``on_predict`` for ``evaluation_loop``): the model is the one the method saw (evaluation does not train), but a
-# tracker now gets that output after the evaluation's own. The move names this difference (``later``: in its
-# callback's docstring and the finding's note), and the oracle compares with it named
-# (``trainwright.testing.compare.AFTER_EVALUATION``, the same words).
-AFTER_ONLY = {"evaluation_loop": "runs after the evaluation loop, not before it"}
+# What a move cannot keep, named where the user reads it (``MoveToCallback.differs``: the finding's note and
+# the callback's docstring). No event begins ``evaluation_loop``: code it ran before ``super()`` runs at
+# ``on_evaluate``/``on_predict``, after the loop; the model is the one the method saw (evaluation does not
+# train), but a tracker now gets that output after the evaluation's own. The oracle compares with that
+# difference named (``trainwright.testing.compare.AFTER_EVALUATION``, the same words).
+AFTER_ONLY = {"evaluation_loop": "runs after the evaluation loop, not before it: no event fires before it"}
+# ``metrics = super().evaluate(...)`` read after the call: ``on_evaluate`` receives that dict (the same object,
+# returned after it), so the code can read it there, except in two cases the move names: a dict of eval
+# datasets, for which ``Trainer.evaluate`` calls ``self.evaluate`` once per dataset (each firing
+# ``on_evaluate``) and then returns them merged, with no event; and ``skip_memory_metrics=False``, whose
+# memory metrics are added after the event (``tests/lint/test_move_result.py`` runs both).
+RESULT_SEEN = {"evaluate": "metrics"}
+RESULT_DIFFERS = (
+    "sees the metrics `on_evaluate` receives: once per dataset of a dict `eval_dataset` (not again merged), "
+    "and without the memory metrics `skip_memory_metrics=False` adds after it"
+)
 
 # Method parameters an event receives, bound from ``kwargs`` in the callback (``evaluation_loop`` sets its
 # ``dataloader`` as the handler's ``eval_dataloader``).
@@ -132,8 +142,8 @@ class MoveToCallback(Edit):
     fallback_since: str = ""
     # (parameter, the trainer attribute that holds it on every proven path: ``HELD``)
     held: tuple[tuple[str, str], ...] = ()
-    # the moment the moved code now runs at, when it is not the override's (``AFTER_ONLY``)
-    later: str = ""
+    # what the moved code does otherwise than the override, named (``AFTER_ONLY``, ``RESULT_DIFFERS``)
+    differs: str = ""
     unsafe: bool = True
 
     def bindings(self) -> list[tuple[str, str]]:
@@ -144,10 +154,14 @@ class MoveToCallback(Edit):
         ]
 
     def event_names(self) -> list[str]:
-        """The events the callback's methods handle, in the order the fix writes them."""
-        return [e for e, _ in self.span] or list(
-            dict.fromkeys((self.before_event, self.after_event, *self.also))
-        )
+        """The events the callback's methods handle, in the order the fix writes them (a side of the
+        ``super()`` call with no moved code writes no event)."""
+        if self.span:
+            return [e for e, _ in self.span]
+        before = any(first < self.split_offset for first, _ in self.spans)
+        after = any(first > self.split_offset for first, _ in self.spans)
+        sides = [e for e, has in ((self.before_event, before), (self.after_event, after)) if has]
+        return list(dict.fromkeys((*sides, *self.also)))
 
     def describe(self) -> str:
         events = "`/`".join(self.event_names())
@@ -158,8 +172,8 @@ class MoveToCallback(Edit):
             if self.fallback_since
             else ""
         )
-        later = f" (the code {self.later})" if self.later else ""
-        return f"Move them to `{self.callback}.{events}`{older}{later}, registered in `__init__`{gone}"
+        differs = f" (the code {self.differs})" if self.differs else ""
+        return f"Move them to `{self.callback}.{events}`{older}{differs}, registered in `__init__`{gone}"
 
 
 _IMPORT = re.compile(r"^\s*(from\s+\S+\s+)?import\b[^\n]*\bTrainerCallback\b", re.MULTILINE)
@@ -227,9 +241,9 @@ def plan_move(
     if note is not None:
         return Planned(None, note)
     move = _mechanical_move(ctx, fn, effects, parts, events, edit_type, also)
-    if move is None or not move.later:
+    if move is None or not move.differs:
         return Planned(move)
-    return Planned(move, f"the moved code {move.later}: no event fires before `{fn.name}`")
+    return Planned(move, f"the moved code {move.differs}")
 
 
 def _mechanical_move(
@@ -247,12 +261,14 @@ def _mechanical_move(
     result = {d for d in delegation.defines if not d.startswith("self.")}
     params = set(param_names(fn)) - {"self"}
     held = HELD.get(fn.name, {})
-    if reads & result or (reads & params) - set(KWARGS) - set(held):
+    seen = _seen_result(fn.name, effects, under, reads & result)
+    if seen is None or (reads & params) - set(KWARGS) - set(held):
         return None
     if _interleaved(effects, under):
         return None
     per_micro_batch = _per_micro_batch(fn.name, events, effects, parts)
-    with_definers = _with_definers(ctx.unit, effects, parts, under, reads - params, params, per_micro_batch)
+    bound = {name for name, _ in seen}  # the event hands it over: nothing to recompute
+    with_definers = _with_definers(ctx.unit, effects, parts, under, reads - params - bound, params, per_micro_batch)
     if with_definers is None:
         return None
     parts = with_definers
@@ -273,7 +289,7 @@ def _mechanical_move(
         spans=spans,
         split_offset=delegation.line - base,
         **_placement(fn.name, events, effects, parts),
-        bind=tuple((name, KWARGS[name]) for name in sorted(reads & params & set(KWARGS))),
+        bind=tuple((name, KWARGS[name]) for name in sorted(reads & params & set(KWARGS))) + seen,
         held=tuple((name, held[name]) for name in sorted(reads & params & set(held))),
         drop_override=_drop_override(effects, fn, set(parts)),
         has_init=init is not None,
@@ -281,8 +297,34 @@ def _mechanical_move(
         span=span,
         fallback_since=_fallback_since(ctx) if span else "",
         needs_import=_needs_import(ctx, fn, edit_type),
-        later=AFTER_ONLY.get(fn.name, "") if _before(effects, parts) else "",
+        differs=AFTER_ONLY.get(fn.name, "") if _before(effects, parts) else RESULT_DIFFERS if seen else "",
     )
+
+
+def _seen_result(
+    method: str, effects: MethodEffects, moved: set[int], read: set[str]
+) -> tuple[tuple[str, str], ...] | None:  # fmt: skip
+    """How the moved code gets the ``super()`` result it reads (``read``): ``()`` when it reads none,
+    ``(("metrics", "metrics"),)`` when the event receives it (``RESULT_SEEN``: ``x = super().evaluate(...)``,
+    read only after the call and never touched by code left behind but ``return x``), else ``None``."""
+    if not read:
+        return ()
+    kwarg = RESULT_SEEN.get(method)
+    assert effects.delegation is not None
+    node = effects.statements[effects.delegation].node
+    if kwarg is None or not (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Call)
+    ):
+        return None
+    name = node.targets[0].id
+    for i, s in enumerate(effects.statements):
+        left = i not in moved and i != effects.delegation and name in s.uses | s.defines
+        if left and not (isinstance(s.node, ast.Return) and isinstance(s.node.value, ast.Name)):
+            return None  # the code left behind reads or changes it after the event
+    return ((name, kwarg),)
 
 
 def _before(effects: MethodEffects, parts: list[int]) -> bool:

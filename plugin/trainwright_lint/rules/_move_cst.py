@@ -120,8 +120,9 @@ def callback_source(edit: MoveToCallback, before: list[Statement], after: list[S
         ]
     title = f"Code of `{edit.class_name}.{edit.method}`, moved here by `trainwright fix --unsafe-fixes`."
     doc = f'"{title}"\n'
-    if edit.later:  # the named difference, where the user reads the callback
-        doc = f'"""{title}\n\nIt {edit.later}: no event fires before it.\n"""\n'
+    if edit.differs:  # the named difference, where the user reads the callback
+        said = textwrap.fill(f"It {edit.differs}.", width=100)
+        doc = f'"""{title}\n\n{said}\n"""\n'
     init = "def __init__(self, trainer):\n    self.trainer = trainer\n"
     members = "\n".join([doc, init, *methods])
     return f"class {edit.callback}(TrainerCallback):\n" + textwrap.indent(members, "    ")

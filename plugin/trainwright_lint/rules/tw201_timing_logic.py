@@ -241,8 +241,9 @@ def written_events(fix: MoveToCallback | None, advised: str) -> str:
     """The events the move writes (its edit's own list), where the message named others: ``on_step_end``
     advised for ``training_step`` is written per micro-batch as ``on_step_begin`` / ``on_substep_end``.
     The advice's reference callback is kept; an advice that asks to check a control flag
-    (``on_step_end`` (``control.should_evaluate``)) is kept whole: the move does not check it."""
-    if fix is None or "control." in advised:
+    (``on_step_end`` (``control.should_evaluate``)) is kept whole where the move writes that event: the
+    move does not check it."""
+    if fix is None or ("control." in advised and "on_step_end" in fix.event_names()):
         return advised
     ref = advised[advised.find(" (reference: ") :] if " (reference: " in advised else ""
     return " / ".join(f"`{e}`" for e in fix.event_names()) + ref

@@ -10,11 +10,13 @@ from trainwright_lint.analysis.facts import METHODS, OBSERVATION
 from trainwright_lint.analysis.moves import events_in
 from trainwright_lint.analysis.observing import line_list, spans
 from trainwright_lint.finding import Finding
-from trainwright_lint.rules._advice import WRAPPER_EVENTS, quoted_events, reference
+from trainwright_lint.rules._advice import WRAPPER_EVENTS, effect_reference, quoted_events, reference
 from trainwright_lint.rules._events import proven_move
 from trainwright_lint.rules._move import MoveToCallback, Planned, plan_move
 from trainwright_lint.rules.base import EVERY_RELEASE, MOVE_WRAPPER, UNSAFE, ClassContext, Example, Rule
 from trainwright_lint.rules.tw201_timing_logic import written_events
+
+TIMER = "StepTimerCallback"
 
 
 class MoveWrapperToCallback(MoveToCallback):
@@ -186,6 +188,8 @@ class SideEffectWrapper(Rule):
                 events, callback = "on_evaluate", "SampleGenerationCallback"
             elif method.name in WRAPPER_EVENTS:
                 events, callback = WRAPPER_EVENTS[method.name]
+                if callback == TIMER and not kinds & {K.CLOCK, K.PROFILE}:
+                    callback = effect_reference(kinds)  # a tracker around `evaluate` is no timer
             else:
                 guidance = ctx.catalog.guidance(method.name) if ctx.catalog is not None else None
                 events = (
