@@ -739,9 +739,13 @@ def _runs(indices: list[int]) -> list[tuple[int, int]]:
     return runs
 
 
-@cache
 def load_catalog(library: str = "transformers") -> Catalog:
     """The catalogue of ``library`` (cached per process). Raises ``ValueError`` for an unknown library."""
+    return _load_catalog(library)
+
+
+@cache  # keyed by the name alone: ``load_catalog()`` and ``load_catalog("transformers")`` share one (4 ms each)
+def _load_catalog(library: str) -> Catalog:
     if "-" in library or os.sep in library or library == "guidance":  # the fact files beside the catalogues
         raise ValueError(f"no catalogue for library {library!r}")
     try:
