@@ -79,6 +79,8 @@ def class_statements(text: str, with_bases: bool = False) -> Iterator[int]:
             line_start = text.rfind("\n", 0, at)
             if lone_cr:
                 line_start = max(line_start, text.rfind("\r", 0, at))
-            if not text[line_start + 1 : at].strip(" \t\f") and (not with_bases or _bases_follow(text, found)):
+            if not text[line_start + 1 : at].strip(" \t\f") and (
+                not with_bases or _bases_follow(text, found)
+            ):
                 yield at
         at = text.find("class", at + 5)

@@ -12,8 +12,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from functools import cache
 
-_VERSION_PATTERN = (
-    r"""^\s*v?
+_VERSION_PATTERN = r"""^\s*v?
     (?:(?P<epoch>\d+)!)?
     (?P<release>\d+(?:\.\d+)*)
     (?:[-_.]?(?P<pre_l>a|alpha|b|beta|rc|c|pre|preview)[-_.]?(?P<pre_n>\d*))?
@@ -21,7 +20,6 @@ _VERSION_PATTERN = (
     (?:[-_.]?dev[-_.]?(?P<dev_n>\d*))?
     (?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?
     \s*$"""
-)
 
 
 @cache
