@@ -209,6 +209,26 @@ def real_path(path: str | Path) -> Path:
     return Path(os.path.realpath(path))
 
 
+def real_paths(paths: Iterable[str]) -> list[str]:
+    """``os.path.realpath`` of each of ``paths``, each folder resolved once: a file that is not a link
+    is its folder's real path joined with its name, which is what ``realpath`` finds too, after one
+    ``lstat`` per folder of the path for every file (a tenth of a lint's file-system time on TRL)."""
+    if os.name != "posix":  # pragma: no cover - Windows resolves junctions and drives its own way
+        return [os.path.realpath(p) for p in paths]
+    folders: dict[str, str] = {}
+    out = []
+    for path in paths:
+        head, name = os.path.split(path)
+        if name in ("", ".", "..") or os.path.islink(path):
+            out.append(os.path.realpath(path))
+            continue
+        folder = folders.get(head)
+        if folder is None:
+            folder = folders[head] = os.path.realpath(head)
+        out.append(os.path.join(folder, name))
+    return out
+
+
 def _is_looping_link(path: Path) -> bool:
     """A symbolic link whose resolution loops (``a.py -> a.py``): ``stat`` says ``ELOOP``."""
     try:

@@ -32,6 +32,7 @@ from trainwright_lint import noqa, prefilter, supervisor
 from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.analysis.workspace import Workspace, parse_source
 from trainwright_lint.configuration import LintConfig, known_codes
+from trainwright_lint.discovery import real_paths
 from trainwright_lint.engine import enabled_rules, lint_unit, target_releases, text_needs
 from trainwright_lint.finding import NOT_LINTED, Finding, not_linted
 from trainwright_lint.project.model import ProjectModel, split_key
@@ -91,6 +92,8 @@ class _State:
     config: LintConfig
     workspace: Workspace
     words: tuple[str, ...]
+    #: in-process runs: the texts the triage read, taken by the parse instead of reading each file again
+    texts: dict[str, str] = field(default_factory=dict)
 
 
 _STATE: _State | None = None
@@ -136,7 +139,9 @@ def _parse(state: _State, path: str, keep: bool = True) -> tuple[ModuleSummary |
     the lint. Without (files parsed only for their classes' bases, as every file pre-commit names
     is), the tree is dropped: the few of them that turn out to need linting are read again, and
     6,000 named files no longer hold 6,000 trees at once."""
-    source = read_source(path)
+    source = state.texts.pop(path, None)
+    if source is None:
+        source = read_source(path)
     if source is None:
         return None, not_linted(path, unreadable_reason(path))
     try:
@@ -353,8 +358,8 @@ def lint_files(
     """
     jobs = default_jobs() if jobs is None else max(1, jobs)
     shown: dict[str, str] = {}  # real path -> the path as given
-    for f in files:
-        shown.setdefault(os.path.realpath(f), f)
+    for real, f in zip(real_paths(files), files):
+        shown.setdefault(real, f)
     if config.file_timeout > 0 and not _parallel(jobs, len(shown)) and supervisor.available():
 
         def in_child(beat: Beat, skipped: Mapping[str, str]) -> LintResult:
@@ -415,6 +420,12 @@ class _Pass:
         if self.report_tw000:
             self.result.findings.append(finding)
 
+    def keep_text(self, path: str, text: str) -> None:
+        """In this process, the parse of ``path`` takes ``text`` instead of reading the file again (a
+        worker process reads its files itself)."""
+        if self.runner.pool is None and _STATE is not None:
+            _STATE.texts[path] = text
+
 
 def _lint_files(
     shown: dict[str, str],
@@ -473,9 +484,11 @@ def _triage(run: _Pass, shown: dict[str, str], progress: Progress | None) -> _Tr
         if not prefilter.has_class_with_bases(text):
             if constructs:
                 out.candidates.append(path)  # a script that builds a Trainer / TrainingArguments (TW304)
+                run.keep_text(path, text)
             continue
         if constructs or prefilter.mentions(text, run.words):
             out.candidates.append(path)
+            run.keep_text(path, text)
         else:
             out.others[path] = text
     return out
@@ -493,7 +506,9 @@ def _parse_all(
     rounds.follow(triage.candidates, "parse")
     if explicit_left:
         for p in explicit_left:
-            triage.others.pop(p, None)
+            text = triage.others.pop(p, None)
+            if text is not None:
+                run.keep_text(p, text)
         rounds.bases_only.update(explicit_left)
         rounds.follow(explicit_left, "summarise")
     return rounds.summaries, rounds.bases_only
@@ -538,7 +553,7 @@ class _ParseRounds:
         pattern = prefilter.names_pattern(new)
         pending = [p for p, t in self.others.items() if pattern is not None and pattern.search(t)]
         for p in pending:
-            del self.others[p]
+            self.run.keep_text(p, self.others.pop(p))
         return pending
 
 

@@ -71,14 +71,16 @@ def class_statements(text: str, with_bases: bool = False) -> Iterator[int]:
     before it on its line, where a line starts after "\\n" or a lone "\\r" (old Mac files, which
     Python accepts)."""
     rest = _CLASS_REST if with_bases else _CLASS_NAME
+    lone_cr = "\r" in text  # else the search for one would run back to the start for every "class"
     at = text.find("class")
     while at != -1:
-        line_start = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
         found = rest.match(text, at + 5)
-        if (
-            found
-            and not text[line_start:at].strip(" \t\f")
-            and (not with_bases or _bases_follow(text, found))
-        ):
-            yield at
+        if found:
+            line_start = text.rfind("\n", 0, at)
+            if lone_cr:
+                line_start = max(line_start, text.rfind("\r", 0, at))
+            if not text[line_start + 1 : at].strip(" \t\f") and (
+                not with_bases or _bases_follow(text, found)
+            ):
+                yield at
         at = text.find("class", at + 5)

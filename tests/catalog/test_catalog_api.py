@@ -95,6 +95,25 @@ def test_version_key_matches_packaging_order() -> None:
     assert sorted(versions, key=version_key) == sorted(versions, key=packaging_version.Version)
 
 
+@pytest.mark.parametrize("version", ["4.46.2", "5.0.0", "5", "0", "04.010", "1.0.0.0", "10.2.3.4.5"])
+def test_version_key_reads_a_plain_release_as_the_pattern_does(version: str) -> None:
+    """Plain releases skip the PEP 440 pattern (compiled only for other forms); same key either way."""
+    from trainwright.catalog import versions
+
+    assert version_key(version) == version_key(f" v{version} ") == version_key(f"0!{version}")
+    assert versions._version_re().match(version) is not None
+
+
+@pytest.mark.parametrize("version", ["", "4..2", "4.", ".4", "4.4.x"])
+def test_version_key_refuses_an_empty_or_odd_part(version: str) -> None:
+    with pytest.raises(ValueError, match="not a PEP 440 version"):
+        version_key(version)
+
+
+def test_version_key_reads_other_digits_through_the_pattern() -> None:
+    assert version_key("\u0664.\u0664") == version_key("4.4")  # ARABIC-INDIC DIGIT FOUR, as ``\d`` reads it
+
+
 def test_nearest_at_or_below_needs_covered_versions() -> None:
     with pytest.raises(ValueError, match="no covered versions"):
         nearest_at_or_below("1.0", [])

@@ -18,7 +18,7 @@ import ast
 import re
 import warnings
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 
@@ -55,7 +55,9 @@ _CLOCK_ATTR = re.compile(
     r"self\.(\w+)\s*=\s*(?:time\.(?:time|perf_counter|monotonic)(?:_ns)?|perf_counter|monotonic|"
     r"(?:datetime\.)?datetime\.(?:now|utcnow)|timeit\.default_timer)\s*\("
 )
-_COUNTER = re.compile(r"self\.(\w+)\s*\+=\s*1\b")
+# ``self.x += 1`` (``self\.(\w+)\s*\+=\s*1\b``) is found from its ``+= 1``, then read back to ``self.``:
+# a trainer's text says ``self.`` thousands of times, ``+= 1`` a few (``_counters``).
+_PLUS_ONE = re.compile(r"\+=\s*1\b")
 # What follows ``self.x`` when the mention only writes it: an assignment, or a subscripted or
 # attribute-chained container being appended to / cleared (``self._metrics[mode]["x"].append(v)``).
 _WRITE_AFTER = re.compile(
@@ -203,29 +205,29 @@ class Workspace:
         """``self.x`` attributes some class of the hierarchy assigns from the clock (``self.t0 =
         time.time()``): a condition on them is a condition on time."""
         return self._in_hierarchy(
-            CLOCKS, CLASS_CLOCKS, key, _CLOCK_ATTR, ("time", "perf_counter", "monotonic")
+            CLOCKS, CLASS_CLOCKS, key, _clock_attributes, ("time", "perf_counter", "monotonic")
         )
 
     def counters(self, key: str) -> frozenset[str]:
         """``self.x += 1`` attributes of the hierarchy: hand-made step counters."""
-        return self._in_hierarchy(COUNTERS, CLASS_COUNTERS, key, _COUNTER, ("+=",))
+        return self._in_hierarchy(COUNTERS, CLASS_COUNTERS, key, _counters, ("+=",))
 
     def _in_hierarchy(
         self,
         whole: SharedFact[frozenset[str]],
         own: SharedFact[frozenset[str]],
         key: str,
-        pattern: re.Pattern[str],
+        scan: Callable[[str], frozenset[str]],
         needed: tuple[str, ...],
     ) -> frozenset[str]:
-        """``group(1)`` of every match of ``pattern`` in the classes of ``key``'s hierarchy. Each
-        class's text is searched once however many subclasses share it, and only when it holds one of
-        the ``needed`` words (a literal search is far cheaper than the pattern)."""
+        """What ``scan`` finds in the classes of ``key``'s hierarchy. Each class's text is searched
+        once however many subclasses share it, and only when it holds one of the ``needed`` words (a
+        literal search is far cheaper than the scan)."""
 
         def of_class(k: str) -> frozenset[str]:
             text = self._class_text(k)
             hit = any(word in text for word in needed)
-            return frozenset(pattern.findall(text)) if hit else frozenset()
+            return scan(text) if hit else frozenset()
 
         def compute() -> frozenset[str]:
             found: set[str] = set()
@@ -292,6 +294,32 @@ class Workspace:
             return spans, [first for first, _, _ in spans]
 
         return self.facts.get(READER_SPANS, key, compute)  # type: ignore[no-any-return]
+
+
+def _clock_attributes(text: str) -> frozenset[str]:
+    """``x`` of each ``self.x = <clock call>(`` (``self.t0 = time.perf_counter()``)."""
+    return frozenset(_CLOCK_ATTR.findall(text))
+
+
+def _counters(text: str) -> frozenset[str]:
+    r"""``x`` of each ``self.x += 1``: what ``self\.(\w+)\s*\+=\s*1\b`` finds, read back from each
+    ``+= 1`` (``\w`` and ``\s`` are ``str.isalnum``/``"_"`` and ``str.isspace``, as for ``re``)."""
+    found: set[str] = set()
+    for match in _PLUS_ONE.finditer(text):
+        end = _space_before(text, match.start())
+        start = end
+        while start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            start -= 1
+        if start < end and text.endswith("self.", 0, start):
+            found.add(text[start:end])
+    return frozenset(found)
+
+
+def _space_before(text: str, at: int) -> int:
+    """Where the white space that ends at ``at`` starts."""
+    while at and text[at - 1].isspace():
+        at -= 1
+    return at
 
 
 def _reads(text: str, attr: str) -> bool:

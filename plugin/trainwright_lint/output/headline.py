@@ -16,10 +16,12 @@ lines together are the message.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 HEADLINE_WIDTH = 80  # what a headline is kept to (a longer one gives up its trailing aside)
-_OPEN, _CLOSE = "([{", ")]}"
+_OPEN = "([{"
+_SPLIT_OR_NEST = re.compile(r"[`()\[\]{}]|; ")  # a clause break, or what opens or closes a span
 
 
 @dataclass(frozen=True)
@@ -29,27 +31,6 @@ class Parts:
     headline: str
     help: tuple[str, ...]
     notes: tuple[str, ...]
-
-
-def _top_level(text: str) -> list[bool]:
-    """Per character: whether it is outside code spans and brackets."""
-    out: list[bool] = []
-    depth, code = 0, False
-    for ch in text:
-        if ch == "`":
-            code = not code
-            out.append(False)
-            continue
-        if not code and ch in _OPEN:
-            depth += 1
-            out.append(False)
-            continue
-        if not code and ch in _CLOSE and depth:
-            depth -= 1
-            out.append(False)
-            continue
-        out.append(depth == 0 and not code)
-    return out
 
 
 def _trailing_aside(text: str) -> tuple[str, str] | None:
@@ -74,13 +55,22 @@ def _trailing_aside(text: str) -> tuple[str, str] | None:
 
 
 def _clauses(text: str) -> list[str]:
-    """``text`` split at its top-level ``"; "``."""
-    top = _top_level(text)
+    """``text`` split at its ``"; "`` outside code spans and brackets. Only the characters that change
+    where that is are visited (a per-character walk cost a millisecond per 20 findings)."""
     parts, start = [], 0
-    for i in range(len(text) - 1):
-        if text[i] == ";" and text[i + 1] == " " and top[i]:
-            parts.append(text[start:i])
-            start = i + 2
+    depth, code = 0, False
+    for found in _SPLIT_OR_NEST.finditer(text):
+        mark = found.group()
+        if mark == "`":
+            code = not code
+        elif mark == "; ":
+            if depth == 0 and not code:
+                parts.append(text[start : found.start()])
+                start = found.end()
+        elif not code and mark in _OPEN:
+            depth += 1
+        elif not code and depth:
+            depth -= 1
     parts.append(text[start:])
     return [p.strip() for p in parts if p.strip()]
 

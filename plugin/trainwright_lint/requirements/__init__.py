@@ -35,7 +35,6 @@ from trainwright_lint.requirements.locks import LOCK_FILES, read_lock
 from trainwright_lint.requirements.model import Declared
 from trainwright_lint.requirements.pep508 import normalise
 from trainwright_lint.requirements.pyproject import read_pyproject
-from trainwright_lint.requirements.ranges import TooManyAlternatives, combine
 from trainwright_lint.requirements.reqfiles import candidate_files, read_requirements_file
 from trainwright_lint.requirements.setuptools import read_setup_cfg, read_setup_py
 
@@ -118,6 +117,9 @@ def _combine(declared: list[Declared], library: str, root: Path, problems: list[
     versioned = [d for d in declared if d.versioned]
     if not versioned:
         return None
+    # Here only: ``ranges`` brings ``packaging`` (6 ms), which a project that states no version never needs.
+    from trainwright_lint.requirements.ranges import TooManyAlternatives, combine
+
     required = [d for d in versioned if d.required and not d.constraint]
     optional = [d for d in versioned if not d.required and not d.constraint]
     chosen = (required or optional) + [d for d in versioned if d.constraint]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-
 from trainwright_lint.analysis.moves import Proof, called_on_a_name, calls_directly, events_in, prove
 from trainwright_lint.rules.base import ClassContext
 
@@ -45,6 +43,8 @@ def is_event_name(ctx: ClassContext, name: str) -> bool:
 def closest_event(ctx: ClassContext, name: str) -> str | None:
     if name in NEAR_MISSES:
         return NEAR_MISSES[name]
+    import difflib  # here: only a misspelt event needs it, and every lint run imports this module
+
     events = list(ctx.view.events) if ctx.view is not None else []
     match = difflib.get_close_matches(name, events, n=1, cutoff=0.6)
     return match[0] if match else None

