@@ -1,7 +1,9 @@
 """Packages the dev split's projects import that the venv lacks, installed beside it for the oracle.
 
 Why: 12 of the dev split's 58 (file, class) cases stopped at ``import wandb`` (or ``nltk``, ``librosa``,
-``sentence_transformers``, ``deepspeed``, ``jieba``) before training, so their fixes were never judged.
+``sentence_transformers``, ``deepspeed``, ``jieba``) before training, so their fixes were never judged;
+with those installed, 5 stopped at the next import (``torchmetrics``, ``omegaconf``, ``av``,
+``lang_trans``).
 ``ensure()`` installs them with ``pip install --no-deps --target <oracle root>/companions`` and the
 oracle's child appends that folder to the *end* of ``sys.path`` (``on_path``, when
 ``$TRAINWRIGHT_COMPANIONS`` names it): the venv's own packages (numpy, torch, pyarrow ...) always come
@@ -37,6 +39,11 @@ IMPORTS = {
     "sentence_transformers": "sentence-transformers==5.7.0",  # pins transformers>=4.41,<6: 4.x and 5.x
     "jieba": "jieba==0.42.1",
     "deepspeed": "deepspeed==0.19.8",
+    # what those cases imported next, once the above were there
+    "torchmetrics": "torchmetrics==1.9.0",
+    "omegaconf": "omegaconf==2.4.0",
+    "av": "av==18.1.0",
+    "lang_trans": "lang-trans==0.6.0",
 }
 
 #: What importing them loads that the venv lacks (``sys.modules`` after importing them all).
@@ -61,6 +68,7 @@ DEPENDENCIES = (
     "cloudpickle==3.1.3",
     "einops==0.8.2",  # deepspeed
     "hjson==3.1.0",
+    "lightning-utilities==0.15.3",  # torchmetrics
 )
 
 #: Published only as a source distribution: built here against the venv's torch (no isolation, which
@@ -109,7 +117,7 @@ def check(where: Path, timeout_s: float = 300) -> str:
     code = f"import sys; sys.path.append({str(where)!r})\nimport transformers.trainer\n" + "".join(
         f"import {name}\n" for name in IMPORTS
     )
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_MODE": "disabled", "CUDA_VISIBLE_DEVICES": ""}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_MODE": "disabled", "DS_ACCELERATOR": "cpu"}
     done = subprocess.run(
         [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=timeout_s, env=env
     )
@@ -146,3 +154,6 @@ def on_path() -> None:
     if where and where not in sys.path:
         sys.path.append(where)
         os.environ.setdefault("WANDB_MODE", "disabled")
+        # deepspeed's accelerator, named: detecting it prints a warning once per process, to the first
+        # program that imports it only, which the oracle would report as a difference in printed lines
+        os.environ.setdefault("DS_ACCELERATOR", "cpu")
