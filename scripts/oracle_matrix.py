@@ -23,7 +23,9 @@ does; never the test split): the repository is fixed by ``trainwright fix`` for 
 (file, class) holding a safe fix is one case, its class trained as the Trainer. A TW304 fix at a call
 site (the repository's own script builds the Trainer) cannot run on the toy model and is counted so.
 With ``--moves`` the cases are the TW201/TW202 moves instead (``fix --unsafe-fixes --select TW201,TW202``),
-judged the same way (issue 33). TRL's trainers train on their own data (``trainwright.testing.families``).
+judged the same way (issue 33). The packages the projects import that the venv lacks (wandb, nltk,
+librosa, ...) are installed beside it and put last on the child's path (``trainwright.testing.companions``;
+``--no-companions`` runs without them). TRL's trainers train on their own data (``trainwright.testing.families``).
 
 The gallery run also applies every ``fix --suggest`` preview (``trainwright.testing.suggested``: the
 printed diff of the one move applied to the file) and trains it against the original on the pinned
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -55,7 +58,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 from trainwright_lint.rules import RULES
 
-from trainwright.testing import reasons
+from trainwright.testing import companions, reasons
 from trainwright.testing.compare import named_differences
 from trainwright.testing.fixed import DEFAULT_RANGE, fixed_copy, judged_spec
 from trainwright.testing.oracle import ACROSS_RELEASES, Difference, Record, compare, run_specs
@@ -505,8 +508,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help=f"with --dev-split: the {MOVES} moves (unsafe), not the safe fixes",
     )
+    parser.add_argument(
+        "--no-companions",
+        action="store_true",
+        help="with --dev-split: without the packages installed beside the venv (companions.IMPORTS)",
+    )
     args = parser.parse_args(argv)
     releases = {r: (None if r == PINNED else ensure(r)) for r in args.releases}
+    if args.dev_split and not args.no_companions:  # inherited by the oracle's child
+        os.environ[companions.ENV_VAR] = str(companions.ensure())
     if args.suggestions_only:
         with tempfile.TemporaryDirectory(prefix="tw-oracle-suggest-") as tmp:
             text, ok = suggestion_report(Path(tmp), args.suggest_programs, releases)

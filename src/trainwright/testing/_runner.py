@@ -22,10 +22,11 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from trainwright.testing import _clock
+from trainwright.testing import _clock, companions
 
 CLOCK = _clock.VirtualClock()
 _clock.install(CLOCK)  # before torch, transformers and the user's module bind the clocks
+companions.on_path()  # packages a project imports that the venv lacks, last on the path
 
 import torch
 

@@ -7,7 +7,9 @@ huggingface_hub (the venv's ``datasets`` needs a newer one): projects import it 
 TRL-shaped toy data is a ``datasets.Dataset`` (``trainwright.testing.families``). ``--no-deps`` keeps
 numpy, pyarrow, safetensors and the rest of the pinned environment in charge: a second numpy on the
 path would break torch. A folder installed before a companion was added gets just the missing ones.
-The child blocks ``datasets`` only for a folder without one.
+The child blocks ``datasets`` only for a folder without one. A 4.x folder also gets the newest TRL
+whose pins allow its transformers (``_TRL``), so a TRL-based project imports there: without it the
+child saw the venv's TRL 1.16, which needs transformers 5.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+from packaging.specifiers import SpecifierSet
 
 import trainwright
 
@@ -36,6 +40,15 @@ _COMPANIONS = {
         "httpcore",
     ],
 }
+
+
+# The newest TRL whose ``Requires-Dist`` admits each release, read from the wheels: 0.12.2 pins
+# ``transformers<4.47.0`` (0.13 to 0.17 need ``>=4.46.0``, 0.18 ``>=4.50.0``). Both import and train
+# with the venv's accelerate and the folder's ``datasets`` (``tests/testing/test_companions.py``).
+_TRL = (
+    (SpecifierSet(">=4.46,<4.50"), "trl==0.17.0"),
+    (SpecifierSet(">=4.40,<4.46"), "trl==0.12.2"),
+)
 
 
 _OFFLINE = (
@@ -72,7 +85,8 @@ def release_dir(version: str, root: Path | None = None) -> Path:
 
 def requirements(version: str) -> list[str]:
     """What ``version``'s folder holds: transformers and its companions (pip requirement strings)."""
-    return [f"transformers=={version}", *_COMPANIONS.get(version.split(".")[0], [])]
+    trl = [req for spec, req in _TRL if version in spec][:1]
+    return [f"transformers=={version}", *_COMPANIONS.get(version.split(".")[0], []), *trl]
 
 
 def missing(version: str, root: Path | None) -> list[str]:
@@ -101,27 +115,34 @@ def ensure(version: str, root: Path | None = None, timeout_s: float = 900) -> Pa
     packages = missing(version, root)
     if not packages:
         return folder
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "install",
-        "-q",
-        "--no-deps",
-        "--upgrade",
-        "--target",
-        str(folder),
-    ]
-    try:
-        done = subprocess.run(
-            [*command, *packages], check=False, capture_output=True, text=True, timeout=timeout_s
-        )
-    except subprocess.TimeoutExpired:
-        raise ReleaseUnavailable(
-            f"pip did not install transformers {version} within {timeout_s:.0f} s"
-        ) from None
-    if done.returncode != 0:
-        tail = " | ".join(done.stderr.strip().splitlines()[-6:])
-        raise ReleaseUnavailable(f"pip could not install transformers {version}: {tail}")
+    pip_target(folder, packages, f"transformers {version}", timeout_s)
     (folder / ".complete").write_text(" ".join(requirements(version)) + "\n")
     return folder
+
+
+def pip_target(
+    folder: Path,
+    packages: list[str],
+    what: str,
+    timeout_s: float,
+    options: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+) -> None:
+    """``pip install --no-deps --target folder packages``; ``ReleaseUnavailable`` naming ``what`` (with
+    pip's last lines) when pip fails or runs past ``timeout_s``. ``--no-deps`` keeps the venv's
+    packages in charge: nothing the venv has is installed again."""
+    command = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--upgrade", *options]
+    try:
+        done = subprocess.run(
+            [*command, "--target", str(folder), *packages],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            env=None if env is None else {**os.environ, **env},
+        )
+    except subprocess.TimeoutExpired:
+        raise ReleaseUnavailable(f"pip did not install {what} within {timeout_s:.0f} s") from None
+    if done.returncode != 0:
+        tail = " | ".join(done.stderr.strip().splitlines()[-6:])
+        raise ReleaseUnavailable(f"pip could not install {what}: {tail}")
