@@ -70,6 +70,15 @@ class StandInTrainer(_Base):
         super().__init__(*args, **{{"{keyword}": {value}}}, **kwargs)
 '''
 
+_PLAIN_TRAINER = '''"""Plain twin of the stand-ins for `{callee}(...)` (trainwright.testing.renames)."""
+
+from {module} import {name} as _Base
+
+
+class StandInTrainer(_Base):
+    pass
+'''
+
 _ARGUMENTS = '''"""Stand-in for `{callee}({keyword}=...)` at a call site (trainwright.testing.renames)."""
 
 import dataclasses
@@ -83,7 +92,7 @@ class StandInTrainer(_Base):
     def __init__(self, *args, **kwargs):
         given = kwargs["args"]
         values = {{f.name: getattr(given, f.name) for f in dataclasses.fields(given) if f.init and f.name not in _GONE}}
-        kwargs["args"] = type(given)(**values, **{{"{keyword}": {value}}})
+        kwargs["args"] = type(given)(**values, **{given})
         super().__init__(*args, **kwargs)
 '''
 
@@ -101,29 +110,36 @@ _TRAINER_OF = {
 
 def write_stand_ins(rename: Rename, folder: Path) -> tuple[Path, Path]:
     """The original's and the fixed program's stand-ins for ``rename``, written under ``folder``;
-    ``NoStandIn`` when the value or the callee cannot be stood in for."""
+    ``NoStandIn`` when the value or the callee cannot be stood in for. A third, ``plain_<old>.py``,
+    is the same Trainer with the oracle's own arguments: across releases (the original fails on the newer one) each side is taken
+    relative to it there, so what the library's own release changed (TRL 0.17's and 1.16's SFT losses,
+    0.17's printed tables) does not count against the rename."""
     value = rename.literal()
     folder.mkdir(parents=True, exist_ok=True)
     out = []
-    for side, keyword in (("original", rename.old), ("fixed", rename.new)):
+    for side, keyword in (("original", rename.old), ("fixed", rename.new), ("plain", None)):
         path = folder / f"{side}_{rename.old}.py"
         path.write_text(_source(rename, keyword, value), encoding="utf-8")
         out.append(path)
     return out[0], out[1]
 
 
-def _source(rename: Rename, keyword: str, value: str) -> str:
+def _source(rename: Rename, keyword: str | None, value: str) -> str:
     module, _, name = rename.callee.rpartition(".")
     if not rename.arguments:
+        if keyword is None:  # the oracle passes its tokenizer under the name the release takes
+            return _PLAIN_TRAINER.format(callee=rename.callee, module=module, name=name)
         return _TRAINER.format(callee=rename.callee, keyword=keyword, value=value, module=module, name=name)
     trainer = _TRAINER_OF.get(rename.callee)
     if trainer is None:
         raise NoStandIn(f"`{rename.callee}`: no Trainer the oracle trains with it")
     trainer_module, _, trainer_name = trainer.rpartition(".")
+    if keyword is None:  # the oracle's own arguments, untouched
+        return _PLAIN_TRAINER.format(callee=rename.callee, module=trainer_module, name=trainer_name)
     return _ARGUMENTS.format(
         callee=rename.callee,
+        given=f'{{"{keyword}": {value}}}',
         keyword=keyword,
-        value=value,
         old=rename.old,
         new=rename.new,
         trainer_module=trainer_module,
