@@ -268,7 +268,9 @@ def _mechanical_move(
         return None
     per_micro_batch = _per_micro_batch(fn.name, events, effects, parts)
     bound = {name for name, _ in seen}  # the event hands it over: nothing to recompute
-    with_definers = _with_definers(ctx.unit, effects, parts, under, reads - params - bound, params, per_micro_batch)
+    with_definers = _with_definers(
+        ctx.unit, effects, parts, under, reads - params - bound, params, per_micro_batch
+    )
     if with_definers is None:
         return None
     parts = with_definers
