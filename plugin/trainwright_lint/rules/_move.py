@@ -299,7 +299,11 @@ def _mechanical_move(
         span=span,
         fallback_since=_fallback_since(ctx) if span else "",
         needs_import=_needs_import(ctx, fn, edit_type),
-        differs=AFTER_ONLY.get(fn.name, "") if _before(effects, parts) else RESULT_DIFFERS if seen else "",
+        differs=AFTER_ONLY.get(fn.name, "")
+        if True in _sides(effects, parts)
+        else RESULT_DIFFERS
+        if seen
+        else "",
     )
 
 
@@ -329,11 +333,11 @@ def _seen_result(
     return ((name, kwarg),)
 
 
-def _before(effects: MethodEffects, parts: list[int]) -> bool:
-    """Some of ``parts`` run before the ``super()`` call."""
+def _sides(effects: MethodEffects, parts: list[int]) -> set[bool]:
+    """Which sides of the ``super()`` call ``parts`` sit on: ``True`` before it, ``False`` after it."""
     assert effects.delegation is not None
     split = effects.statements[effects.delegation].line
-    return any(effects.statements[i].line < split for i in parts)
+    return {effects.statements[i].line < split for i in parts}
 
 
 def timing_refusal(
@@ -353,7 +357,7 @@ def timing_refusal(
         return None
     placement = _placement(method, events, effects, parts)
     split = effects.statements[effects.delegation].line
-    sides = {effects.statements[i].line < split for i in parts}
+    sides = _sides(effects, parts)
     before, after = True in sides, False in sides
     span = _micro_batch_span(method, events, effects, parts)
     one_event = placement["before_event"] == placement["after_event"]
@@ -526,8 +530,7 @@ def _per_micro_batch(method: str, events: tuple[str, ...], effects: MethodEffect
     its ``on_step_begin``/``on_step_end`` pair)."""
     if method not in PER_MICRO_BATCH or effects.delegation is None:
         return False
-    split = effects.statements[effects.delegation].line
-    sides = {effects.statements[i].line < split for i in parts}
+    sides = _sides(effects, parts)
     return len(sides) == 1 and not ("on_step_begin" in events and "on_step_end" in events)
 
 
@@ -535,8 +538,7 @@ def _micro_batch_span(method: str, events: tuple[str, ...], effects: MethodEffec
     """A span around a per-micro-batch ``super()`` call (a timer): statements on both sides of it."""
     if method not in PER_MICRO_BATCH or effects.delegation is None:
         return False
-    split = effects.statements[effects.delegation].line
-    return len({effects.statements[i].line < split for i in parts}) == 2
+    return len(_sides(effects, parts)) == 2
 
 
 class _Placement(TypedDict):
