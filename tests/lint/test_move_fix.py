@@ -323,3 +323,87 @@ def test_code_before_the_evaluation_loop_never_moves_to_a_step_event() -> None:
     """)
     for f in lint_text(source, version="5.24.0", preview=True):
         assert f.fix is None or "on_step_end" not in f.fix.describe(), f.fix.describe()
+
+
+CONDITIONAL_LOG = """
+    from transformers import Trainer
+
+
+    class T(Trainer):
+        def log(self, logs, start_time=None):
+            {delegation}
+            print("logged", logs)
+"""
+
+
+@pytest.mark.parametrize(
+    "delegation",
+    [
+        "if self.args.report_to:\n                super().log(logs, start_time)",  # on one path only
+        "if not logs:\n                return\n            super().log(logs, start_time)",  # a return before it
+        "for _ in range(2):\n                super().log(logs, start_time)",  # any number of times
+    ],
+)
+def test_code_around_a_super_call_that_may_not_run_never_moves(delegation: str) -> None:
+    # ``on_log`` fires inside ``super().log()``: where the call may not run, the moved print would not either
+    source = dedent(CONDITIONAL_LOG.format(delegation=delegation))
+    assert all(f.fix is None for f in lint_text(source, version="5.24.0") if f.code.startswith("TW2"))
+    assert not fix_text(source, unsafe=True).changed
+
+
+def test_a_super_call_on_every_branch_still_moves() -> None:
+    delegation = (
+        "if self.args.report_to:\n                super().log(logs, start_time)\n"
+        "            else:\n                super(Trainer, self).log(logs, start_time)"
+    )
+    source = dedent(CONDITIONAL_LOG.format(delegation=delegation))
+    (finding,) = [f for f in lint_text(source, version="5.24.0") if f.code.startswith("TW2")]
+    assert finding.fix is not None and "on_log" in finding.fix.describe()
+
+
+def test_records_after_log_and_evaluate_move_with_the_locals_they_read() -> None:
+    source = dedent("""
+        from transformers import Trainer
+
+
+        class T(Trainer):
+            def log(self, logs, start_time=None):
+                super().log(logs, start_time)
+                epoch = round(logs.get("epoch", 0.0), 2)
+                if "loss" in logs:
+                    self.history.setdefault(epoch, []).append(logs["loss"])
+
+            def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix="eval"):
+                metrics = super().evaluate(eval_dataset, ignore_keys, metric_key_prefix)
+                self.best = min(self.best, metrics["eval_loss"])
+                return metrics
+    """)
+    found = [f for f in lint_text(source, version="5.24.0") if f.code.startswith("TW2")]
+    assert [(f.code, f.fix is not None) for f in found] == [("TW201", True), ("TW201", True)]
+    fixed = fix_text(source, unsafe=True).fixed.decode("utf-8")
+    ast.parse(fixed)
+    on_log = fixed[fixed.index("def on_log") : fixed.index("class TEvaluateCallback")]
+    assert 'logs = kwargs.get("logs")' in on_log
+    assert on_log.index("epoch = round(") < on_log.index("trainer.history.setdefault(epoch, [])")
+    on_evaluate = fixed[fixed.index("def on_evaluate") :]
+    assert "trainer.best = min(trainer.best, metrics" in on_evaluate
+    assert "def log" not in fixed and "def evaluate" not in fixed  # nothing left but the ``super()`` calls
+
+
+def test_a_record_read_by_a_method_that_computes_stays() -> None:
+    # ``compute_loss`` reads the record to compute: writing it is part of what the trainer computes
+    source = dedent("""
+        from transformers import Trainer
+
+
+        class T(Trainer):
+            def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix="eval"):
+                metrics = super().evaluate(eval_dataset, ignore_keys, metric_key_prefix)
+                self.best = min(self.best, metrics["eval_loss"])
+                return metrics
+
+            def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+                loss = super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+                return loss * self.best
+    """)
+    assert not [f for f in lint_text(source, version="5.24.0") if f.code.startswith("TW2")]

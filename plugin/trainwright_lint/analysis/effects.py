@@ -133,6 +133,43 @@ class MethodEffects:
     def gated_on_progress(self, index: int) -> frozenset[str]:
         return self.statements[index].gates & PROGRESS
 
+    def delegates_always(self) -> bool:
+        """Every run of the method calls ``super()``: the delegation is nested only in ``with`` blocks,
+        ``try`` bodies and ``if`` branches whose other branch delegates too, and no ``return`` comes
+        before it. Only then does the method's own event fire whenever the code around it runs
+        (``if self.args.report_to: super().log(logs)`` fires ``on_log`` on one path only)."""
+        if self.delegation is None:
+            return False
+        d = self.statements[self.delegation]
+        if any(K.RETURN in s.kinds and s.line < d.line for s in self.statements):
+            return False
+        child = self.delegation
+        while self.statements[child].parent != -1:
+            parent = self.statements[child].parent
+            node = self.statements[parent].node
+            if isinstance(node, ast.If):
+                mine = node.body if self.statements[child].node in node.body else node.orelse
+                other = [j for j in self.under(parent) if self._branch_of(parent, j) is not mine]
+                if not any(K.DELEGATE in self.statements[j].kinds for j in other if j != parent):
+                    return False
+            elif isinstance(node, ast.Try):
+                if self.statements[child].node not in node.body:
+                    return False
+            elif not isinstance(node, (ast.With, ast.AsyncWith)):
+                return False  # a loop runs it any number of times
+            child = parent
+        return True
+
+    def _branch_of(self, parent: int, index: int) -> list[ast.stmt] | None:
+        """The statement list of ``if`` ``parent`` that holds ``index`` (``None`` for the ``if`` itself)."""
+        path = self.path(index)
+        if parent not in path or path[0] == parent:
+            return None
+        node = self.statements[parent].node
+        assert isinstance(node, ast.If)
+        top = self.statements[path[path.index(parent) - 1]].node
+        return node.body if top in node.body else node.orelse
+
 
 AttrIsData = Callable[[str], bool]
 
@@ -575,10 +612,18 @@ def _is_schedule_value(value: ast.expr | None, facts: tuple[bool, bool, bool]) -
     return value is not None and progress and not reads_params and not isinstance(value, _PLAIN_VALUES)
 
 
+# Container look-ups a record chains through: ``self.x.setdefault(k, []).append(v)`` fills ``self.x``.
+_LOOKUPS = frozenset({"setdefault", "get"})
+
+
 def _first_attribute(node: ast.AST) -> str | None:
-    """``x`` for ``self.x``, ``self.x[...]``, ``self.x.y.append``."""
+    """``x`` for ``self.x``, ``self.x[...]``, ``self.x.y.append``, ``self.x.setdefault(k, []).append``."""
     chain: list[ast.AST] = []
-    while isinstance(node, (ast.Attribute, ast.Subscript)):
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        if isinstance(node, ast.Call):
+            if not (isinstance(node.func, ast.Attribute) and node.func.attr in _LOOKUPS):
+                return None
+            node = node.func
         chain.append(node)
         node = node.value
     if not is_self(node) or not chain:

@@ -138,6 +138,8 @@ def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Obs
     if _mark_wrapper(obs, effects, observing, hidden):
         return obs
     chosen = _chosen_parts(effects, observing, hidden, copied, body_text)
+    if method.name in _RECORDED_AT_EVENT:
+        _add_records(effects, observing, hidden, chosen)
     _record_parts(obs, effects, chosen)
     return obs
 
@@ -217,6 +219,30 @@ def _chosen_parts(
         if K.SCHEDULE in s.kinds and i not in copied and i not in chosen:
             chosen[i] = "schedule"
     return chosen
+
+
+# Overrides whose event receives the arguments and the ``super()`` result the code after it reads
+# (``logs`` in ``on_log``, ``metrics`` in ``on_evaluate``/``on_predict``): a record of them on ``self``
+# (``self.history.append(logs)``) is kept as well by a callback that holds the trainer.
+_RECORDED_AT_EVENT = frozenset({"log", "evaluate", "predict"})
+
+
+def _add_records(
+    effects: MethodEffects, observing: list[int], hidden: set[str], chosen: dict[int, str]
+) -> None:
+    """Records on ``self`` (an attribute set, a container filled, a counter) after the ``super()`` call,
+    reading only what the event receives: the move keeps them on the trainer, set at the event."""
+    if effects.delegation is None:
+        return
+    end = effects.statements[effects.delegation].end_line
+    for i in observing:
+        kinds = effects.kinds_under(i)
+        if i in chosen or not kinds & K.STATE_KINDS or effects.statements[i].line <= end:
+            continue
+        if kinds - (K.STATE_KINDS | {K.LOCAL, K.NOOP}):
+            continue
+        if _movable_output(effects, i, hidden):
+            chosen[i] = "record"
 
 
 def _record_parts(obs: Observation, effects: MethodEffects, chosen: dict[int, str]) -> None:

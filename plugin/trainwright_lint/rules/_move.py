@@ -251,8 +251,8 @@ def _mechanical_move(
     edit_type: type[MoveToCallback], also: tuple[str, ...],
 ) -> MoveToCallback | None:  # fmt: skip
     """The move, or ``None`` when it reads what no event receives or the code left behind needs."""
-    if not events or not parts or effects.delegation is None:
-        return None
+    if not events or not parts or effects.delegation is None or not effects.delegates_always():
+        return None  # the event fires on the paths that call ``super()``; the code around it runs on all
     under = {j for i in parts for j in effects.under(i)}
     reads: set[str] = set()
     for j in under:
@@ -264,14 +264,18 @@ def _mechanical_move(
     seen = _seen_result(fn.name, effects, under, reads & result)
     if seen is None or (reads & params) - set(KWARGS) - set(held):
         return None
-    if _interleaved(effects, under):
-        return None
     per_micro_batch = _per_micro_batch(fn.name, events, effects, parts)
     bound = {name for name, _ in seen}  # the event hands it over: nothing to recompute
+    handed = (params & set(KWARGS)) | set(held)  # the callback has them too: a definer may read them
     with_definers = _with_definers(
-        ctx.unit, effects, parts, under, reads - params - bound, params, per_micro_batch
+        ctx.unit, effects, parts, under, reads - params - bound, params - handed, per_micro_batch
     )
     if with_definers is None:
+        return None
+    if len(with_definers) > len(parts):  # the recomputed locals' reads are the callback's too
+        under = {j for i in with_definers for j in effects.under(i)}
+        reads |= {u for j in under for u in effects.statements[j].uses}
+    if _interleaved(effects, under):
         return None
     parts = with_definers
     base = ctx.node.lineno
@@ -430,7 +434,8 @@ def _with_definers(
 ) -> list[int] | None:
     """``parts`` plus the top-level statements that define the locals they read (``folder = ...``, or
     an ``if``/``else`` whose branches only assign), so the callback computes them too; ``None`` when
-    such a statement has an effect of its own, reads a parameter or another local, or defines a local
+    such a statement has an effect of its own, reads a parameter (of ``params``: those the event does not hand
+    over) or another local, or defines a local
     the code left behind still reads, or when an attribute the code reads (``self._step``) is set by
     code left behind at a point the event would not see (``_attribute_in_step``)."""
     local = params | {d for s in effects.statements for d in s.defines}
@@ -440,7 +445,10 @@ def _with_definers(
         if not definers:
             continue  # defined inside the moved statements (or not a local at all)
         if name.startswith("self."):
-            if per_micro_batch or not _attribute_in_step(effects, parts, name, definers):
+            kept = _kept_state(effects, definers, name, local)
+            if kept is not None:
+                extra.extend(kept)  # a counter only the moved code reads: the callback keeps it counting
+            elif per_micro_batch or not _attribute_in_step(effects, parts, name, definers):
                 return None
             continue
         top = _definer(unit, effects, definers, local)
@@ -453,6 +461,22 @@ def _with_definers(
         if i not in moved and s.uses & defined:
             return None
     return sorted(set(parts) | set(extra))
+
+
+def _kept_state(effects: MethodEffects, definers: list[int], name: str, local: set[str]) -> list[int] | None:
+    """The top-level statements that set ``self.x`` (``name``) for the moved code alone (``self.n += 1``
+    before a print gated on ``self.n``), when they only keep state: no data of the method (nothing it
+    returns or another method computes with reads ``self.x``), no other effect, no local or parameter
+    read. Moved too, they run on the same side of ``super()`` as before, as often; ``None`` otherwise."""
+    tops = sorted({effects.path(i)[-1] for i in definers})
+    for top in tops:
+        if top in effects.data:
+            return None
+        for j in effects.under(top):
+            s = effects.statements[j]
+            if s.kinds - (K.STATE_KINDS | {K.LOCAL, K.NOOP}) or (s.uses & local) - {name}:
+                return None
+    return tops
 
 
 def _definer(unit: FileUnit, effects: MethodEffects, definers: list[int], local: set[str]) -> int | None:

@@ -25,8 +25,9 @@ class TimingLogic(Rule):
     *when* something happens: clock reads around the `super()` call (step timing), logging,
     printing, tracker uploads, files, samples or `gc`/cache clearing gated on the global step, the
     epoch, an accumulation boundary, the clock or a metric (`if self.state.global_step % 100 == 0:`),
-    output written around the `super()` call, or a hyper-parameter advanced per step
-    (`self.temperature = ...global_step...`).
+    output written around the `super()` call, a record kept on `self` after `super().log()` or
+    `super().evaluate()` of what their events receive (`self.history.append(logs)`), or a
+    hyper-parameter advanced per step (`self.temperature = ...global_step...`).
 
     That is what `TrainerCallback` events are for: they fire at a defined point of every step,
     epoch, log, evaluation or save, see `state` and `args`, and keep the Trainer subclass about
@@ -266,6 +267,8 @@ def _what(reasons: set[str], by_reason: dict[str, set[str]], gates: frozenset[st
     elif "output" in reasons:
         shown = shown_for("output")
         parts.append(f"adds {', '.join(shown) or 'output'} around the `super()` call")
+    if "record" in reasons:
+        parts.append("keeps a record of what its event receives, after the `super()` call")
     # One thing in the headline; the others follow as a clause of their own (text output: a help line).
     return "; it also ".join([parts[0], " and ".join(parts[1:])] if len(parts) > 1 else parts)
 
@@ -289,7 +292,8 @@ def _event(method: str, reasons: set[str], kinds: set[str], gates: frozenset[str
         return "`on_evaluate`" + reference("SampleGenerationCallback")
     if "schedule" in reasons and not ({"gated", "output"} & reasons):
         return "`on_step_begin`" + reference("ParameterScheduleCallback")
-    if "output" in reasons and "gated" not in reasons and method in WRAPPER_EVENTS:
+    if {"output", "record"} & reasons and "gated" not in reasons and method in WRAPPER_EVENTS:
         events, callback = WRAPPER_EVENTS[method]
-        return " / ".join(f"`{e.strip()}`" for e in events.split("->")) + reference(callback)
+        ref = reference(callback) if "output" in reasons else ""  # a timer is no reference for a record
+        return " / ".join(f"`{e.strip()}`" for e in events.split("->")) + ref
     return event_for_effects(kinds, gates)
