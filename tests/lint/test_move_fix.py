@@ -407,3 +407,29 @@ def test_a_record_read_by_a_method_that_computes_stays() -> None:
                 return loss * self.best
     """)
     assert not [f for f in lint_text(source, version="5.24.0") if f.code.startswith("TW2")]
+
+
+def test_a_local_named_like_a_private_argument_is_judged_by_what_it_holds() -> None:
+    # ``outputs`` holds the metrics ``on_evaluate`` receives; ``batch`` a number computed from ``state``
+    source = dedent("""
+        from transformers import Trainer
+
+
+        class P(Trainer):
+            def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix="eval"):
+                outputs = super().evaluate(eval_dataset, ignore_keys, metric_key_prefix)
+                print("eval", outputs)
+                return outputs
+
+
+        class Q(Trainer):
+            def log(self, logs, start_time=None):
+                super().log(logs, start_time)
+                batch = self.state.global_step // 10
+                print("batch", batch, logs)
+    """)
+    found = [f for f in lint_text(source, version="5.24.0") if f.code.startswith("TW2")]
+    assert [(f.code, f.fix is not None) for f in found] == [("TW202", True), ("TW202", True)]
+    fixed = fix_text(source, unsafe=True).fixed.decode("utf-8")
+    assert 'outputs = kwargs.get("metrics")' in fixed
+    assert "batch = trainer.state.global_step // 10" in fixed

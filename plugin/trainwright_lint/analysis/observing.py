@@ -349,7 +349,9 @@ def _brackets(effects: MethodEffects, observing: list[int], line: int) -> bool:
     return before and after
 
 
-# Arguments no callback event receives: observing them needs the override (``print(inputs[...])``).
+# Names of the values no callback event receives (``print(inputs[...])``; a parameter of that name is one
+# of ``_own_arguments`` already): a loop variable or a name the method does not define holds such a value;
+# a local the method assigns (``outputs = super().evaluate(...)``) is judged by what it is assigned.
 _PRIVATE_ARGUMENTS = frozenset(
     {"inputs", "batch", "generation_batch", "features", "epoch_iterator", "outputs", "tr_loss",
      "grad_norm"}
@@ -414,7 +416,7 @@ def _hidden_values(effects: MethodEffects, seeds: set[str]) -> set[str]:
     values no callback event receives (``self`` attributes filled with them in this method included).
     The ``super()`` result is left to ``_hidden_result``: it
     reads ``inputs`` too, and an event may see it all the same (the logged loss)."""
-    hidden = set(seeds) | _PRIVATE_ARGUMENTS
+    hidden = set(seeds) | _private_names(effects)
     changed = True
     while changed:
         changed = False
@@ -426,6 +428,19 @@ def _hidden_values(effects: MethodEffects, seeds: set[str]) -> set[str]:
                     hidden |= new
                     changed = True
     return hidden
+
+
+def _private_names(effects: MethodEffects) -> set[str]:
+    """``_PRIVATE_ARGUMENTS`` but those only plain assignments define."""
+    assigned: set[str] = set()
+    other: set[str] = set()
+    for s in effects.statements:
+        names = s.defines & _PRIVATE_ARGUMENTS
+        if names:
+            (assigned if isinstance(s.node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) else other).update(
+                names
+            )
+    return set(_PRIVATE_ARGUMENTS - (assigned - other))
 
 
 def _reads(effects: MethodEffects, index: int, names: set[str]) -> bool:
