@@ -433,3 +433,24 @@ def test_a_local_named_like_a_private_argument_is_judged_by_what_it_holds() -> N
     fixed = fix_text(source, unsafe=True).fixed.decode("utf-8")
     assert 'outputs = kwargs.get("metrics")' in fixed
     assert "batch = trainer.state.global_step // 10" in fixed
+
+
+def test_the_users_line_under_an_upstream_condition_is_the_users() -> None:
+    # ``if self.args.should_save:`` is a line of ``Trainer._save_checkpoint`` too; the log line under it is not
+    source = dedent("""
+        import logging
+
+        from transformers import Trainer
+
+        logger = logging.getLogger(__name__)
+
+
+        class T(Trainer):
+            def _save_checkpoint(self, model, trial):
+                super()._save_checkpoint(model, trial)
+                if self.args.should_save:
+                    logger.info("saved checkpoint at %d", self.state.global_step)
+    """)
+    (finding,) = [f for f in lint_text(source, version="5.24.0") if f.code.startswith("TW2")]
+    assert finding.code == "TW202" and finding.fix is not None
+    assert "on_save" in finding.fix.describe()

@@ -134,7 +134,7 @@ def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Obs
             obs.controls.append(s.node)
     if not override:
         return obs
-    observing = [i for i in effects.observing() if i not in copied]
+    observing = [i for i in effects.observing() if not _copied_whole(effects, copied, i)]
     if _mark_wrapper(obs, effects, observing, hidden):
         return obs
     chosen = _chosen_parts(effects, observing, hidden, copied, body_text)
@@ -142,6 +142,12 @@ def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Obs
         _add_records(effects, observing, hidden, chosen)
     _record_parts(obs, effects, chosen)
     return obs
+
+
+def _copied_whole(effects: MethodEffects, copied: CopiedStatements, index: int) -> bool:
+    """The statement and everything in it are upstream's: the user's line under upstream's own
+    ``if self.args.should_save:`` is the user's, and so is the block that holds it."""
+    return index in copied and all(j in copied for j in effects.under(index))
 
 
 def _worth_analysing(method: MethodSummary, body_text: str, override: bool) -> bool:
