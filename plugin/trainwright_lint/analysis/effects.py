@@ -210,7 +210,12 @@ class _Collector:
                 self.statements[index].kinds.add(K.TRACKER)  # the log's trackers-only half
                 out.append(index)
                 continue
-            out.append(self.statement(stmt, parent, depth, gates))
+            index = self.statement(stmt, parent, depth, gates)
+            if self.method in _HISTORY_POP_METHODS and _calls(stmt, "self.log"):
+                following = body[k + 1] if k + 1 < len(body) else None
+                if following is None or not _calls(following, _HISTORY_POP, bare=True):
+                    self.statements[index].kinds.add(K.HISTORY)
+            out.append(index)
         return out
 
     def add(self, stmt: ast.stmt, parent: int, depth: int, gates: frozenset[str]) -> int:

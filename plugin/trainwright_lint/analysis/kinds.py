@@ -35,9 +35,13 @@ YIELD = "yield"
 PARAM_MUTATION = "argument mutation"
 UNKNOWN = "unknown"
 NOOP = "noop"
+# ``self.log(...)`` in the evaluation loop whose entry stays in ``state.log_history``: its place among the
+# evaluation's entries (before the metrics ``evaluate`` logs) is part of what the evaluation records, and
+# no event fires before those metrics are logged.
+HISTORY = "history entry"
 
 # Kinds that make a statement part of what the method computes, whatever else it does.
-DATA_KINDS = frozenset({DELEGATE, SUPER_OTHER, RETURN, RAISE, YIELD, PARAM_MUTATION, UNKNOWN})
+DATA_KINDS = frozenset({DELEGATE, SUPER_OTHER, RETURN, RAISE, YIELD, PARAM_MUTATION, UNKNOWN, HISTORY})
 # Kinds that only observe or decide *when* (a callback event can do them).
 OBSERVING_KINDS = frozenset({CLOCK, LOG, PRINT, TRACKER, FILE, GC, SAMPLES, PROFILE, ACTION, CONTROL})
 # Writes to ``self`` that observe when no other method computes with them (timers, metric buffers).
