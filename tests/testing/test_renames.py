@@ -4,6 +4,8 @@ rename TW304 offered as safe (``warmup_ratio=0.1`` -> ``warmup_steps=0.1`` raise
 
 from __future__ import annotations
 
+import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -86,3 +88,62 @@ def test_the_stand_ins_tell_a_same_value_rename_from_one_that_is_not(tmp_path: P
     assert not same_original.failed and compare(same_original, same_fixed) == []
     assert not warm_original.failed and warm_fixed.failed  # 4.x: "warmup_steps must be ... an integer"
     assert compare(warm_original, warm_fixed) != []
+
+
+def test_the_plain_twin_drops_both_keywords_as_the_stand_ins_do(tmp_path: Path) -> None:
+    """The twin differs from the stand-ins only by the renamed keyword being absent: it drops the
+    oracle's own value of both names too (it kept ``max_length=32`` and measured 2048 against 32)."""
+    write_stand_ins(Rename("trl.SFTConfig", "max_seq_length", "max_length", "2048"), tmp_path)
+    twin = (tmp_path / "plain_max_seq_length.py").read_text()
+    gone = next(
+        n.value
+        for n in ast.parse(twin).body
+        if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "_GONE"
+    )
+    assert ast.literal_eval(gone) == ("max_seq_length", "max_length")
+    assert "type(given)(**values, **{})" in twin
+
+
+@pytest.mark.slow
+def test_a_rename_across_trl_releases_is_judged_against_a_twin_without_the_keyword(tmp_path: Path) -> None:
+    """pristinawang/table_qa's ``SFTConfig(max_seq_length=2048)`` -> ``max_length=``: the original fails
+    on TRL 1.16, so the fixed program there is judged against the original on 4.46.3/TRL 0.17, each
+    relative to its twin. The toy rows are 25 to 48 tokens: 2048 and the twin's default (1024 on both
+    TRL releases) leave them whole, so the twin trains exactly as the stand-in on each release and the
+    rename is equal for that reason; a planted fix that passes another value (16 -> 24) differs."""
+    pytest.importorskip("transformers")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    import oracle_matrix
+
+    from trainwright.testing.compare import compare
+    from trainwright.testing.releases import ReleaseUnavailable, ensure
+
+    try:
+        releases = {"4.46.3": ensure("4.46.3"), oracle_matrix.PINNED: None}
+    except ReleaseUnavailable as exc:
+        if not exc.offline:
+            raise
+        pytest.skip(f"PyPI unreachable, transformers 4.46.3 not installed under .oracle/: {exc}")
+    cases = [
+        case
+        for value in ("2048", "16")
+        for case in oracle_matrix.stand_in_cases(
+            value,
+            [Rename("trl.SFTConfig", "max_seq_length", "max_length", value)],
+            tmp_path / value,
+            ">=4.44",
+        )
+    ]
+    planted = cases[1].fixed.with_name("planted.py")
+    planted.write_text(cases[1].fixed.read_text().replace('"max_length": 16', '"max_length": 24'))
+    cases[1].fixed = planted
+    records = oracle_matrix._records(cases, releases, "causal-lm")
+    for case in cases:
+        oracle_matrix.judge(case, records, list(releases))
+    same, wrong = cases
+    assert same.verdicts == {"4.46.3": "equal", "5.24.0": "equal"}, same.differences
+    assert same.references == {"5.24.0": "4.46.3"}  # judged across releases: the original fails on 1.16
+    original, fixed, twin = oracle_matrix.programs(same) + (oracle_matrix.plain_program(same),)
+    assert compare(records[(original, "4.46.3")], records[(twin, "4.46.3")]) == []
+    assert compare(records[(fixed, "5.24.0")], records[(twin, "5.24.0")]) == []
+    assert wrong.verdicts == {"4.46.3": "different", "5.24.0": "different"}
