@@ -62,7 +62,7 @@ from trainwright.testing import companions, reasons
 from trainwright.testing.compare import named_differences
 from trainwright.testing.fixed import DEFAULT_RANGE, fixed_copy, judged_spec
 from trainwright.testing.oracle import ACROSS_RELEASES, Difference, Record, compare, run_specs
-from trainwright.testing.releases import ensure
+from trainwright.testing.releases import ReleaseUnavailable, ensure
 from trainwright.testing.renames import NoStandIn, Rename, renames_in, write_stand_ins
 from trainwright.testing.suggested import Suggested, applied
 
@@ -308,10 +308,21 @@ def across(reference: Record, ref_plain: Record, fixed: Record, plain: Record) -
     for a, pa, b, pb in zip(reference.phases, ref_plain.phases, fixed.phases, plain.phases):
         for i, (x, px, y, py) in enumerate(zip(a.steps, pa.steps, b.steps, pb.steps)):
             for name in ("loss", "grad_norm"):
-                u, v = getattr(x, name) / getattr(px, name), getattr(y, name) / getattr(py, name)
-                if abs(u - v) > 1e-4 * abs(u):
+                u, v = (
+                    _relative(getattr(x, name), getattr(px, name)),
+                    _relative(getattr(y, name), getattr(py, name)),
+                )
+                if not abs(u - v) <= 1e-4 * abs(u):  # an infinite ratio is never equal
                     found.append(Difference(f"{a.name}.steps[{i}].{name} / plain program's", u, v))
     return found
+
+
+def _relative(value: float, plain: float) -> float:
+    """``value`` relative to its plain twin's; a twin that does not move (TRL 0.11's DPO with no
+    completion token left: gradient norm 0) gives 1 when the program does not move either, else inf."""
+    if plain:
+        return value / plain
+    return 1.0 if not value else float("inf")
 
 
 def _beyond(lines: Sequence[str], plain: Sequence[str]) -> list[str]:
@@ -346,11 +357,18 @@ def _text(path: Path) -> str:
     return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
 
 
-def judge(case: Case, records: dict[tuple[Program, str], Record], releases: Sequence[str]) -> None:
-    """Set ``case``'s verdict on each checked release (see the module docstring)."""
+def judge(
+    case: Case,
+    records: dict[tuple[Program, str], Record],
+    releases: Sequence[str],
+    references: Sequence[str] = (),
+) -> None:
+    """Set ``case``'s verdict on each checked release (see the module docstring). ``references``:
+    older releases (oldest first), not judged, where the original may have last run."""
     original_key, fixed_key = programs(case)
     plain_key = plain_program(case)
-    runs = [r for r in releases if (original_key, r) in records and not records[(original_key, r)].failed]
+    order = [*references, *releases]
+    runs = [r for r in order if (original_key, r) in records and not records[(original_key, r)].failed]
     for release in [r for r in releases if Version(r) in SpecifierSet(case.target)]:
         original = records[(original_key, release)]
         fixed = records[(fixed_key, release)]
@@ -360,7 +378,7 @@ def judge(case: Case, records: dict[tuple[Program, str], Record], releases: Sequ
             case.reasons[release] = f"original and fixed fail alike: {_first_line(original)}"
             continue
         if original.failed:
-            before = [r for r in runs if releases.index(r) < releases.index(release)]
+            before = [r for r in runs if order.index(r) < order.index(release)]
             if not before:
                 case.verdicts[release] = "not runnable"
                 case.reasons[release] = _first_line(original)
@@ -373,21 +391,51 @@ def judge(case: Case, records: dict[tuple[Program, str], Record], releases: Sequ
         case.differences[release] = found
 
 
+def _ran_nowhere(case: Case, records: dict[tuple[Program, str], Record], releases: Sequence[str]) -> bool:
+    """Whether ``case``'s original failed on every release of ``releases`` in its range."""
+    key = programs(case)[0]
+    mine = [r for r in releases if Version(r) in SpecifierSet(case.target)]
+    return bool(mine) and all(records[(key, r)].failed for r in mine)
+
+
+def reference_releases(releases: dict[str, Path | None]) -> dict[str, Path]:
+    """The releases of ``RELEASES`` older than every one asked, installed (``ensure``) to stand as the
+    last release where an original ran when it runs on none of those asked (a TRL trainer given
+    ``tokenizer=``, which TRL 0.16 removed, runs on 4.45.2 with TRL 0.11.4). Skipped, with a line on
+    stderr, when one cannot be installed."""
+    oldest = min(Version(r) for r in releases)
+    out = {}
+    for release in [r for r in RELEASES if Version(r) < oldest]:
+        try:
+            out[release] = ensure(release)
+        except ReleaseUnavailable as why:
+            print(f"no reference release {release}: {why}", file=sys.stderr)
+    return out
+
+
 def run(cases: list[Case], releases: dict[str, Path | None]) -> None:
-    """Judge on the causal LM; programs that run on no release there are tried as a classifier."""
+    """Judge on the causal LM; programs that run on no release there are tried as a classifier. A case
+    whose original runs on none of ``releases`` is judged against its run on an older installed release
+    (``reference_releases``), as the last release where it ran; its line says so."""
     names = list(releases)
+    older: dict[str, Path] | None = None
     pending = cases
     for task in TASKS:
         if not pending:
             return
         records = _records(pending, releases, task)
+        stranded = [c for c in pending if _ran_nowhere(c, records, names)]
+        if stranded and older is None:
+            older = reference_releases(releases)
+        if stranded and older:
+            records.update(_records(stranded, older, task))
         for case in pending:
             first = dict(case.reasons)
             case.verdicts.clear()
             case.differences.clear()
             case.references.clear()
             case.reasons.clear()
-            judge(case, records, names)
+            judge(case, records, names, list(older or {}) if case in stranded else ())
             if first and set(case.verdicts.values()) == {"not runnable"}:
                 case.reasons = first  # runs as neither: the causal LM's reasons, the first tried
         # Tried as a classifier only when the causal LM ran it nowhere in its range.
@@ -435,15 +483,22 @@ def _tally(kind: str, chosen: Sequence[Case], release: str) -> list[str]:
     return lines
 
 
+def _against(case: Case, release: str) -> str:
+    """What ``case`` was judged against on ``release`` when its original fails there."""
+    reference = case.references.get(release)
+    if reference is None:
+        return ""
+    if reference in case.verdicts:
+        return f" (against the original on {reference})"
+    return f" (against the original on {reference}, a reference release: it runs on none of this run's)"
+
+
 def report(cases: Sequence[Case], notes: Sequence[str] = (), unsafe: str = "unsafe") -> str:
     """Every case's verdicts and differences, then the tallies (``unsafe``: what the unsafe fixes are
     called, e.g. the TW201/TW202 moves)."""
     lines = []
     for case in [c for c in cases if c.verdicts]:  # the others are listed as not judged below
-        verdicts = ", ".join(
-            f"{r}: {v}" + (f" (against the original on {case.references[r]})" if r in case.references else "")
-            for r, v in case.verdicts.items()
-        )
+        verdicts = ", ".join(f"{r}: {v}{_against(case, r)}" for r, v in case.verdicts.items())
         lines.append(f"{case.name}: {verdicts}")
         if case.reason:
             lines.append(f"    cannot run here: {case.reason}")

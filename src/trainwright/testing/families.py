@@ -48,12 +48,16 @@ _GENERATING = {**_SMALL, "max_completion_length": 4, "num_generations": 2, "temp
 
 TRAINER = Family("trainer")
 SEQ2SEQ = Family("seq2seq", arguments="Seq2SeqTrainingArguments")
-PREFERENCE = Family("preference", ("prompt", "chosen", "rejected"), ("ref_model",), _SMALL)
+# TRL 0.11 (the 4.45 folder's) keeps ``max_prompt_length`` (default 128) of the prompt and gives the
+# completion ``max_length`` less that: 32 - 128 left no completion token, a zero loss gradient
+_PREFERENCE = {**_SMALL, "max_prompt_length": 16}
+PREFERENCE = Family("preference", ("prompt", "chosen", "rejected"), ("ref_model",), _PREFERENCE)
 # TPO: a preference triple plus the gold ``reference`` completion
 TRIPLE = Family("triple preference", ("prompt", "chosen", "rejected", "reference"), (), _SMALL)
 REWARD = Family("reward", ("chosen", "rejected"), (), _SMALL, labels=1)
 PROMPT = Family("prompt", ("prompt",), ("reward_funcs",), _GENERATING)
-SFT = Family("sft", ("text",), (), _SMALL)
+# TRL 0.11 has no default text column (0.17 and 1.16 default to "text")
+SFT = Family("sft", ("text",), (), {**_SMALL, "dataset_text_field": "text"})
 KTO = Family("kto", ("prompt", "completion", "label"), ("ref_model",), _SMALL)
 DISTILLATION = Family("distillation", ("prompt",), ("teacher_model",), _GENERATING)
 
