@@ -51,7 +51,7 @@ import tempfile
 import textwrap
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from packaging.specifiers import SpecifierSet
@@ -63,7 +63,7 @@ from trainwright.testing.compare import named_differences
 from trainwright.testing.fixed import DEFAULT_RANGE, fixed_copy, judged_spec
 from trainwright.testing.oracle import ACROSS_RELEASES, Difference, Record, compare, run_specs
 from trainwright.testing.releases import ReleaseUnavailable, ensure
-from trainwright.testing.renames import NoStandIn, Rename, renames_in, write_stand_ins
+from trainwright.testing.renames import NoStandIn, Rename, renames_in, stand_in_values, write_stand_ins
 from trainwright.testing.suggested import Suggested, applied
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # its neighbour, run as a script or imported
@@ -230,23 +230,46 @@ def repo_cases(repo: dict, work: Path, target: str, moves: bool = False) -> tupl
 
 def stand_in_cases(label: str, found: Sequence[Rename], work: Path, target: str) -> list[Case]:
     """A call-site fix's renames, each judged on its stand-ins (``trainwright.testing.renames``): the
-    oracle's own training passing the call's keyword and literal value, before and after the rename.
-    The same rename with the same value is one pair of programs however many call sites make it."""
+    oracle's own training passing the call's keyword and value, before and after the rename. A value
+    that is not a literal is stood in for by each literal it can take, else by the new keyword's
+    catalogue default (``stand_in_values``), and the case's name says which. The same rename with the
+    same value is one pair of programs however many call sites make it."""
     cases = []
     for rename in found:
-        name = f"{label} stand-in `{rename.callee}({rename.old}={rename.value})` -> `{rename.new}=`"
-        folder = work.parent / "stand-ins" / f"{abs(hash(rename)):x}"
         try:
-            original, fixed = write_stand_ins(rename, folder)
+            values = stand_in_values(rename)
         except NoStandIn as why:
-            case = Case(name, folder / "none.py", folder / "none.py", False, target, "StandInTrainer")
-            case.reason = f"{reasons.STAND_IN}: {why}"
-            cases.append(case)
+            cases.append(_set_aside(_stand_in_name(label, rename), work / "none.py", target, why))
             continue
-        case = Case(name, original, fixed, False, target, "StandInTrainer")
-        case.plain = original.with_name(f"plain_{rename.old}.py")
-        cases.append(case)
+        cases += [_stand_in_case(label, rename, value, stands, work, target) for value, stands in values]
     return cases
+
+
+def _stand_in_name(label: str, rename: Rename, stands: str = "") -> str:
+    name = f"{label} stand-in `{rename.callee}({rename.old}={rename.value})` -> `{rename.new}=`"
+    return name + (f" (value {rename.value}: {stands})" if stands else "")
+
+
+def _set_aside(name: str, where: Path, target: str, why: NoStandIn) -> Case:
+    """A stand-in case that cannot run anywhere: no stand-in can be written (``why``)."""
+    case = Case(name, where, where, False, target, "StandInTrainer")
+    case.reason = f"{reasons.STAND_IN}: {why}"
+    return case
+
+
+def _stand_in_case(label: str, rename: Rename, value: str, stands: str, work: Path, target: str) -> Case:
+    """The case of ``rename`` judged with ``value`` (standing for ``stands``, the call's non-literal
+    value; empty: the call's own); set aside with its reason when no stand-in can be written."""
+    judged = replace(rename, value=value) if stands else rename
+    name = _stand_in_name(label, judged, stands)
+    folder = work.parent / "stand-ins" / f"{abs(hash(judged)):x}"
+    try:
+        original, fixed = write_stand_ins(judged, folder)
+    except NoStandIn as why:
+        return _set_aside(name, folder / "none.py", target, why)
+    case = Case(name, original, fixed, False, target, "StandInTrainer")
+    case.plain = original.with_name(f"plain_{rename.old}.py")
+    return case
 
 
 def dev_split_cases(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from trainwright.testing.renames import NoStandIn, Rename, renames_in, write_stand_ins
+from trainwright.testing.renames import NoStandIn, Rename, renames_in, stand_in_values, write_stand_ins
 
 ARGS = "transformers.TrainingArguments"
 
@@ -50,7 +50,7 @@ def test_the_renames_and_values_are_read_from_the_linters_findings() -> None:
     ]
 
 
-def test_a_value_only_the_project_has_gets_no_stand_in(tmp_path: Path) -> None:
+def test_a_value_only_the_project_has_gets_no_stand_in_of_its_own(tmp_path: Path) -> None:
     with pytest.raises(NoStandIn, match="a value only the project has"):
         write_stand_ins(Rename(ARGS, "evaluation_strategy", "eval_strategy", "cfg.strategy"), tmp_path)
     original, fixed = write_stand_ins(
@@ -147,3 +147,28 @@ def test_a_rename_across_trl_releases_is_judged_against_a_twin_without_the_keywo
     assert compare(records[(original, "4.46.3")], records[(twin, "4.46.3")]) == []
     assert compare(records[(fixed, "5.24.0")], records[(twin, "5.24.0")]) == []
     assert wrong.verdicts == {"4.46.3": "different", "5.24.0": "different"}
+
+
+def test_a_non_literal_value_is_stood_in_for_by_its_literals_else_the_catalogue_default() -> None:
+    """locuslab/tofu and LianjiaTech/BELLE pass `evaluation_strategy=` a value only the project has:
+    each literal a conditional can take stands in, else `eval_strategy=`'s default ('no' in 5.24.0)."""
+    branches = '"steps" if cfg.eval_while_train else "no"'
+    assert stand_in_values(Rename(ARGS, "evaluation_strategy", "eval_strategy", branches)) == [
+        ("'steps'", f"a literal of `{branches}`"),
+        ("'no'", f"a literal of `{branches}`"),
+    ]
+    assert stand_in_values(Rename(ARGS, "evaluation_strategy", "eval_strategy", "args.s or 'epoch'")) == [
+        ("'epoch'", "a literal of `args.s or 'epoch'`")
+    ]
+    (only,) = stand_in_values(Rename(ARGS, "evaluation_strategy", "eval_strategy", "script_args.strategy"))
+    assert only == (
+        "'no'",
+        "`script_args.strategy` unknown: the default of `eval_strategy=` in the catalogue",
+    )
+    (trl,) = stand_in_values(Rename("trl.SFTConfig", "max_seq_length", "max_length", "cfg.n"))
+    assert trl[0] == "1024"  # TRL 1.16's SFTConfig
+    assert stand_in_values(Rename(ARGS, "evaluation_strategy", "eval_strategy", '"epoch"')) == [
+        ('"epoch"', "")
+    ]
+    with pytest.raises(NoStandIn, match="no default"):
+        stand_in_values(Rename(ARGS, "evaluation_strategy", "no_such_keyword", "cfg.s"))

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trainwright.catalog.loader import load_catalog
+
 #: Keywords whose value the oracle supplies itself (its tokenizer), whatever the call site passed.
 PROCESSING = frozenset({"tokenizer", "processing_class"})
 
@@ -58,6 +60,61 @@ class Rename:
         except (ValueError, SyntaxError) as error:
             raise NoStandIn(f"`{self.old}={self.value}`: a value only the project has") from error
         return self.value
+
+
+def stand_in_values(rename: Rename) -> list[tuple[str, str]]:
+    """``(value, what it stands for)`` for each stand-in pair of ``rename``: the call's own literal
+    (``""``); else each literal the expression can evaluate to (both branches of ``a if c else b``, the
+    operands of ``a or b``); else, with none, the new keyword's default in the catalogue's newest
+    release. Why several: TW304 marks a rename safe only where the new name takes the old one's value
+    unchanged, whatever it is, so the rename may be judged at any value; the values the call can take
+    are the ones that matter. ``NoStandIn`` when the callee's catalogue has no default either."""
+    try:
+        return [(rename.literal(), "")]
+    except NoStandIn:
+        pass
+    try:
+        tree = ast.parse(rename.value, mode="eval").body
+    except SyntaxError as error:
+        raise NoStandIn(f"`{rename.old}={rename.value}`: not an expression") from error
+    found = list(dict.fromkeys(_literals(tree)))
+    if found:
+        return [(v, f"a literal of `{rename.value}`") for v in found]
+    default = _catalogue_default(rename)
+    if default is None:
+        raise NoStandIn(f"`{rename.old}={rename.value}`: a value only the project has, and no default")
+    return [(default, f"`{rename.value}` unknown: the default of `{rename.new}=` in the catalogue")]
+
+
+def _literals(node: ast.expr) -> list[str]:
+    """The literal values ``node`` can evaluate to, as source: the branches of a conditional and of
+    ``or``/``and``, recursively; nothing for any other non-literal."""
+    if isinstance(node, ast.IfExp):
+        return _literals(node.body) + _literals(node.orelse)
+    if isinstance(node, ast.BoolOp):
+        return [v for value in node.values for v in _literals(value)]
+    try:
+        ast.literal_eval(node)
+    except ValueError:
+        return []
+    return [ast.unparse(node)]
+
+
+def _catalogue_default(rename: Rename) -> str | None:
+    """The default (source text) of ``rename.new`` on ``rename.callee`` in its library's newest
+    catalogued release; ``None`` when the catalogue does not know it."""
+    library, _, name = rename.callee.partition(".")
+    catalog = load_catalog(library)
+    base = load_catalog("transformers").versions[-1] if library != "transformers" else None
+    field = catalog.at(catalog.versions[-1]).argument_fields(name.rsplit(".", 1)[-1], base_version=base)
+    found = field.get(rename.new)
+    if found is None or found.default is None:
+        return None
+    try:
+        ast.literal_eval(found.default)
+    except (ValueError, SyntaxError):
+        return None
+    return found.default
 
 
 _TRAINER = '''"""Stand-in for `{callee}({keyword}=...)` at a call site (trainwright.testing.renames)."""
