@@ -63,6 +63,52 @@ class _FewerKeywords:
     def __init__(self, model, args=None, train_dataset=None) -> None: ...
 
 
+def _files(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_a_user_module_named_like_another_projects_package_loads_from_its_file(tmp_path: Path) -> None:
+    """The dev split's SPPO leak: nixietune's ``querygen/train/trainer.py`` imports the namespace package
+    ``nixietune.querygen``; forgetting it raised ``KeyError: 'nixietune'`` half-way (the namespace
+    path is recomputed from its dropped parent), so open-unlearning's ``trainer`` package stayed in
+    ``sys.modules`` and SPPO's ``sppo/trainer.py`` (the module ``trainer``) got it: "module 'trainer'
+    has no attribute 'SPPOTrainer'"."""
+    first = _files(
+        tmp_path / "first",
+        {
+            "ns/__init__.py": "",
+            "ns/child/leaf.py": "LEAF = 1\n",
+            "trainer/__init__.py": "PACKAGE = True\n",
+            "app/run.py": "import ns.child.leaf\nimport trainer\n",
+        },
+    )
+    try:
+        assert _importer.import_in_project(first / "app" / "run.py", first).trainer.PACKAGE
+        assert type(sys.modules["ns.child"].__path__).__name__ == "_NamespacePath"
+    finally:
+        _importer.forget(first)
+    assert not {"ns", "ns.child", "ns.child.leaf", "trainer", "run"} & set(sys.modules)
+    second = _files(tmp_path / "second", {"sppo/trainer.py": "class SPPOTrainer:\n    pass\n"})
+    sys.modules["trainer"] = None  # type: ignore[assignment]  # a blocked name, left by anyone
+    try:
+        assert _importer.import_in_project(second / "sppo" / "trainer.py", second).SPPOTrainer
+    finally:
+        _importer.forget(second)
+
+
+def test_an_installed_package_that_shadows_the_users_module_is_named(tmp_path: Path) -> None:
+    project = _files(tmp_path, {"tools/pytest.py": "MINE = 1\n"})  # `pytest` is imported and installed
+    with pytest.raises(ImportError, match="a package of that name on the path shadows"):
+        try:
+            _importer.import_in_project(project / "tools" / "pytest.py", project)
+        finally:
+            _importer.forget(project)
+    assert sys.modules["pytest"] is pytest
+
+
 def test_a_required_argument_the_toy_run_lacks_is_named() -> None:
     with pytest.raises(_construct.NotRunnable, match="requires prox_mu, global_state"):
         _construct.fit(_OwnInit, {"model": 1, "args": 2})
