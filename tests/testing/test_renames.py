@@ -137,10 +137,15 @@ def test_a_rename_across_trl_releases_is_judged_against_a_twin_without_the_keywo
     planted = cases[1].fixed.with_name("planted.py")
     planted.write_text(cases[1].fixed.read_text().replace('"max_length": 16', '"max_length": 24'))
     cases[1].fixed = planted
+    # BELLE's RewardConfig(evaluation_strategy="steps"): the twin does not evaluate; TRL 0.17 prints a
+    # table at each evaluation and TRL 1.16 does not, which is the library's, not the rename's
+    evaluates = Rename("trl.RewardConfig", "evaluation_strategy", "eval_strategy", '"steps"')
+    cases += oracle_matrix.stand_in_cases("rm", [evaluates], tmp_path / "rm", ">=4.44")
     records = oracle_matrix._records(cases, releases, "causal-lm")
     for case in cases:
         oracle_matrix.judge(case, records, list(releases))
-    same, wrong = cases
+    same, wrong, reward = cases
+    assert reward.verdicts == {"4.46.3": "equal", "5.24.0": "equal"}, reward.differences
     assert same.verdicts == {"4.46.3": "equal", "5.24.0": "equal"}, same.differences
     assert same.references == {"5.24.0": "4.46.3"}  # judged across releases: the original fails on 1.16
     original, fixed, twin = oracle_matrix.programs(same) + (oracle_matrix.plain_program(same),)
