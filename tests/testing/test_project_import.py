@@ -150,6 +150,16 @@ def test_the_arguments_class_is_read_from_the_nearest_annotated_init() -> None:
             "UnboundLocalError: cannot access local variable 'output_ids' where it is not associated",
             "own format",
         ),
+        (
+            "RuntimeError: Failed to import m <- ModuleNotFoundError: No module named 'transformers.deepspeed'",
+            "release does not",
+        ),
+        (
+            "LookupError: Offline mode: run this script without TRANSFORMERS_OFFLINE first to download",
+            "downloads",
+        ),
+        ("ValueError: mutable default <class 'X'> for field m is not allowed: use default_factory", "3.11"),
+        (r"ValueError: No module matched with model\.layers\.7", "layer"),
         ("RuntimeError: something new", "other"),
     ],
 )
@@ -162,3 +172,23 @@ def test_a_missing_module_the_project_holds_is_its_own(tmp_path: Path) -> None:
     assert "its own module `models`" in reasons.kind(
         "ModuleNotFoundError: No module named 'models'", tmp_path
     )
+
+
+def test_an_error_raised_from_another_names_its_cause() -> None:
+    """UVQA's lazy ``models`` package raised "Failed to import models.modeling_base because of the
+    following error (look up to see its traceback)", and the matrix counted it as "other"."""
+    try:
+        try:
+            raise ModuleNotFoundError("No module named 'transformers.deepspeed'")
+        except ModuleNotFoundError as cause:
+            raise RuntimeError(
+                "Failed to import models.modeling_base because of the following error (look up to see its"
+                " traceback):\nNo module named 'transformers.deepspeed'"
+            ) from cause
+    except RuntimeError as error:
+        said = reasons.error_line(error)
+    assert said == (
+        "RuntimeError: Failed to import models.modeling_base"
+        " <- ModuleNotFoundError: No module named 'transformers.deepspeed'"
+    )
+    assert reasons.kind(said) == "a name its transformers/TRL release does not have"

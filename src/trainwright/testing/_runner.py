@@ -30,7 +30,7 @@ companions.on_path()  # packages a project imports that the venv lacks, last on 
 
 import torch
 
-from trainwright.testing import _construct, _digest, _importer, families
+from trainwright.testing import _construct, _digest, _importer, families, reasons
 
 MAX_STEPS = 4
 EVERY = 2  # evaluation and checkpoint interval
@@ -84,7 +84,7 @@ class _LogHandler(logging.Handler):
 
 
 def _error(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {_digest.normalise_text(str(exc)).splitlines()[0] if str(exc) else ''}"
+    return reasons.error_line(exc, _digest.normalise_text)
 
 
 def _recorder(transformers: Any, phase: dict[str, Any], lines: Lines) -> Any:
