@@ -10,7 +10,8 @@ before ``num_items_in_batch``) and on the pinned 5.24.0. A fix is **equal** on a
 * the original runs there and the records are oracle-equal field by field, or
 * the original fails there (the reason for the fix) and the fixed program trains as the original did on
   the last release where it ran (``compare(..., ignore=ACROSS_RELEASES)``: failures, per-step loss and
-  gradient norm, printed lines).
+  gradient norm, printed lines). Where it ran on none of the asked releases, an older one installed
+  beside (4.45.2 with TRL 0.11.4) is run as that reference, and the case's line says so.
 
 A program whose original runs on no release (it needs its own data, model or arguments), or whose
 original and fixed copies fail alike on a release, is **not runnable** there on the toy model and
@@ -62,7 +63,7 @@ from trainwright.testing import companions, reasons
 from trainwright.testing.compare import named_differences
 from trainwright.testing.fixed import DEFAULT_RANGE, fixed_copy, judged_spec
 from trainwright.testing.oracle import ACROSS_RELEASES, Difference, Record, compare, run_specs
-from trainwright.testing.releases import ReleaseUnavailable, ensure
+from trainwright.testing.releases import ReleaseUnavailable, ensure, release_dir
 from trainwright.testing.renames import NoStandIn, Rename, renames_in, stand_in_values, write_stand_ins
 from trainwright.testing.suggested import Suggested, applied
 
@@ -430,13 +431,15 @@ def _ran_nowhere(case: Case, records: dict[tuple[Program, str], Record], release
 
 
 def reference_releases(releases: dict[str, Path | None]) -> dict[str, Path]:
-    """The releases of ``RELEASES`` older than every one asked, installed (``ensure``) to stand as the
-    last release where an original ran when it runs on none of those asked (a TRL trainer given
-    ``tokenizer=``, which TRL 0.16 removed, runs on 4.45.2 with TRL 0.11.4). Skipped, with a line on
-    stderr, when one cannot be installed."""
+    """The releases of ``RELEASES`` older than every one asked and installed beside the venv, to stand
+    as the last release where an original ran when it runs on none of those asked (a TRL trainer given
+    ``tokenizer=``, which TRL 0.16 removed, runs on 4.45.2 with TRL 0.11.4). A folder is brought up to
+    its requirements (``ensure``), never installed from nothing here; skipped, with a line on stderr,
+    when that fails."""
     oldest = min(Version(r) for r in releases)
     out = {}
-    for release in [r for r in RELEASES if Version(r) < oldest]:
+    older = [r for r in RELEASES if Version(r) < oldest]
+    for release in [r for r in older if (release_dir(r) / "transformers" / "__init__.py").is_file()]:
         try:
             out[release] = ensure(release)
         except ReleaseUnavailable as why:
