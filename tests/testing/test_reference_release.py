@@ -53,8 +53,13 @@ def test_a_tokenizer_rename_is_judged_against_the_last_release_where_the_origina
     )
     wrong = oracle_matrix.Case("planted", same.original, planted, False, same.target, same.trainer)
     wrong.plain = same.plain
-    oracle_matrix.run([same, wrong], releases)
+    # TRL 0.11's RewardTrainer reads token columns, not text: the toy rows are tokenised for it
+    reward = Rename("trl.RewardTrainer", "tokenizer", "processing_class", "tokenizer")
+    (rm,) = oracle_matrix.stand_in_cases("rm", [reward], tmp_path / "rm", ">=4.44,<6")
+    oracle_matrix.run([same, wrong, rm], releases)
     assert same.verdicts == {"4.46.3": "equal", "5.24.0": "equal"}, same.differences
+    assert rm.verdicts == {"4.46.3": "equal", "5.24.0": "equal"}, (rm.reasons, rm.differences)
+    assert rm.references == {"4.46.3": "4.45.2", "5.24.0": "4.45.2"}
     assert same.references == {"4.46.3": "4.45.2", "5.24.0": "4.45.2"}
     assert "against the original on 4.45.2, a reference release" in oracle_matrix.report([same])
     assert wrong.verdicts == {"4.46.3": "different", "5.24.0": "different"}

@@ -159,6 +159,24 @@ def datasets_for(family: Family, n_train: int, n_eval: int) -> tuple[Any, Any]:
     )
 
 
+def tokenised_pairs(dataset: Any, tokenizer: Any) -> Any:
+    """``dataset``'s ``chosen``/``rejected`` texts as the token columns TRL before 0.12 reads
+    (``input_ids_chosen``, ``attention_mask_chosen``, ``..._rejected``). Why: TRL 0.11's
+    ``RewardTrainer`` (the 4.45 folder's) tokenises nothing itself, as its users did, while 0.12 and
+    later tokenise the text columns; the same rows then train on every release."""
+
+    def pair(row: dict[str, Any]) -> dict[str, Any]:
+        chosen, rejected = tokenizer(row["chosen"]), tokenizer(row["rejected"])
+        return {
+            "input_ids_chosen": chosen["input_ids"],
+            "attention_mask_chosen": chosen["attention_mask"],
+            "input_ids_rejected": rejected["input_ids"],
+            "attention_mask_rejected": rejected["attention_mask"],
+        }
+
+    return dataset.map(pair, remove_columns=list(REWARD.columns))
+
+
 def length_reward(completions: list[Any], **_: Any) -> list[float]:
     """The toy reward for generating trainers: a completion's length in characters (deterministic,
     and different across a group, so advantages are not all zero)."""
