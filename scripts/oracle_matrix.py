@@ -10,7 +10,8 @@ before ``num_items_in_batch``) and on the pinned 5.24.0. A fix is **equal** on a
 * the original runs there and the records are oracle-equal field by field, or
 * the original fails there (the reason for the fix) and the fixed program trains as the original did on
   the last release where it ran (``compare(..., ignore=ACROSS_RELEASES)``: failures, per-step loss and
-  gradient norm, printed lines).
+  gradient norm, printed lines). Where it ran on none of the asked releases, an older one installed
+  beside (4.45.2 with TRL 0.11.4) is run as that reference, and the case's line says so.
 
 A program whose original runs on no release (it needs its own data, model or arguments), or whose
 original and fixed copies fail alike on a release, is **not runnable** there on the toy model and
@@ -51,7 +52,7 @@ import tempfile
 import textwrap
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from packaging.specifiers import SpecifierSet
@@ -62,8 +63,8 @@ from trainwright.testing import companions, reasons
 from trainwright.testing.compare import named_differences
 from trainwright.testing.fixed import DEFAULT_RANGE, fixed_copy, judged_spec
 from trainwright.testing.oracle import ACROSS_RELEASES, Difference, Record, compare, run_specs
-from trainwright.testing.releases import ensure
-from trainwright.testing.renames import NoStandIn, Rename, renames_in, write_stand_ins
+from trainwright.testing.releases import ReleaseUnavailable, ensure, release_dir
+from trainwright.testing.renames import NoStandIn, Rename, renames_in, stand_in_values, write_stand_ins
 from trainwright.testing.suggested import Suggested, applied
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # its neighbour, run as a script or imported
@@ -230,23 +231,46 @@ def repo_cases(repo: dict, work: Path, target: str, moves: bool = False) -> tupl
 
 def stand_in_cases(label: str, found: Sequence[Rename], work: Path, target: str) -> list[Case]:
     """A call-site fix's renames, each judged on its stand-ins (``trainwright.testing.renames``): the
-    oracle's own training passing the call's keyword and literal value, before and after the rename.
-    The same rename with the same value is one pair of programs however many call sites make it."""
+    oracle's own training passing the call's keyword and value, before and after the rename. A value
+    that is not a literal is stood in for by each literal it can take, else by the new keyword's
+    catalogue default (``stand_in_values``), and the case's name says which. The same rename with the
+    same value is one pair of programs however many call sites make it."""
     cases = []
     for rename in found:
-        name = f"{label} stand-in `{rename.callee}({rename.old}={rename.value})` -> `{rename.new}=`"
-        folder = work.parent / "stand-ins" / f"{abs(hash(rename)):x}"
         try:
-            original, fixed = write_stand_ins(rename, folder)
+            values = stand_in_values(rename)
         except NoStandIn as why:
-            case = Case(name, folder / "none.py", folder / "none.py", False, target, "StandInTrainer")
-            case.reason = f"{reasons.STAND_IN}: {why}"
-            cases.append(case)
+            cases.append(_set_aside(_stand_in_name(label, rename), work / "none.py", target, why))
             continue
-        case = Case(name, original, fixed, False, target, "StandInTrainer")
-        case.plain = original.with_name(f"plain_{rename.old}.py")
-        cases.append(case)
+        cases += [_stand_in_case(label, rename, value, stands, work, target) for value, stands in values]
     return cases
+
+
+def _stand_in_name(label: str, rename: Rename, stands: str = "") -> str:
+    name = f"{label} stand-in `{rename.callee}({rename.old}={rename.value})` -> `{rename.new}=`"
+    return name + (f" (value {rename.value}: {stands})" if stands else "")
+
+
+def _set_aside(name: str, where: Path, target: str, why: NoStandIn) -> Case:
+    """A stand-in case that cannot run anywhere: no stand-in can be written (``why``)."""
+    case = Case(name, where, where, False, target, "StandInTrainer")
+    case.reason = f"{reasons.STAND_IN}: {why}"
+    return case
+
+
+def _stand_in_case(label: str, rename: Rename, value: str, stands: str, work: Path, target: str) -> Case:
+    """The case of ``rename`` judged with ``value`` (standing for ``stands``, the call's non-literal
+    value; empty: the call's own); set aside with its reason when no stand-in can be written."""
+    judged = replace(rename, value=value) if stands else rename
+    name = _stand_in_name(label, judged, stands)
+    folder = work.parent / "stand-ins" / f"{abs(hash(judged)):x}"
+    try:
+        original, fixed = write_stand_ins(judged, folder)
+    except NoStandIn as why:
+        return _set_aside(name, folder / "none.py", target, why)
+    case = Case(name, original, fixed, False, target, "StandInTrainer")
+    case.plain = original.with_name(f"plain_{rename.old}.py")
+    return case
 
 
 def dev_split_cases(
@@ -292,15 +316,23 @@ def plain_program(case: Case) -> Program:
     return (str(case.plain), case.trainer, None) if case.plain is not None else PLAIN_KEY
 
 
-def across(reference: Record, ref_plain: Record, fixed: Record, plain: Record) -> list[Difference]:
+def across(
+    reference: Record, ref_plain: Record, fixed: Record, plain: Record, own_lines: bool = True
+) -> list[Difference]:
     """``fixed`` (on a newer release) against the original ``reference`` (on the last release where it
     ran). Where the release itself changed the stock Trainer's losses (4.46 counts unshifted labels in
     ``num_items_in_batch``: a causal LM's loss times (T-1)/T), each program's loss and gradient norm
-    are taken relative to the plain Trainer's on its own release, so only what the fix changed shows."""
+    are taken relative to the plain Trainer's on its own release, so only what the fix changed shows.
+
+    ``own_lines`` false: the programs print nothing of their own (a rename's stand-ins), so every line
+    is the library's, and what one library release prints and another does not (TRL 0.17's table of
+    completions at each evaluation, which TRL 1.16 no longer prints) is not compared."""
     if not compare(ref_plain, plain, ignore=ACROSS_RELEASES):
         return compare(reference, fixed, ignore=ACROSS_RELEASES)
     found = compare(reference, fixed, ignore=(*ACROSS_RELEASES, "steps", "lines"))
     for a, pa, b, pb in zip(reference.phases, ref_plain.phases, fixed.phases, plain.phases):
+        if not own_lines:
+            break
         # what the program prints beyond what its plain twin prints there (TRL 0.17 prints its own tables)
         mine, theirs = _beyond(a.lines, pa.lines), _beyond(b.lines, pb.lines)
         if mine != theirs:
@@ -308,10 +340,21 @@ def across(reference: Record, ref_plain: Record, fixed: Record, plain: Record) -
     for a, pa, b, pb in zip(reference.phases, ref_plain.phases, fixed.phases, plain.phases):
         for i, (x, px, y, py) in enumerate(zip(a.steps, pa.steps, b.steps, pb.steps)):
             for name in ("loss", "grad_norm"):
-                u, v = getattr(x, name) / getattr(px, name), getattr(y, name) / getattr(py, name)
-                if abs(u - v) > 1e-4 * abs(u):
+                u, v = (
+                    _relative(getattr(x, name), getattr(px, name)),
+                    _relative(getattr(y, name), getattr(py, name)),
+                )
+                if not abs(u - v) <= 1e-4 * abs(u):  # an infinite ratio is never equal
                     found.append(Difference(f"{a.name}.steps[{i}].{name} / plain program's", u, v))
     return found
+
+
+def _relative(value: float, plain: float) -> float:
+    """``value`` relative to its plain twin's; a twin that does not move (TRL 0.11's DPO with no
+    completion token left: gradient norm 0) gives 1 when the program does not move either, else inf."""
+    if plain:
+        return value / plain
+    return 1.0 if not value else float("inf")
 
 
 def _beyond(lines: Sequence[str], plain: Sequence[str]) -> list[str]:
@@ -346,11 +389,18 @@ def _text(path: Path) -> str:
     return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
 
 
-def judge(case: Case, records: dict[tuple[Program, str], Record], releases: Sequence[str]) -> None:
-    """Set ``case``'s verdict on each checked release (see the module docstring)."""
+def judge(
+    case: Case,
+    records: dict[tuple[Program, str], Record],
+    releases: Sequence[str],
+    references: Sequence[str] = (),
+) -> None:
+    """Set ``case``'s verdict on each checked release (see the module docstring). ``references``:
+    older releases (oldest first), not judged, where the original may have last run."""
     original_key, fixed_key = programs(case)
     plain_key = plain_program(case)
-    runs = [r for r in releases if (original_key, r) in records and not records[(original_key, r)].failed]
+    order = [*references, *releases]
+    runs = [r for r in order if (original_key, r) in records and not records[(original_key, r)].failed]
     for release in [r for r in releases if Version(r) in SpecifierSet(case.target)]:
         original = records[(original_key, release)]
         fixed = records[(fixed_key, release)]
@@ -360,7 +410,7 @@ def judge(case: Case, records: dict[tuple[Program, str], Record], releases: Sequ
             case.reasons[release] = f"original and fixed fail alike: {_first_line(original)}"
             continue
         if original.failed:
-            before = [r for r in runs if releases.index(r) < releases.index(release)]
+            before = [r for r in runs if order.index(r) < order.index(release)]
             if not before:
                 case.verdicts[release] = "not runnable"
                 case.reasons[release] = _first_line(original)
@@ -368,26 +418,58 @@ def judge(case: Case, records: dict[tuple[Program, str], Record], releases: Sequ
             reference = records[(original_key, before[-1])]
             case.references[release] = before[-1]
             plain = (records[(plain_key, before[-1])], records[(plain_key, release)])
-            found = across(reference, plain[0], fixed, plain[1])
+            found = across(reference, plain[0], fixed, plain[1], own_lines=case.plain is None)
         case.verdicts[release] = "equal" if not found else "different"
         case.differences[release] = found
 
 
+def _ran_nowhere(case: Case, records: dict[tuple[Program, str], Record], releases: Sequence[str]) -> bool:
+    """Whether ``case``'s original failed on every release of ``releases`` in its range."""
+    key = programs(case)[0]
+    mine = [r for r in releases if Version(r) in SpecifierSet(case.target)]
+    return bool(mine) and all(records[(key, r)].failed for r in mine)
+
+
+def reference_releases(releases: dict[str, Path | None]) -> dict[str, Path]:
+    """The releases of ``RELEASES`` older than every one asked and installed beside the venv, to stand
+    as the last release where an original ran when it runs on none of those asked (a TRL trainer given
+    ``tokenizer=``, which TRL 0.16 removed, runs on 4.45.2 with TRL 0.11.4). A folder is brought up to
+    its requirements (``ensure``), never installed from nothing here; skipped, with a line on stderr,
+    when that fails."""
+    oldest = min(Version(r) for r in releases)
+    out = {}
+    older = [r for r in RELEASES if Version(r) < oldest]
+    for release in [r for r in older if (release_dir(r) / "transformers" / "__init__.py").is_file()]:
+        try:
+            out[release] = ensure(release)
+        except ReleaseUnavailable as why:
+            print(f"no reference release {release}: {why}", file=sys.stderr)
+    return out
+
+
 def run(cases: list[Case], releases: dict[str, Path | None]) -> None:
-    """Judge on the causal LM; programs that run on no release there are tried as a classifier."""
+    """Judge on the causal LM; programs that run on no release there are tried as a classifier. A case
+    whose original runs on none of ``releases`` is judged against its run on an older installed release
+    (``reference_releases``), as the last release where it ran; its line says so."""
     names = list(releases)
+    older: dict[str, Path] | None = None
     pending = cases
     for task in TASKS:
         if not pending:
             return
         records = _records(pending, releases, task)
+        stranded = [c for c in pending if _ran_nowhere(c, records, names)]
+        if stranded and older is None:
+            older = reference_releases(releases)
+        if stranded and older:
+            records.update(_records(stranded, older, task))
         for case in pending:
             first = dict(case.reasons)
             case.verdicts.clear()
             case.differences.clear()
             case.references.clear()
             case.reasons.clear()
-            judge(case, records, names)
+            judge(case, records, names, list(older or {}) if case in stranded else ())
             if first and set(case.verdicts.values()) == {"not runnable"}:
                 case.reasons = first  # runs as neither: the causal LM's reasons, the first tried
         # Tried as a classifier only when the causal LM ran it nowhere in its range.
@@ -435,15 +517,22 @@ def _tally(kind: str, chosen: Sequence[Case], release: str) -> list[str]:
     return lines
 
 
+def _against(case: Case, release: str) -> str:
+    """What ``case`` was judged against on ``release`` when its original fails there."""
+    reference = case.references.get(release)
+    if reference is None:
+        return ""
+    if reference in case.verdicts:
+        return f" (against the original on {reference})"
+    return f" (against the original on {reference}, a reference release: it runs on none of this run's)"
+
+
 def report(cases: Sequence[Case], notes: Sequence[str] = (), unsafe: str = "unsafe") -> str:
     """Every case's verdicts and differences, then the tallies (``unsafe``: what the unsafe fixes are
     called, e.g. the TW201/TW202 moves)."""
     lines = []
     for case in [c for c in cases if c.verdicts]:  # the others are listed as not judged below
-        verdicts = ", ".join(
-            f"{r}: {v}" + (f" (against the original on {case.references[r]})" if r in case.references else "")
-            for r, v in case.verdicts.items()
-        )
+        verdicts = ", ".join(f"{r}: {v}{_against(case, r)}" for r, v in case.verdicts.items())
         lines.append(f"{case.name}: {verdicts}")
         if case.reason:
             lines.append(f"    cannot run here: {case.reason}")

@@ -63,6 +63,52 @@ class _FewerKeywords:
     def __init__(self, model, args=None, train_dataset=None) -> None: ...
 
 
+def _files(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_a_user_module_named_like_another_projects_package_loads_from_its_file(tmp_path: Path) -> None:
+    """The dev split's SPPO leak: nixietune's ``querygen/train/trainer.py`` imports the namespace package
+    ``nixietune.querygen``; forgetting it raised ``KeyError: 'nixietune'`` half-way (the namespace
+    path is recomputed from its dropped parent), so open-unlearning's ``trainer`` package stayed in
+    ``sys.modules`` and SPPO's ``sppo/trainer.py`` (the module ``trainer``) got it: "module 'trainer'
+    has no attribute 'SPPOTrainer'"."""
+    first = _files(
+        tmp_path / "first",
+        {
+            "ns/__init__.py": "",
+            "ns/child/leaf.py": "LEAF = 1\n",
+            "trainer/__init__.py": "PACKAGE = True\n",
+            "app/run.py": "import ns.child.leaf\nimport trainer\n",
+        },
+    )
+    try:
+        assert _importer.import_in_project(first / "app" / "run.py", first).trainer.PACKAGE
+        assert type(sys.modules["ns.child"].__path__).__name__ == "_NamespacePath"
+    finally:
+        _importer.forget(first)
+    assert not {"ns", "ns.child", "ns.child.leaf", "trainer", "run"} & set(sys.modules)
+    second = _files(tmp_path / "second", {"sppo/trainer.py": "class SPPOTrainer:\n    pass\n"})
+    sys.modules["trainer"] = None  # type: ignore[assignment]  # a blocked name, left by anyone
+    try:
+        assert _importer.import_in_project(second / "sppo" / "trainer.py", second).SPPOTrainer
+    finally:
+        _importer.forget(second)
+
+
+def test_an_installed_package_that_shadows_the_users_module_is_named(tmp_path: Path) -> None:
+    project = _files(tmp_path, {"tools/pytest.py": "MINE = 1\n"})  # `pytest` is imported and installed
+    with pytest.raises(ImportError, match="a package of that name on the path shadows"):
+        try:
+            _importer.import_in_project(project / "tools" / "pytest.py", project)
+        finally:
+            _importer.forget(project)
+    assert sys.modules["pytest"] is pytest
+
+
 def test_a_required_argument_the_toy_run_lacks_is_named() -> None:
     with pytest.raises(_construct.NotRunnable, match="requires prox_mu, global_state"):
         _construct.fit(_OwnInit, {"model": 1, "args": 2})
@@ -104,6 +150,16 @@ def test_the_arguments_class_is_read_from_the_nearest_annotated_init() -> None:
             "UnboundLocalError: cannot access local variable 'output_ids' where it is not associated",
             "own format",
         ),
+        (
+            "RuntimeError: Failed to import m <- ModuleNotFoundError: No module named 'transformers.deepspeed'",
+            "release does not",
+        ),
+        (
+            "LookupError: Offline mode: run this script without TRANSFORMERS_OFFLINE first to download",
+            "downloads",
+        ),
+        ("ValueError: mutable default <class 'X'> for field m is not allowed: use default_factory", "3.11"),
+        (r"ValueError: No module matched with model\.layers\.7", "layer"),
         ("RuntimeError: something new", "other"),
     ],
 )
@@ -116,3 +172,23 @@ def test_a_missing_module_the_project_holds_is_its_own(tmp_path: Path) -> None:
     assert "its own module `models`" in reasons.kind(
         "ModuleNotFoundError: No module named 'models'", tmp_path
     )
+
+
+def test_an_error_raised_from_another_names_its_cause() -> None:
+    """UVQA's lazy ``models`` package raised "Failed to import models.modeling_base because of the
+    following error (look up to see its traceback)", and the matrix counted it as "other"."""
+    try:
+        try:
+            raise ModuleNotFoundError("No module named 'transformers.deepspeed'")
+        except ModuleNotFoundError as cause:
+            raise RuntimeError(
+                "Failed to import models.modeling_base because of the following error (look up to see its"
+                " traceback):\nNo module named 'transformers.deepspeed'"
+            ) from cause
+    except RuntimeError as error:
+        said = reasons.error_line(error)
+    assert said == (
+        "RuntimeError: Failed to import models.modeling_base"
+        " <- ModuleNotFoundError: No module named 'transformers.deepspeed'"
+    )
+    assert reasons.kind(said) == "a name its transformers/TRL release does not have"

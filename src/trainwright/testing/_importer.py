@@ -62,22 +62,58 @@ def import_in_project(path: Path, root: Path) -> ModuleType:
     if (root / "src").is_dir():
         wanted.append(str(root / "src"))
     sys.path[:0] = [p for p in dict.fromkeys(wanted) if p not in sys.path]
+    _drop_leftovers(dotted.partition(".")[0])
     importlib.invalidate_caches()
-    return importlib.import_module(dotted)
+    module = importlib.import_module(dotted)
+    found = vars(module).get("__file__")
+    if found is None or Path(found).resolve() != path.resolve():
+        raise ImportError(
+            f"`{dotted}` imports {found or 'a module with no file'}, not {path}: a package of that name "
+            "on the path shadows the project's module"
+        )
+    return module
 
 
-def _under(module: ModuleType, prefix: str) -> bool:
-    """Whether ``module`` was loaded from below ``prefix``. Read from its ``__dict__``: a lazy module's
-    ``__getattr__`` would import on the way, and ``__path__`` is not always a list of strings."""
+def _drop_leftovers(top: str) -> None:
+    """Drop ``top`` and its submodules from ``sys.modules`` where they are not loaded from the current
+    ``sys.path`` (a ``None`` entry, or a module of a project already forgotten), so ``top`` is found
+    on the path again. Why: ``uclaml/SPPO``'s ``sppo/trainer.py`` is the module ``trainer``, and a
+    ``trainer`` package another project left in ``sys.modules`` was returned in its place
+    ("module 'trainer' has no attribute 'SPPOTrainer'"). A module loaded from the path (an installed
+    package) stays: replacing it under other importers' feet would break them."""
+    entries = {form + "/" for p in sys.path for form in (p or ".", str(Path(p or ".").resolve()))}
+    for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+        module = sys.modules.get(name)
+        if module is None:
+            sys.modules.pop(name, None)
+            continue
+        located = [p for p in _locations(module) if isinstance(p, str)]  # none: built in, kept
+        if located and not any(_under(module, entry) for entry in entries):
+            sys.modules.pop(name, None)
+
+
+def _locations(module: ModuleType) -> list[object]:
+    """Where ``module`` was loaded from: its ``__file__`` and ``__path__``. Read from its ``__dict__``:
+    a lazy module's ``__getattr__`` would import on the way. A namespace package's ``__path__`` is
+    read from its last computed list: iterating it recomputes it from the parent package, and raised
+    ``KeyError`` once the parent was dropped (``nixietune.querygen`` without ``nixietune``), which
+    stopped :func:`forget` half-way and left every later program's modules behind."""
     try:
         own = vars(module)
     except TypeError:
-        return False
+        return []
     locations: list[object] = [own.get("__file__")]
     path = own.get("__path__")
-    if isinstance(path, (list, tuple)) or type(path).__name__ == "_NamespacePath":
-        locations += list(path)  # type: ignore[arg-type]  # a _NamespacePath is iterable, not typed so
-    return any(isinstance(p, str) and p.startswith(prefix) for p in locations)
+    if isinstance(path, (list, tuple)):
+        locations += list(path)
+    elif type(path).__name__ == "_NamespacePath":
+        locations += list(getattr(path, "_path", []))
+    return locations
+
+
+def _under(module: ModuleType, prefix: str) -> bool:
+    """Whether ``module`` was loaded from below ``prefix``."""
+    return any(isinstance(p, str) and p.startswith(prefix) for p in _locations(module))
 
 
 def forget(root: Path) -> None:
@@ -88,5 +124,5 @@ def forget(root: Path) -> None:
     sys.path[:] = [p for p in sys.path if p != top and not p.startswith(tuple(prefixes))]
     for name, module in list(sys.modules.items()):
         if module is not None and any(_under(module, prefix) for prefix in prefixes):
-            del sys.modules[name]
+            sys.modules.pop(name, None)
     importlib.invalidate_caches()

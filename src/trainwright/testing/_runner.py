@@ -19,8 +19,11 @@ import logging
 import os
 import sys
 import traceback
+from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from packaging.version import Version
 
 from trainwright.testing import _clock, companions
 
@@ -30,7 +33,7 @@ companions.on_path()  # packages a project imports that the venv lacks, last on 
 
 import torch
 
-from trainwright.testing import _construct, _digest, _importer, families
+from trainwright.testing import _construct, _digest, _importer, families, reasons
 
 MAX_STEPS = 4
 EVERY = 2  # evaluation and checkpoint interval
@@ -84,7 +87,7 @@ class _LogHandler(logging.Handler):
 
 
 def _error(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {_digest.normalise_text(str(exc)).splitlines()[0] if str(exc) else ''}"
+    return reasons.error_line(exc, _digest.normalise_text)
 
 
 def _recorder(transformers: Any, phase: dict[str, Any], lines: Lines) -> Any:
@@ -124,6 +127,15 @@ def _bare(cls: Any) -> bool:
     return True
 
 
+def _trl_before(version: str) -> bool:
+    """Whether the TRL this child imports is older than ``version`` (False without TRL). Read from
+    the first ``trl-*.dist-info`` on the path: the release folder's, before the venv's."""
+    try:
+        return Version(metadata.version("trl")) < Version(version)
+    except metadata.PackageNotFoundError:
+        return False
+
+
 class Setup:
     """The user's module, the transformers release and the tiny model's ingredients (built once)."""
 
@@ -148,6 +160,11 @@ class Setup:
             self.arguments = getattr(transformers, self.family.arguments)
         if self.family.trl:  # TRL's trainers tokenise and collate their own columns
             self.train_rows, self.eval_rows = families.datasets_for(self.family, 12, 4)
+            if self.family is families.REWARD and _trl_before("0.12"):  # ... from 0.12 on
+                self.train_rows, self.eval_rows = (
+                    families.tokenised_pairs(rows, self.tokenizer)
+                    for rows in (self.train_rows, self.eval_rows)
+                )
             return
         gen = torch.Generator().manual_seed(0)
         n, length = 16, 8

@@ -48,12 +48,16 @@ _GENERATING = {**_SMALL, "max_completion_length": 4, "num_generations": 2, "temp
 
 TRAINER = Family("trainer")
 SEQ2SEQ = Family("seq2seq", arguments="Seq2SeqTrainingArguments")
-PREFERENCE = Family("preference", ("prompt", "chosen", "rejected"), ("ref_model",), _SMALL)
+# TRL 0.11 (the 4.45 folder's) keeps ``max_prompt_length`` (default 128) of the prompt and gives the
+# completion ``max_length`` less that: 32 - 128 left no completion token, a zero loss gradient
+_PREFERENCE = {**_SMALL, "max_prompt_length": 16}
+PREFERENCE = Family("preference", ("prompt", "chosen", "rejected"), ("ref_model",), _PREFERENCE)
 # TPO: a preference triple plus the gold ``reference`` completion
 TRIPLE = Family("triple preference", ("prompt", "chosen", "rejected", "reference"), (), _SMALL)
 REWARD = Family("reward", ("chosen", "rejected"), (), _SMALL, labels=1)
 PROMPT = Family("prompt", ("prompt",), ("reward_funcs",), _GENERATING)
-SFT = Family("sft", ("text",), (), _SMALL)
+# TRL 0.11 has no default text column (0.17 and 1.16 default to "text")
+SFT = Family("sft", ("text",), (), {**_SMALL, "dataset_text_field": "text"})
 KTO = Family("kto", ("prompt", "completion", "label"), ("ref_model",), _SMALL)
 DISTILLATION = Family("distillation", ("prompt",), ("teacher_model",), _GENERATING)
 
@@ -153,6 +157,24 @@ def datasets_for(family: Family, n_train: int, n_eval: int) -> tuple[Any, Any]:
     return Dataset.from_list(rows(family, n_train)), Dataset.from_list(
         rows(family, n_train + n_eval)[n_train:]
     )
+
+
+def tokenised_pairs(dataset: Any, tokenizer: Any) -> Any:
+    """``dataset``'s ``chosen``/``rejected`` texts as the token columns TRL before 0.12 reads
+    (``input_ids_chosen``, ``attention_mask_chosen``, ``..._rejected``). Why: TRL 0.11's
+    ``RewardTrainer`` (the 4.45 folder's) tokenises nothing itself, as its users did, while 0.12 and
+    later tokenise the text columns; the same rows then train on every release."""
+
+    def pair(row: dict[str, Any]) -> dict[str, Any]:
+        chosen, rejected = tokenizer(row["chosen"]), tokenizer(row["rejected"])
+        return {
+            "input_ids_chosen": chosen["input_ids"],
+            "attention_mask_chosen": chosen["attention_mask"],
+            "input_ids_rejected": rejected["input_ids"],
+            "attention_mask_rejected": rejected["attention_mask"],
+        }
+
+    return dataset.map(pair, remove_columns=list(REWARD.columns))
 
 
 def length_reward(completions: list[Any], **_: Any) -> list[float]:

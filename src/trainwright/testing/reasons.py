@@ -9,6 +9,7 @@ error, as the oracle recorded it; nothing is guessed beyond it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 CALL_SITE = "a call-site fix in the repository's own script (the oracle builds the Trainer)"
@@ -23,8 +24,9 @@ _REMOVED = re.compile(
 
 #: (kind, pattern on the error's first line), the first that matches wins.
 KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (  # TRL 1.16's configs and lazy modules read what only transformers 5.x has
-        "TRL 1.16.0, which does not load with transformers 4.x",
+    (  # the dev split's `trl` repository is TRL 1.16's own code (Requires-Dist transformers>=4.56.2):
+        # its configs and lazy modules read what 4.46 lacks, whatever TRL the release folder holds
+        "TRL 1.16.0's own code (the `trl` repository), which needs transformers>=4.56.2",
         re.compile(r"'_BaseConfig' has no attribute|Failed to import trl\.|_VALID_DICT_FIELDS"),
     ),
     ("a name its transformers/TRL release does not have", _LIBRARY_MODULE),
@@ -60,6 +62,15 @@ KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("a relative import outside a package", re.compile(r"attempted relative import")),
+    ("data it downloads when imported (offline here)", re.compile(r"Offline mode: run this script without")),
+    (  # nn_pruning's `mask_init: InitDirective = InitDirective()`: Python 3.11 refuses it
+        "its own code, which Python 3.11 refuses (a mutable dataclass default)",
+        re.compile(r"mutable default .* is not allowed: use default_factory"),
+    ),
+    (  # open-unlearning's RMU steers `model.layers.7`: the toy model has one layer
+        "a layer of its own model the toy model lacks",
+        re.compile(r"No module matched with"),
+    ),
 )
 
 
@@ -90,3 +101,23 @@ def kind(reason: str, tree: Path | None = None) -> str:
             )
         return name
     return "other"
+
+
+_LOOK_UP = re.compile(r" because of the following error \(look up to see its traceback\):?")
+
+
+def error_line(exc: BaseException, normalise: Callable[[str], str] = str) -> str:
+    """The one line the oracle records for ``exc`` (``Type: first line``), and the exception it was
+    raised from. Why: a lazy module's ``RuntimeError: Failed to import models.modeling_base because of
+    the following error (look up to see its traceback)`` says why only in its cause
+    (``ModuleNotFoundError: No module named 'transformers.deepspeed'``), and :func:`kind` reads this
+    line alone. ``normalise`` (the child's, which hides paths and numbers) is applied to each message."""
+
+    def first(e: BaseException) -> str:
+        text = normalise(str(e)) if str(e).strip() else ""
+        return text.splitlines()[0] if text.strip() else ""
+
+    line = f"{type(exc).__name__}: {first(exc)}"
+    if exc.__cause__ is not None:
+        line = _LOOK_UP.sub("", line) + f" <- {type(exc.__cause__).__name__}: {first(exc.__cause__)}"
+    return line

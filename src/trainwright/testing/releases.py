@@ -15,6 +15,7 @@ child saw the venv's TRL 1.16, which needs transformers 5.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -42,12 +43,16 @@ _COMPANIONS = {
 }
 
 
-# The newest TRL whose ``Requires-Dist`` admits each release, read from the wheels: 0.12.2 pins
-# ``transformers<4.47.0`` (0.13 to 0.17 need ``>=4.46.0``, 0.18 ``>=4.50.0``). Both import and train
-# with the venv's accelerate and the folder's ``datasets`` (``tests/testing/test_companions.py``).
+# The newest TRL whose trainers train with each release (``Requires-Dist`` read from the wheels: 0.13
+# to 0.17 need ``transformers>=4.46.0``, 0.18 ``>=4.50.0``). For 4.4x before 4.46 that is 0.11.4
+# (``>=4.40.0``), not 0.12.2: 0.12 pins only ``<4.47.0`` but its trainers pass ``processing_class=`` to
+# ``Trainer``, which 4.46 introduced, so every TRL trainer failed on 4.45.2. 0.11.4 takes ``tokenizer=``,
+# which 0.16 removed: the last TRL where a project's ``DPOTrainer(tokenizer=tok)`` ran, the reference
+# for its TW304 rename. Both import and train with the venv's accelerate and the folder's ``datasets``
+# (``tests/testing/test_companions.py``).
 _TRL = (
     (SpecifierSet(">=4.46,<4.50"), "trl==0.17.0"),
-    (SpecifierSet(">=4.40,<4.46"), "trl==0.12.2"),
+    (SpecifierSet(">=4.40,<4.46"), "trl==0.11.4"),
 )
 
 
@@ -116,8 +121,20 @@ def ensure(version: str, root: Path | None = None, timeout_s: float = 900) -> Pa
     if not packages:
         return folder
     pip_target(folder, packages, f"transformers {version}", timeout_s)
+    _drop_stale(folder, packages)
     (folder / ".complete").write_text(" ".join(requirements(version)) + "\n")
     return folder
+
+
+def _drop_stale(folder: Path, packages: list[str]) -> None:
+    """Remove the metadata of releases ``packages`` replaced in ``folder``: ``pip --target --upgrade``
+    replaces ``trl/`` but leaves ``trl-0.12.2.dist-info`` beside the new one, and
+    ``importlib.metadata.version("trl")`` may then name the old release."""
+    for pin in (p for p in packages if "==" in p):
+        name, wanted = pin.split("==")
+        for info in folder.glob(f"{name.replace('-', '_')}-*.dist-info"):
+            if info.name != f"{name.replace('-', '_')}-{wanted}.dist-info":
+                shutil.rmtree(info)
 
 
 def pip_target(

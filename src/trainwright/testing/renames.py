@@ -8,7 +8,7 @@ call inside the oracle's own training: a Trainer subclass (of the callee, or of 
 go to) whose ``__init__`` passes the keyword, with the call site's literal value, where the oracle's run
 would pass its own. The two stand-ins (old keyword, new keyword) train as the project would before and
 after the fix, as far as the keyword goes. Both keywords are first removed from the oracle's own
-arguments, so the keyword alone decides their value: a rename whose new name means something else on
+arguments (in the stand-ins and in their plain twin), so the keyword alone decides their value: a rename whose new name means something else on
 some release (``warmup_steps=0.1`` is a ratio from 5.x, a tenth of a step on 4.x) trains differently there.
 
 A value that is not a literal (``tokenizer=tok``) is only allowed for the processing-class keywords: the
@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from trainwright.catalog.loader import load_catalog
 
 #: Keywords whose value the oracle supplies itself (its tokenizer), whatever the call site passed.
 PROCESSING = frozenset({"tokenizer", "processing_class"})
@@ -60,6 +62,61 @@ class Rename:
         return self.value
 
 
+def stand_in_values(rename: Rename) -> list[tuple[str, str]]:
+    """``(value, what it stands for)`` for each stand-in pair of ``rename``: the call's own literal
+    (``""``); else each literal the expression can evaluate to (both branches of ``a if c else b``, the
+    operands of ``a or b``); else, with none, the new keyword's default in the catalogue's newest
+    release. Why several: TW304 marks a rename safe only where the new name takes the old one's value
+    unchanged, whatever it is, so the rename may be judged at any value; the values the call can take
+    are the ones that matter. ``NoStandIn`` when the callee's catalogue has no default either."""
+    try:
+        return [(rename.literal(), "")]
+    except NoStandIn:
+        pass
+    try:
+        tree = ast.parse(rename.value, mode="eval").body
+    except SyntaxError as error:
+        raise NoStandIn(f"`{rename.old}={rename.value}`: not an expression") from error
+    found = list(dict.fromkeys(_literals(tree)))
+    if found:
+        return [(v, f"a literal of `{rename.value}`") for v in found]
+    default = _catalogue_default(rename)
+    if default is None:
+        raise NoStandIn(f"`{rename.old}={rename.value}`: a value only the project has, and no default")
+    return [(default, f"`{rename.value}` unknown: the default of `{rename.new}=` in the catalogue")]
+
+
+def _literals(node: ast.expr) -> list[str]:
+    """The literal values ``node`` can evaluate to, as source: the branches of a conditional and of
+    ``or``/``and``, recursively; nothing for any other non-literal."""
+    if isinstance(node, ast.IfExp):
+        return _literals(node.body) + _literals(node.orelse)
+    if isinstance(node, ast.BoolOp):
+        return [v for value in node.values for v in _literals(value)]
+    try:
+        ast.literal_eval(node)
+    except ValueError:
+        return []
+    return [ast.unparse(node)]
+
+
+def _catalogue_default(rename: Rename) -> str | None:
+    """The default (source text) of ``rename.new`` on ``rename.callee`` in its library's newest
+    catalogued release; ``None`` when the catalogue does not know it."""
+    library, _, name = rename.callee.partition(".")
+    catalog = load_catalog(library)
+    base = load_catalog("transformers").versions[-1] if library != "transformers" else None
+    field = catalog.at(catalog.versions[-1]).argument_fields(name.rsplit(".", 1)[-1], base_version=base)
+    found = field.get(rename.new)
+    if found is None or found.default is None:
+        return None
+    try:
+        ast.literal_eval(found.default)
+    except (ValueError, SyntaxError):
+        return None
+    return found.default
+
+
 _TRAINER = '''"""Stand-in for `{callee}({keyword}=...)` at a call site (trainwright.testing.renames)."""
 
 from {module} import {name} as _Base
@@ -79,7 +136,7 @@ class StandInTrainer(_Base):
     pass
 '''
 
-_ARGUMENTS = '''"""Stand-in for `{callee}({keyword}=...)` at a call site (trainwright.testing.renames)."""
+_ARGUMENTS = '''"""{title} (trainwright.testing.renames)."""
 
 import dataclasses
 
@@ -111,9 +168,18 @@ _TRAINER_OF = {
 def write_stand_ins(rename: Rename, folder: Path) -> tuple[Path, Path]:
     """The original's and the fixed program's stand-ins for ``rename``, written under ``folder``;
     ``NoStandIn`` when the value or the callee cannot be stood in for. A third, ``plain_<old>.py``,
-    is the same Trainer with the oracle's own arguments: across releases (the original fails on the newer one) each side is taken
-    relative to it there, so what the library's own release changed (TRL 0.17's and 1.16's SFT losses,
-    0.17's printed tables) does not count against the rename."""
+    is the plain twin: across releases (the original fails on the newer one) each side is taken relative
+    to it there, so what the library's own release changed (TRL 0.17's and 1.16's SFT losses, 0.17's
+    printed tables) does not count against the rename.
+
+    The twin differs from the stand-ins only by the renamed keyword being absent: it drops the oracle's
+    own values of both names as they do, so each release's default stands where the call's value would.
+    Why not keep the oracle's own value there: the ratio then measures the call's value against the
+    oracle's (``max_length=2048`` against a truncating ``32``), and two releases that weigh truncated
+    tokens differently showed a 0.5 % difference the rename did not make. Nor the call's value under the
+    name each release takes: on the newer release that twin is the fixed program itself, so the ratio is
+    1 whatever the rename did (circular). A default that differs between the releases shows as a
+    difference, never hides one."""
     value = rename.literal()
     folder.mkdir(parents=True, exist_ok=True)
     out = []
@@ -134,12 +200,16 @@ def _source(rename: Rename, keyword: str | None, value: str) -> str:
     if trainer is None:
         raise NoStandIn(f"`{rename.callee}`: no Trainer the oracle trains with it")
     trainer_module, _, trainer_name = trainer.rpartition(".")
-    if keyword is None:  # the oracle's own arguments, untouched
-        return _PLAIN_TRAINER.format(callee=rename.callee, module=trainer_module, name=trainer_name)
+    # the plain twin drops both keywords too and passes neither: it differs from the stand-ins only by
+    # the renamed keyword being absent (each release's own default stands for both sides)
+    if keyword is None:
+        title, given = f"Plain twin of the stand-ins for `{rename.callee}(...)`: neither keyword", "{}"
+    else:
+        title = f"Stand-in for `{rename.callee}({keyword}=...)` at a call site"
+        given = f'{{"{keyword}": {value}}}'
     return _ARGUMENTS.format(
-        callee=rename.callee,
-        given=f'{{"{keyword}": {value}}}',
-        keyword=keyword,
+        title=title,
+        given=given,
         old=rename.old,
         new=rename.new,
         trainer_module=trainer_module,

@@ -1,0 +1,65 @@
+"""A fix whose original runs on none of the asked releases is judged against an older one (issue 32).
+
+``trl.DPOTrainer(tokenizer=tok)`` fails on 4.46.3 (TRL 0.17) and 5.24.0 (TRL 1.16): TRL removed the
+keyword in 0.16. TW304 renames it to ``processing_class=``; "where the original fails, the fixed program
+must train as the original did on the last release where it ran". That release is 4.45.2 with TRL
+0.11.4 (the 4.45 folder had TRL 0.12.2, whose trainers pass ``processing_class=`` to a ``Trainer`` that
+4.45 does not have, so nothing ran there). The matrix runs such an original on 4.45.2 as a reference and
+says so in the case's line.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+
+def test_a_twin_that_does_not_move_gives_a_ratio_of_one_not_a_crash() -> None:
+    pytest.importorskip("transformers")
+    import oracle_matrix
+
+    assert oracle_matrix._relative(0.0, 0.0) == 1.0
+    assert oracle_matrix._relative(0.5, 0.0) == float("inf")
+    assert oracle_matrix._relative(0.5, 0.25) == 2.0
+
+
+@pytest.mark.slow
+def test_a_tokenizer_rename_is_judged_against_the_last_release_where_the_original_ran(tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    import oracle_matrix
+
+    from trainwright.testing.releases import ReleaseUnavailable, ensure
+    from trainwright.testing.renames import Rename
+
+    try:
+        releases = {"4.46.3": ensure("4.46.3"), oracle_matrix.PINNED: None}
+        ensure("4.45.2")
+    except ReleaseUnavailable as exc:
+        if not exc.offline:
+            raise
+        pytest.skip(f"PyPI unreachable, transformers 4.4x not installed under .oracle/: {exc}")
+    rename = Rename("trl.DPOTrainer", "tokenizer", "processing_class", "tokenizer")
+    same = oracle_matrix.stand_in_cases("dpo", [rename], tmp_path / "w", ">=4.44,<6")[0]
+    planted = same.fixed.with_name("planted.py")  # the rename, and a beta the original did not have
+    planted.write_text(
+        same.fixed.read_text().replace(
+            "super().__init__(", 'kwargs["args"].beta = 0.5\n        super().__init__('
+        )
+    )
+    wrong = oracle_matrix.Case("planted", same.original, planted, False, same.target, same.trainer)
+    wrong.plain = same.plain
+    # TRL 0.11's RewardTrainer reads token columns, not text: the toy rows are tokenised for it
+    reward = Rename("trl.RewardTrainer", "tokenizer", "processing_class", "tokenizer")
+    (rm,) = oracle_matrix.stand_in_cases("rm", [reward], tmp_path / "rm", ">=4.44,<6")
+    oracle_matrix.run([same, wrong, rm], releases)
+    assert same.verdicts == {"4.46.3": "equal", "5.24.0": "equal"}, same.differences
+    assert rm.verdicts == {"4.46.3": "equal", "5.24.0": "equal"}, (rm.reasons, rm.differences)
+    assert rm.references == {"4.46.3": "4.45.2", "5.24.0": "4.45.2"}
+    assert same.references == {"4.46.3": "4.45.2", "5.24.0": "4.45.2"}
+    assert "against the original on 4.45.2, a reference release" in oracle_matrix.report([same])
+    assert wrong.verdicts == {"4.46.3": "different", "5.24.0": "different"}
