@@ -264,20 +264,14 @@ def _mechanical_move(
     seen = _seen_result(fn.name, effects, under, reads & result)
     if seen is None or (reads & params) - set(KWARGS) - set(held):
         return None
-    per_micro_batch = _per_micro_batch(fn.name, events, effects, parts)
     bound = {name for name, _ in seen}  # the event hands it over: nothing to recompute
     handed = (params & set(KWARGS)) | set(held)  # the callback has them too: a definer may read them
-    with_definers = _with_definers(
-        ctx.unit, effects, parts, under, reads - params - bound, params - handed, per_micro_batch
-    )
-    if with_definers is None:
+    per_micro_batch = _per_micro_batch(fn.name, events, effects, parts)
+    gathered = _gathered(ctx.unit, effects, parts, reads - bound, params, handed, per_micro_batch)
+    if gathered is None:
         return None
-    if len(with_definers) > len(parts):  # the recomputed locals' reads are the callback's too
-        under = {j for i in with_definers for j in effects.under(i)}
-        reads |= {u for j in under for u in effects.statements[j].uses}
-    if _interleaved(effects, under):
-        return None
-    parts = with_definers
+    parts, recomputed = gathered
+    reads |= recomputed
     base = ctx.node.lineno
     init = ctx.cls.methods.get("__init__")
     if init is not None and "super" not in ctx.unit.text(init.line, init.end_line):
@@ -309,6 +303,28 @@ def _mechanical_move(
         if seen
         else "",
     )
+
+
+def _gathered(
+    unit: FileUnit, effects: MethodEffects, parts: list[int], reads: set[str], params: set[str],
+    handed: set[str], per_micro_batch: bool,
+) -> tuple[list[int], set[str]] | None:  # fmt: skip
+    """``parts`` with the statements that define what they read (``_with_definers``), and the names
+    those statements read in turn; ``None`` when a definer cannot move, or when code left behind runs
+    between moved statements (``_interleaved``)."""
+    under = {j for i in parts for j in effects.under(i)}
+    with_definers = _with_definers(
+        unit, effects, parts, under, reads - params, params - handed, per_micro_batch
+    )
+    if with_definers is None:
+        return None
+    recomputed: set[str] = set()
+    if len(with_definers) > len(parts):  # the recomputed locals' reads are the callback's too
+        under = {j for i in with_definers for j in effects.under(i)}
+        recomputed = {u for j in under for u in effects.statements[j].uses}
+    if _interleaved(effects, under):
+        return None
+    return with_definers, recomputed
 
 
 def _seen_result(
