@@ -3,7 +3,8 @@
 Why: 12 of the dev split's 58 (file, class) cases stopped at ``import wandb`` (or ``nltk``, ``librosa``,
 ``sentence_transformers``, ``deepspeed``, ``jieba``) before training, so their fixes were never judged;
 with those installed, 5 stopped at the next import (``torchmetrics``, ``omegaconf``, ``av``,
-``lang_trans``).
+``lang_trans``); with ``info_nce`` and ``decord`` too, no dev case stops at a package PyPI has for this
+machine (nixietune's two stop at their own constructor arguments, Mantis at a ``wandb`` API it removed).
 ``ensure()`` installs them with ``pip install --no-deps --target <oracle root>/companions`` and the
 oracle's child appends that folder to the *end* of ``sys.path`` (``on_path``, when
 ``$TRAINWRIGHT_COMPANIONS`` names it): the venv's own packages (numpy, torch, pyarrow ...) always come
@@ -44,6 +45,9 @@ IMPORTS = {
     "omegaconf": "omegaconf==2.4.0",
     "av": "av==18.1.0",
     "lang_trans": "lang-trans==0.6.0",
+    # the last cases that stopped at an import of a package PyPI has for this machine
+    "info_nce": "info-nce-pytorch==0.1.4",
+    "decord": "decord==0.6.0",  # a manylinux wheel with its own CPU build of FFmpeg's decoders
 }
 
 #: What importing them loads that the venv lacks (``sys.modules`` after importing them all).
