@@ -148,9 +148,9 @@ class MethodEffects:
             parent = self.statements[child].parent
             node = self.statements[parent].node
             if isinstance(node, ast.If):
-                mine = node.body if self.statements[child].node in node.body else node.orelse
-                other = [j for j in self.under(parent) if self._branch_of(parent, j) is not mine]
-                if not any(K.DELEGATE in self.statements[j].kinds for j in other if j != parent):
+                other = node.orelse if self.statements[child].node in node.body else node.body
+                branch = [c for c in self.statements[parent].children if self.statements[c].node in other]
+                if not any(K.DELEGATE in self.kinds_under(c) for c in branch):
                     return False
             elif isinstance(node, ast.Try):
                 if self.statements[child].node not in node.body:
@@ -159,16 +159,6 @@ class MethodEffects:
                 return False  # a loop runs it any number of times
             child = parent
         return True
-
-    def _branch_of(self, parent: int, index: int) -> list[ast.stmt] | None:
-        """The statement list of ``if`` ``parent`` that holds ``index`` (``None`` for the ``if`` itself)."""
-        path = self.path(index)
-        if parent not in path or path[0] == parent:
-            return None
-        node = self.statements[parent].node
-        assert isinstance(node, ast.If)
-        top = self.statements[path[path.index(parent) - 1]].node
-        return node.body if top in node.body else node.orelse
 
 
 AttrIsData = Callable[[str], bool]
@@ -200,21 +190,13 @@ class _Collector:
                 self.statements[index].kinds.add(K.LOCAL)
                 out.append(index)
                 continue
-            if (
-                self.method in _HISTORY_POP_METHODS
-                and k
-                and _calls(body[k - 1], "self.log")
-                and _calls(stmt, _HISTORY_POP, bare=True)
-            ):
+            role = _history_role(body, k) if self.method in _HISTORY_POP_METHODS else None
+            if role == K.TRACKER:  # the pop: the log's trackers-only half, nothing of its own to analyse
                 index = self.add(stmt, parent, depth, gates)
-                self.statements[index].kinds.add(K.TRACKER)  # the log's trackers-only half
-                out.append(index)
-                continue
-            index = self.statement(stmt, parent, depth, gates)
-            if self.method in _HISTORY_POP_METHODS and _calls(stmt, "self.log"):
-                following = body[k + 1] if k + 1 < len(body) else None
-                if following is None or not _calls(following, _HISTORY_POP, bare=True):
-                    self.statements[index].kinds.add(K.HISTORY)
+            else:
+                index = self.statement(stmt, parent, depth, gates)
+            if role is not None:
+                self.statements[index].kinds.add(role)
             out.append(index)
         return out
 
@@ -589,6 +571,18 @@ class _Collector:
 _PLAIN_VALUES = (ast.Name, ast.Attribute, ast.Constant, ast.Subscript)
 _NOT_ENTERED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
+
+
+def _history_role(body: list[ast.stmt], k: int) -> str | None:
+    """What ``body[k]`` does to ``state.log_history`` in the evaluation loop: ``TRACKER`` for the bare pop
+    right after ``self.log`` (with it, an upload to the trackers), ``HISTORY`` for a ``self.log`` whose
+    entry stays (not followed by that pop), ``None`` otherwise."""
+    stmt = body[k]
+    if k and _calls(stmt, _HISTORY_POP, bare=True) and _calls(body[k - 1], "self.log"):
+        return K.TRACKER
+    if _calls(stmt, "self.log") and not (k + 1 < len(body) and _calls(body[k + 1], _HISTORY_POP, bare=True)):
+        return K.HISTORY
+    return None
 
 
 def _calls(stmt: ast.stmt, name: str, bare: bool = False) -> bool:

@@ -297,12 +297,16 @@ def _mechanical_move(
         span=span,
         fallback_since=_fallback_since(ctx) if span else "",
         needs_import=_needs_import(ctx, fn, edit_type),
-        differs=AFTER_ONLY.get(fn.name, "")
-        if True in _sides(effects, parts)
-        else RESULT_DIFFERS
-        if seen
-        else "",
+        differs=_difference(fn.name, effects, parts, bool(seen)),
     )
+
+
+def _difference(method: str, effects: MethodEffects, parts: list[int], reads_result: bool) -> str:
+    """What the moved code does otherwise than the override, named: code before a ``super()`` call no
+    event begins (``AFTER_ONLY``), else a result read from the event (``RESULT_DIFFERS``), else nothing."""
+    if True in _sides(effects, parts):
+        return AFTER_ONLY.get(method, "")
+    return RESULT_DIFFERS if reads_result else ""
 
 
 def _gathered(
@@ -449,11 +453,12 @@ def _with_definers(
     per_micro_batch: bool,
 ) -> list[int] | None:
     """``parts`` plus the top-level statements that define the locals they read (``folder = ...``, or
-    an ``if``/``else`` whose branches only assign), so the callback computes them too; ``None`` when
-    such a statement has an effect of its own, reads a parameter (of ``params``: those the event does not hand
-    over) or another local, or defines a local
-    the code left behind still reads, or when an attribute the code reads (``self._step``) is set by
-    code left behind at a point the event would not see (``_attribute_in_step``)."""
+    an ``if``/``else`` whose branches only assign), so the callback computes them too, and the
+    statements that keep an attribute only the moved code reads (``_kept_state``); ``None`` when such a
+    statement has an effect of its own, reads one of ``params`` (those the event does not hand over) or
+    another local, or defines a local the code left behind still reads, or when an attribute the code
+    reads (``self._step``) is set by code left behind at a point the event would not see
+    (``_attribute_in_step``)."""
     local = params | {d for s in effects.statements for d in s.defines}
     extra: list[int] = []
     for name in sorted(names & local):

@@ -204,11 +204,10 @@ class Fixer(LineTransformer):
         body = [b for b in updated.body.body if not _is_pass(b)]
         at = 1 if body and _is_docstring(body[0]) else 0
         body.insert(at, init.with_changes(leading_lines=[] if at == 0 else [cst.EmptyLine(indent=False)]))
+        # PEP 8's blank line between the written ``__init__`` and the method after it
         after = body[at + 1] if at + 1 < len(body) else None
         if isinstance(after, (cst.FunctionDef, cst.ClassDef)) and not after.leading_lines:
-            body[at + 1] = after.with_changes(
-                leading_lines=[cst.EmptyLine(indent=False)]
-            )  # PEP 8's blank line
+            body[at + 1] = after.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
         return updated.with_changes(body=updated.body.with_changes(body=body))
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
