@@ -120,6 +120,30 @@ def tokenizer():
 
 
 # --------------------------------------------------------------------------------------------------
+# The behaviour oracle's older releases, installed beside the venv under `.oracle/`.
+# --------------------------------------------------------------------------------------------------
+def _installed_release(*versions: str):
+    """The folders of ``versions`` (``releases.ensure``), one path per version; the test is skipped only
+    when PyPI is unreachable and a release is not installed yet (any other install failure fails it)."""
+    from trainwright.testing.releases import ReleaseUnavailable, ensure
+
+    try:
+        folders = [ensure(v) for v in versions]
+    except ReleaseUnavailable as exc:
+        if not exc.offline:
+            raise
+        _pytest.skip(
+            f"PyPI unreachable, transformers {'/'.join(versions)} not installed under .oracle/: {exc}"
+        )
+    return folders[0] if len(folders) == 1 else tuple(folders)
+
+
+@_pytest.fixture(scope="session")
+def installed_release():
+    return _installed_release
+
+
+# --------------------------------------------------------------------------------------------------
 # The lint-only run: modules that need the train extra are skipped, with the reason, when it is absent.
 # --------------------------------------------------------------------------------------------------
 TRAIN_EXTRA_MODULES = frozenset({"torch", "transformers", "accelerate", "datasets", "trl", "peft"})

@@ -13,7 +13,6 @@ import pytest
 
 from trainwright.testing.fixed import fixed_copy
 from trainwright.testing.oracle import ACROSS_RELEASES, Record, Spec, compare, run_specs
-from trainwright.testing.releases import ReleaseUnavailable, ensure
 
 PROGRAMS = Path(__file__).parent / "programs"
 
@@ -56,14 +55,9 @@ def test_super_loss_original_fails_on_the_pinned_release(oracle_records: dict[st
 
 
 @pytest.mark.slow
-def test_fixes_across_releases(tmp_path: Path) -> None:
+def test_fixes_across_releases(tmp_path: Path, installed_release) -> None:
     """On 4.45.2 (the last release where the originals run) against 4.46.3 and the pinned 5.24.0."""
-    try:
-        old, first = ensure("4.45.2"), ensure("4.46.3")
-    except ReleaseUnavailable as exc:
-        if not exc.offline:
-            raise
-        pytest.skip(f"PyPI unreachable, transformers 4.45.2/4.46.3 not installed under .oracle/: {exc}")
+    old, first = installed_release("4.45.2", "4.46.3")
     own, divided = PROGRAMS / "own_loss.py", PROGRAMS / "own_loss_divided.py"
     own_fixed = fixed_copy(own, tmp_path / "own", unsafe=True).path
     super_loss = PROGRAMS / "super_loss.py"

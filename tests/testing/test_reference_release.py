@@ -29,20 +29,17 @@ def test_a_twin_that_does_not_move_gives_a_ratio_of_one_not_a_crash() -> None:
 
 
 @pytest.mark.slow
-def test_a_tokenizer_rename_is_judged_against_the_last_release_where_the_original_ran(tmp_path: Path) -> None:
+def test_a_tokenizer_rename_is_judged_against_the_last_release_where_the_original_ran(
+    tmp_path: Path,
+    installed_release,
+) -> None:
     pytest.importorskip("transformers")
     import oracle_matrix
 
-    from trainwright.testing.releases import ReleaseUnavailable, ensure
     from trainwright.testing.renames import Rename
 
-    try:
-        releases = {"4.46.3": ensure("4.46.3"), oracle_matrix.PINNED: None}
-        ensure("4.45.2")
-    except ReleaseUnavailable as exc:
-        if not exc.offline:
-            raise
-        pytest.skip(f"PyPI unreachable, transformers 4.4x not installed under .oracle/: {exc}")
+    newer, _reference = installed_release("4.46.3", "4.45.2")
+    releases = {"4.46.3": newer, oracle_matrix.PINNED: None}
     rename = Rename("trl.DPOTrainer", "tokenizer", "processing_class", "tokenizer")
     same = oracle_matrix.stand_in_cases("dpo", [rename], tmp_path / "w", ">=4.44,<6")[0]
     planted = same.fixed.with_name("planted.py")  # the rename, and a beta the original did not have

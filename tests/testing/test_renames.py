@@ -63,18 +63,14 @@ def test_a_value_only_the_project_has_gets_no_stand_in_of_its_own(tmp_path: Path
 
 
 @pytest.mark.slow
-def test_the_stand_ins_tell_a_same_value_rename_from_one_that_is_not(tmp_path: Path) -> None:
+def test_the_stand_ins_tell_a_same_value_rename_from_one_that_is_not(
+    tmp_path: Path, installed_release
+) -> None:
     pytest.importorskip("transformers")
     from trainwright.testing.compare import compare
     from trainwright.testing.oracle import Spec, run_specs
-    from trainwright.testing.releases import ReleaseUnavailable, ensure
 
-    try:
-        old = ensure("4.46.3")
-    except ReleaseUnavailable as exc:
-        if not exc.offline:
-            raise
-        pytest.skip(f"PyPI unreachable, transformers 4.46.3 not installed under .oracle/: {exc}")
+    old = installed_release("4.46.3")
     pairs = [
         write_stand_ins(Rename(ARGS, "evaluation_strategy", "eval_strategy", '"steps"'), tmp_path / "eval"),
         write_stand_ins(Rename(ARGS, "warmup_ratio", "warmup_steps", "0.1"), tmp_path / "warmup"),
@@ -105,7 +101,10 @@ def test_the_plain_twin_drops_both_keywords_as_the_stand_ins_do(tmp_path: Path) 
 
 
 @pytest.mark.slow
-def test_a_rename_across_trl_releases_is_judged_against_a_twin_without_the_keyword(tmp_path: Path) -> None:
+def test_a_rename_across_trl_releases_is_judged_against_a_twin_without_the_keyword(
+    tmp_path: Path,
+    installed_release,
+) -> None:
     """pristinawang/table_qa's ``SFTConfig(max_seq_length=2048)`` -> ``max_length=``: the original fails
     on TRL 1.16, so the fixed program there is judged against the original on 4.46.3/TRL 0.17, each
     relative to its twin. The toy rows are 25 to 48 tokens: 2048 and the twin's default (1024 on both
@@ -116,14 +115,8 @@ def test_a_rename_across_trl_releases_is_judged_against_a_twin_without_the_keywo
     import oracle_matrix
 
     from trainwright.testing.compare import compare
-    from trainwright.testing.releases import ReleaseUnavailable, ensure
 
-    try:
-        releases = {"4.46.3": ensure("4.46.3"), oracle_matrix.PINNED: None}
-    except ReleaseUnavailable as exc:
-        if not exc.offline:
-            raise
-        pytest.skip(f"PyPI unreachable, transformers 4.46.3 not installed under .oracle/: {exc}")
+    releases = {"4.46.3": installed_release("4.46.3"), oracle_matrix.PINNED: None}
     cases = [
         case
         for value in ("2048", "16")

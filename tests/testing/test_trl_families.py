@@ -76,7 +76,6 @@ pytest.importorskip("trl")
 
 from trainwright.testing.fixed import fixed_copy, judged_spec
 from trainwright.testing.oracle import compare, run_specs
-from trainwright.testing.releases import ReleaseUnavailable, ensure
 
 
 @pytest.mark.slow
@@ -104,13 +103,8 @@ def test_trl_trainers_train_on_their_own_data_and_a_planted_change_shows(tmp_pat
 
 
 @pytest.mark.slow
-def test_a_module_importing_datasets_runs_on_a_4x_release() -> None:
-    try:
-        release = ensure("4.46.3")
-    except ReleaseUnavailable as exc:
-        if not exc.offline:
-            raise
-        pytest.skip(f"PyPI unreachable, transformers 4.46.3 not installed under .oracle/: {exc}")
+def test_a_module_importing_datasets_runs_on_a_4x_release(installed_release) -> None:
+    release = installed_release("4.46.3")
     (record,) = run_specs([judged_spec(PROGRAMS / "uses_datasets.py", release=release)])
     assert record.release == "4.46.3" and not record.failed, record
     assert "@0 datasets 4.x" in record.phase("ga1/train").lines  # type: ignore[union-attr]
