@@ -454,3 +454,72 @@ def test_the_users_line_under_an_upstream_condition_is_the_users() -> None:
     (finding,) = [f for f in lint_text(source, version="5.24.0") if f.code.startswith("TW2")]
     assert finding.code == "TW202" and finding.fix is not None
     assert "on_save" in finding.fix.describe()
+
+
+GENERATED = """
+    import torch
+    from transformers import Trainer
+
+    class T(Trainer):
+        def {method}:
+            result = super().{call}
+            prompt = torch.tensor([[5, 6, 7]])
+            out = self.model.generate(prompt, max_new_tokens=4, do_sample=True)
+            print(out[0].tolist())
+            return result
+"""
+
+
+@pytest.mark.parametrize(
+    ("method", "call", "event"),
+    [
+        ("evaluate(self, *args, **kwargs)", "evaluate(*args, **kwargs)", "on_evaluate"),
+        ("log(self, logs, start_time=None)", "log(logs, start_time)", "on_log"),
+    ],
+)
+def test_a_sample_generated_as_the_events_method_returns_moves_with_its_locals(
+    method: str, call: str, event: str
+) -> None:
+    """``out = model.generate(...)`` draws random numbers: it may move only where its event fires as the
+    ``super()`` call returns, so that it runs at the same point of training (the chain of locals it
+    reads, ``prompt`` then ``out``, moves with it)."""
+    source = dedent(GENERATED.format(method=method, call=call))
+    fixed = fix_text(source, unsafe=True).fixed.decode("utf-8")
+    ast.parse(fixed)
+    assert f"def {event}(" in fixed
+    callback = fixed[: fixed.index("class T(")]
+    assert "prompt = torch.tensor" in callback and "out = trainer.model.generate(prompt" in callback
+
+
+def test_a_sample_generated_after_a_micro_batch_keeps_the_fix_off() -> None:
+    """After ``super().training_step()`` the next micro-batch's forward follows: sampling at any event
+    would draw its random numbers at another point, so the generation does not move."""
+    source = dedent(
+        GENERATED.format(
+            method="training_step(self, model, inputs, num_items_in_batch=None)",
+            call="training_step(model, inputs, num_items_in_batch)",
+        )
+    )
+    assert not fix_text(source, unsafe=True).changed
+
+
+def test_a_path_built_in_two_steps_moves_whole() -> None:
+    source = dedent("""
+        import json
+        import os
+        from transformers import Trainer
+        from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+        class T(Trainer):
+            def _save_checkpoint(self, model, trial):
+                super()._save_checkpoint(model, trial)
+                folder = f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
+                output_dir = os.path.join(self.args.output_dir, folder)
+                with open(os.path.join(output_dir, "extra.json"), "w") as f:
+                    json.dump({"step": self.state.global_step}, f)
+    """)
+    fixed = fix_text(source, unsafe=True).fixed.decode("utf-8")
+    ast.parse(fixed)
+    assert "def _save_checkpoint" not in fixed
+    on_save = fixed[fixed.index("def on_save(") : fixed.index("class T(")]
+    assert on_save.index("folder = ") < on_save.index("output_dir = ") < on_save.index("json.dump")

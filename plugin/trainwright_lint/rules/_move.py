@@ -94,6 +94,10 @@ AFTER_ONLY = {"evaluation_loop": "runs after the evaluation loop, not before it:
 # ``on_evaluate``) and then returns them merged, with no event; and ``skip_memory_metrics=False``, whose
 # memory metrics are added after the event (``tests/lint/test_move_result.py`` runs both).
 RESULT_SEEN = {"evaluate": "metrics"}
+# Methods whose event fires as their ``super()`` call returns, with nothing of the Trainer's between
+# (``on_evaluate`` at the end of ``evaluate``, ``on_predict`` of ``predict``, ``on_log`` of ``log``):
+# code after the call runs at the event at the same point of training.
+EVENT_AT_RETURN = frozenset({"evaluate", "predict", "log"})
 RESULT_DIFFERS = (
     "sees the metrics `on_evaluate` receives: once per dataset of a dict `eval_dataset` (not again merged), "
     "and without the memory metrics `skip_memory_metrics=False` adds after it"
@@ -267,7 +271,8 @@ def _mechanical_move(
     bound = {name for name, _ in seen}  # the event hands it over: nothing to recompute
     handed = (params & set(KWARGS)) | set(held)  # the callback has them too: a definer may read them
     per_micro_batch = _per_micro_batch(fn.name, events, effects, parts)
-    gathered = _gathered(ctx.unit, effects, parts, reads - bound, params, handed, per_micro_batch)
+    after = delegation.end_line if fn.name in EVENT_AT_RETURN else None
+    gathered = _gathered(ctx.unit, effects, parts, reads - bound, (params, handed), per_micro_batch, after)
     if gathered is None:
         return None
     parts, recomputed = gathered
@@ -310,15 +315,17 @@ def _difference(method: str, effects: MethodEffects, parts: list[int], reads_res
 
 
 def _gathered(
-    unit: FileUnit, effects: MethodEffects, parts: list[int], reads: set[str], params: set[str],
-    handed: set[str], per_micro_batch: bool,
+    unit: FileUnit, effects: MethodEffects, parts: list[int], reads: set[str],
+    arguments: tuple[set[str], set[str]], per_micro_batch: bool, after: int | None,
 ) -> tuple[list[int], set[str]] | None:  # fmt: skip
     """``parts`` with the statements that define what they read (``_with_definers``), and the names
     those statements read in turn; ``None`` when a definer cannot move, or when code left behind runs
-    between moved statements (``_interleaved``)."""
+    between moved statements (``_interleaved``). ``arguments`` are the method's parameters and those
+    of them the event hands over; ``after`` is as in ``_definer``."""
+    params, handed = arguments
     under = {j for i in parts for j in effects.under(i)}
     with_definers = _with_definers(
-        unit, effects, parts, under, reads - params, params - handed, per_micro_batch
+        unit, effects, parts, under, reads - params, params - handed, per_micro_batch, after
     )
     if with_definers is None:
         return None
@@ -451,17 +458,27 @@ def _with_definers(
     names: set[str],
     params: set[str],
     per_micro_batch: bool,
+    after: int | None = None,
 ) -> list[int] | None:
     """``parts`` plus the top-level statements that define the locals they read (``folder = ...``, or
-    an ``if``/``else`` whose branches only assign), so the callback computes them too, and the
+    an ``if``/``else`` whose branches only assign), and the definers of the locals those read in turn
+    (``ids = ...`` for ``out = model.generate(ids)``), so the callback computes them too, and the
     statements that keep an attribute only the moved code reads (``_kept_state``); ``None`` when such a
-    statement has an effect of its own, reads one of ``params`` (those the event does not hand over) or
-    another local, or defines a local the code left behind still reads, or when an attribute the code
+    statement has an effect of its own (``_definer``), reads one of ``params`` (those the event does not
+    hand over), or defines a local the code left behind still reads, or when an attribute the code
     reads (``self._step``) is set by code left behind at a point the event would not see
     (``_attribute_in_step``)."""
     local = params | {d for s in effects.statements for d in s.defines}
     extra: list[int] = []
-    for name in sorted(names & local):
+    todo = sorted(names & local)
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in params:
+            return None  # a value of the call the event does not hand over
         definers = [i for i, s in enumerate(effects.statements) if name in s.defines and i not in under]
         if not definers:
             continue  # defined inside the moved statements (or not a local at all)
@@ -472,10 +489,12 @@ def _with_definers(
             elif per_micro_batch or not _attribute_in_step(effects, parts, name, definers):
                 return None
             continue
-        top = _definer(unit, effects, definers, local)
+        top = _definer(unit, effects, definers, after)
         if top is None:
             return None
-        extra.append(top)
+        if top not in extra:
+            extra.append(top)
+            todo.extend(sorted({u for j in effects.under(top) for u in effects.statements[j].uses} & local))
     moved = under | {j for i in extra for j in effects.under(i)}
     defined = {n for i in extra for j in effects.under(i) for n in effects.statements[j].defines}
     for i, s in enumerate(effects.statements):
@@ -500,24 +519,31 @@ def _kept_state(effects: MethodEffects, definers: list[int], name: str, local: s
     return tops
 
 
-def _definer(unit: FileUnit, effects: MethodEffects, definers: list[int], local: set[str]) -> int | None:
+def _definer(unit: FileUnit, effects: MethodEffects, definers: list[int], after: int | None) -> int | None:
     """The one top-level statement holding every definition of a local the moved code reads, when it
     only computes values: a pure assignment, or an ``if`` (``elif``/``else``) of pure assignments, each
-    branch on lines of its own. Run once more in the callback it sets the same local and nothing else."""
+    branch on lines of its own. Run once more in the callback it sets the same local and nothing else.
+
+    After line ``after`` (the end of the ``super()`` call of a method whose event fires as that call
+    returns, ``EVENT_AT_RETURN``) an assignment may call what is not known pure (``out =
+    model.generate(ids)``): moved, it runs at the event, after the same training and before the same
+    next step, so whatever it does (random numbers drawn, memory) happens at the same point of the run.
+    The locals it reads are the caller's to gather."""
     tops = {effects.path(i)[-1] for i in definers}
     if len(tops) != 1:
         return None
     top = tops.pop()
     for j in effects.under(top):
         s = effects.statements[j]
-        if s.kinds - {K.LOCAL} or s.uses & local:
+        computes = after is not None and s.line > after and isinstance(s.node, ast.Assign)
+        if s.kinds - ({K.LOCAL, K.UNKNOWN} if computes else {K.LOCAL}):
             return None
         if s.parent != -1 and s.line == effects.statements[s.parent].line:
             return None  # ``if x: y = 1`` on one line: the fixer moves whole lines
         if isinstance(s.node, ast.If):
             if not _pure_text(ast.unparse(s.node.test)):
                 return None
-        elif not _pure_assignment(s.node, unit.text(s.line, s.end_line)):
+        elif not (computes or _pure_assignment(s.node, unit.text(s.line, s.end_line))):
             return None
     return top
 
