@@ -523,3 +523,68 @@ def test_a_path_built_in_two_steps_moves_whole() -> None:
     assert "def _save_checkpoint" not in fixed
     on_save = fixed[fixed.index("def on_save(") : fixed.index("class T(")]
     assert on_save.index("folder = ") < on_save.index("output_dir = ") < on_save.index("json.dump")
+
+
+LOGGED = """
+    from transformers import Trainer
+
+    class T(Trainer):
+        def evaluate(self, *args, **kwargs):
+            metrics = super().evaluate(*args, **kwargs)
+            {call}
+            return metrics
+"""
+
+
+def test_a_log_made_by_the_moved_code_is_named_in_the_words_the_oracle_accepts() -> None:
+    pytest.importorskip("torch")  # the oracle's side of the words lives with the runtime
+    from trainwright.testing.compare import NESTED_LOG, named_differences
+
+    source = dedent(LOGGED.format(call='self.log({"at_epoch": self.state.epoch})'))
+    (finding,) = [f for f in lint_text(source) if f.code.startswith("TW2")]
+    assert finding.fix is not None and NESTED_LOG in (finding.fix_note or "")
+    fixed = fix_text(source, unsafe=True).fixed.decode("utf-8")
+    assert named_differences(fixed) == (NESTED_LOG,)
+
+
+@pytest.mark.parametrize("call", ["self.predict(self.eval_dataset)", "self.evaluate(self.eval_dataset)"])
+def test_moved_code_that_would_run_an_evaluation_inside_its_event_gets_no_move(call: str) -> None:
+    source = dedent(LOGGED.format(call=f"print({call})"))
+    assert not fix_text(source, unsafe=True).changed
+
+
+def test_a_log_that_would_run_inside_on_log_gets_no_move() -> None:
+    """Moved to ``on_log``, ``self.log(...)`` would dispatch ``on_log`` again and run the moved code inside
+    itself: once more here, without end where its condition still holds then."""
+    source = dedent("""
+        from transformers import Trainer
+
+        class T(Trainer):
+            def log(self, logs, start_time=None):
+                super().log(logs, start_time)
+                if self.state.global_step % 10 == 0 and "loss" in logs:
+                    self.log({"extra": 1.0})
+    """)
+    assert not fix_text(source, unsafe=True).changed
+
+
+def test_code_after_the_log_save_evaluate_call_gets_no_move() -> None:
+    """After ``super()._maybe_log_save_evaluate()`` the code runs after the log, evaluation and checkpoint
+    of that call, where no event fires (``on_log`` fires only when it logs); before it, ``on_step_end``
+    and ``on_epoch_end`` each precede one of its calls."""
+    source = dedent("""
+        from transformers import Trainer
+
+        class T(Trainer):
+            def _maybe_log_save_evaluate(self, *args, **kwargs):
+                super()._maybe_log_save_evaluate(*args, **kwargs)
+                if self.state.global_step % 2 == 0:
+                    print("step", self.state.global_step)
+    """)
+    assert not fix_text(source, unsafe=True).changed
+    before = (
+        source.replace("        super()._maybe_log_save_evaluate(*args, **kwargs)\n", "").rstrip()
+        + "\n        super()._maybe_log_save_evaluate(*args, **kwargs)\n"
+    )
+    fixed = fix_text(before, unsafe=True).fixed.decode("utf-8")
+    assert "def on_step_end(" in fixed and "def on_epoch_end(" in fixed and "def on_log(" not in fixed

@@ -4,7 +4,13 @@
 
 from __future__ import annotations
 
-from trainwright.testing.compare import AFTER_EVALUATION, compare, logs_within_evaluations, named_differences
+from trainwright.testing.compare import (
+    AFTER_EVALUATION,
+    NESTED_LOG,
+    compare,
+    logs_within_evaluations,
+    named_differences,
+)
 from trainwright.testing.records import Phase, Record
 
 STEP = ("on_step_begin@1", "on_optimizer_step@1", "on_step_end@2", "on_log@2")
@@ -50,3 +56,38 @@ def test_the_difference_is_named_by_the_words_the_fix_writes() -> None:
     doc = '"Code of `T.evaluation_loop`, moved here. It runs after the evaluation loop, not before it."'
     assert named_differences(doc) == (AFTER_EVALUATION,)
     assert named_differences('"Code of `T.training_step`, moved here."') == ()
+
+
+# ``tests/oracle/moves/log_after_evaluate.py`` at step 2: the evaluation's own log, ``on_evaluate``, then the
+# user's log; moved, the user's log is dispatched inside ``on_evaluate`` and recorded before it.
+EVALUATED = (*STEP, "on_prediction_step@2", "on_log@2", "on_evaluate@2", "on_log@2", "on_save@2")
+NESTED = (*STEP, "on_prediction_step@2", "on_log@2", "on_log@2", "on_evaluate@2", "on_save@2")
+
+
+def test_a_log_dispatched_inside_its_event_compares_equal_only_when_named() -> None:
+    assert _differences(EVALUATED, NESTED, (NESTED_LOG,)) == []
+    assert _differences(EVALUATED, NESTED, ()) != []
+    # per micro-batch: logged inside ``on_step_begin`` and ``on_substep_end`` (GA 2)
+    original = ("on_step_begin@0", "on_log@0", "on_substep_end@0", "on_log@0", "on_pre_optimizer_step@0")
+    moved = ("on_log@0", "on_step_begin@0", "on_log@0", "on_substep_end@0", "on_pre_optimizer_step@0")
+    assert _differences(original, moved, (NESTED_LOG,)) == []
+
+
+def test_a_nested_log_at_another_event_or_step_is_still_reported() -> None:
+    named = (NESTED_LOG,)
+    # the log moved to the checkpoint's event instead of the evaluation's
+    at_save = (*STEP, "on_prediction_step@2", "on_log@2", "on_evaluate@2", "on_save@2", "on_log@2")
+    assert _differences(EVALUATED, at_save, named) != []
+    # one log more, or at the next step
+    assert _differences(EVALUATED, (*NESTED[:-1], "on_log@2", "on_save@2"), named) != []
+    later = (
+        *STEP,
+        "on_prediction_step@2",
+        "on_log@2",
+        "on_evaluate@2",
+        "on_save@2",
+        "on_log@3",
+        "on_step_begin@3",
+    )
+    assert _differences((*EVALUATED, "on_step_begin@3"), later, named) != []
+    assert named_differences(f"It {NESTED_LOG}.") == (NESTED_LOG,)

@@ -94,10 +94,22 @@ AFTER_ONLY = {"evaluation_loop": "runs after the evaluation loop, not before it:
 # ``on_evaluate``) and then returns them merged, with no event; and ``skip_memory_metrics=False``, whose
 # memory metrics are added after the event (``tests/lint/test_move_result.py`` runs both).
 RESULT_SEEN = {"evaluate": "metrics"}
+# Moved code that calls ``self.log(...)`` logs from inside the event its callback handles: a callback added
+# after the moved one sees that ``on_log`` before the event (the history is the same). The move names it
+# (``trainwright.testing.compare.NESTED_LOG``, the same words). An evaluation or prediction started there
+# would dispatch a whole run of events inside it, which no named difference covers, and a log made inside
+# ``on_log`` would run the moved code again, without end: no move.
+NESTED_LOG = "logs from inside its event: callbacks added after it see that `on_log` before the event"
+_EVENT_DISPATCH = re.compile(r"\bself\.(log|evaluate|predict|train)\s*\(")
 # Methods whose event fires as their ``super()`` call returns, with nothing of the Trainer's between
 # (``on_evaluate`` at the end of ``evaluate``, ``on_predict`` of ``predict``, ``on_log`` of ``log``):
 # code after the call runs at the event at the same point of training.
 EVENT_AT_RETURN = frozenset({"evaluate", "predict", "log"})
+# Methods the loop calls right after one of these events, each time, with nothing between (4.x's
+# ``_inner_training_loop`` and 5.x's ``_run_epoch``: ``on_step_end`` then ``_maybe_log_save_evaluate``, and
+# ``on_epoch_end`` then it once more). Code before its ``super()`` call runs at all of them; code after it
+# runs after the log, evaluation and checkpoint the call may make, where no event fires: no move.
+BEFORE_EACH_CALL = {"_maybe_log_save_evaluate": ("on_step_end", "on_epoch_end")}
 RESULT_DIFFERS = (
     "sees the metrics `on_evaluate` receives: once per dataset of a dict `eval_dataset` (not again merged), "
     "and without the memory metrics `skip_memory_metrics=False` adds after it"
@@ -277,6 +289,11 @@ def _mechanical_move(
         return None
     parts, recomputed = gathered
     reads |= recomputed
+    dispatched = {m for i in parts for m in _EVENT_DISPATCH.findall(_text(ctx.unit, effects, i))}
+    if dispatched - {"log"} or (dispatched and "on_log" in events):
+        return None  # an evaluation inside the event, or a log inside `on_log` (which would call itself)
+    if fn.name in BEFORE_EACH_CALL and False in _sides(effects, parts):
+        return None
     base = ctx.node.lineno
     init = ctx.cls.methods.get("__init__")
     if init is not None and "super" not in ctx.unit.text(init.line, init.end_line):
@@ -302,16 +319,27 @@ def _mechanical_move(
         span=span,
         fallback_since=_fallback_since(ctx) if span else "",
         needs_import=_needs_import(ctx, fn, edit_type),
-        differs=_difference(fn.name, effects, parts, bool(seen)),
+        differs=_difference(fn.name, effects, parts, bool(seen), bool(dispatched)),
     )
 
 
-def _difference(method: str, effects: MethodEffects, parts: list[int], reads_result: bool) -> str:
+def _difference(
+    method: str, effects: MethodEffects, parts: list[int], reads_result: bool, logs: bool
+) -> str:  # fmt: skip
     """What the moved code does otherwise than the override, named: code before a ``super()`` call no
-    event begins (``AFTER_ONLY``), else a result read from the event (``RESULT_DIFFERS``), else nothing."""
+    event begins (``AFTER_ONLY``), else a result read from the event (``RESULT_DIFFERS``); and a log
+    made inside the event (``NESTED_LOG``)."""
     if True in _sides(effects, parts):
-        return AFTER_ONLY.get(method, "")
-    return RESULT_DIFFERS if reads_result else ""
+        first = AFTER_ONLY.get(method, "")
+    else:
+        first = RESULT_DIFFERS if reads_result else ""
+    return "; it ".join(said for said in (first, NESTED_LOG if logs else "") if said)
+
+
+def _text(unit: FileUnit, effects: MethodEffects, index: int) -> str:
+    """The source lines of statement ``index``, with everything in it."""
+    statement = effects.statements[index]
+    return unit.text(statement.line, statement.end_line)
 
 
 def _gathered(
@@ -620,10 +648,15 @@ class _Placement(TypedDict):
 
 
 def _placement(method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]) -> _Placement:
+    if method in BEFORE_EACH_CALL:
+        first = BEFORE_EACH_CALL[method][0]
+        return {"before_event": first, "after_event": first}
     if _per_micro_batch(method, events, effects, parts):
         return {"before_event": MICRO_BATCH_EVENTS[0], "after_event": MICRO_BATCH_EVENTS[0]}
     return {"before_event": events[0], "after_event": events[-1]}
 
 
 def _extra(method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]) -> tuple[str, ...]:
+    if method in BEFORE_EACH_CALL:
+        return BEFORE_EACH_CALL[method][1:]
     return MICRO_BATCH_EVENTS[1:] if _per_micro_batch(method, events, effects, parts) else ()

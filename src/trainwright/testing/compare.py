@@ -31,7 +31,12 @@ ACROSS_RELEASES = ("log_history", "controls", "events", "param_norms", "params_h
 #: changes place among the evaluation's events. ``compare(..., named=(AFTER_EVALUATION,))`` accepts that and
 #: nothing else: every other event, the history, the lines and the files must still be equal.
 AFTER_EVALUATION = "runs after the evaluation loop, not before it"
-_NAMED = (AFTER_EVALUATION,)
+#: A move's named difference: moved code that calls ``trainer.log(...)`` logs from inside the event its
+#: callback handles, so that ``on_log`` is dispatched while the event still is, and a callback added after
+#: the moved one sees the ``on_log`` first. The history and every other record stay as they were.
+#: ``compare(..., named=(NESTED_LOG,))`` accepts exactly that order (``logs_after_their_event``).
+NESTED_LOG = "logs from inside its event: callbacks added after it see that `on_log` before the event"
+_NAMED = (AFTER_EVALUATION, NESTED_LOG)
 _EVALUATION_ENDS = ("on_evaluate@", "on_predict@")
 _WITHIN_EVALUATION = ("on_log@", "on_prediction_step@")
 
@@ -63,6 +68,35 @@ def logs_within_evaluations(events: Sequence[str]) -> tuple[str, ...]:
         out += [e for e in window if not e.startswith("on_log@")] + [events[j]]
         out += sorted(e for e in window if e.startswith("on_log@"))
         i = k
+    return tuple(out)
+
+
+def logs_after_their_event(original: Sequence[str], moved: Sequence[str]) -> tuple[str, ...]:
+    """``moved`` with each run of ``on_log`` that a ``NESTED_LOG`` move dispatched inside an event put back
+    after that event, where ``original`` has it: a run of logs directly before an event of the same step
+    in ``moved`` that ``original`` has as that event followed by the same logs. Everything else is left
+    as it is, for the comparison to report."""
+    out: list[str] = []
+    i = j = 0
+    while j < len(moved):
+        k = j
+        while k < len(moved) and moved[k].startswith("on_log@"):
+            k += 1
+        run = list(moved[j:k])
+        if (
+            run
+            and k < len(moved)
+            and i < len(original)
+            and original[i] != moved[j]
+            and original[i] == moved[k]
+            and moved[k].partition("@")[2] == run[0].partition("@")[2]
+            and list(original[i + 1 : i + 1 + len(run)]) == run
+        ):
+            out += [moved[k], *run]
+            i, j = i + 1 + len(run), k + 1
+            continue
+        out.append(moved[j])
+        i, j = i + 1, j + 1
     return tuple(out)
 
 
@@ -131,6 +165,8 @@ def _phase_diff(
         x, y = getattr(a, name), getattr(b, name)
         if name == "events" and AFTER_EVALUATION in named:
             x, y = logs_within_evaluations(x), logs_within_evaluations(y)
+        if name == "events" and NESTED_LOG in named:
+            y = logs_after_their_event(x, y)
         out += diff_values(f"{a.name}.{name}", x, y, rel)
     return out
 
