@@ -60,6 +60,10 @@ from trainwright_lint.syntax import FunctionNode, is_docstring, param_names
 # second half at the event right after it (``on_substep_end``, and ``on_pre_optimizer_step`` after the
 # last one, before the optimiser step): the span is the micro-batch's, plus the gradient clipping.
 PER_MICRO_BATCH = frozenset({"training_step"})
+# Methods ``training_step`` calls once per micro-batch, and ``prediction_step`` once per evaluation batch:
+# their code runs per micro-batch as ``training_step``'s does, and during evaluation at
+# ``on_prediction_step``, which fires after each batch with the same step.
+INSIDE_MICRO_BATCH = frozenset({"compute_loss", "_prepare_inputs", "compute_loss_context_manager"})
 MICRO_BATCH_EVENTS = ("on_step_begin", "on_substep_end")
 MICRO_BATCH_SPAN = (
     ("on_step_begin", "before"),
@@ -110,6 +114,31 @@ EVENT_AT_RETURN = frozenset({"evaluate", "predict", "log"})
 # ``on_epoch_end`` then it once more). Code before its ``super()`` call runs at all of them; code after it
 # runs after the log, evaluation and checkpoint the call may make, where no event fires: no move.
 BEFORE_EACH_CALL = {"_maybe_log_save_evaluate": ("on_step_end", "on_epoch_end")}
+_ANY = frozenset({("before", False), ("before", True), ("after", False), ("after", True)})
+_UNGATED = frozenset({("before", False), ("after", False)})
+# The placements the oracle found equal (``scripts/move_audit.py``: a print before and after each method's
+# ``super()`` call, gated on the global step or not, and a file appended after it), as method -> (side,
+# gated on progress). A move whose code sits elsewhere is not written: a placement proven on paper from
+# the events table still ran code at other moments (a print after ``create_optimizer`` gated on the step
+# went to ``on_log``, code after ``get_train_dataloader`` to ``on_step_end``).
+PROVEN_PLACEMENTS: dict[str, frozenset[tuple[str, bool]]] = {
+    "training_step": _ANY,
+    "compute_loss": _ANY,
+    "compute_loss_context_manager": _ANY,
+    "_prepare_inputs": _ANY,
+    "log": _ANY,
+    "evaluate": frozenset({("after", False), ("after", True)}),
+    "predict": _UNGATED,
+    "prediction_step": _UNGATED,
+    "evaluation_loop": frozenset({("before", False), ("before", True)}),
+    "_evaluate": frozenset({("before", False)}),
+    "_maybe_log_save_evaluate": frozenset({("before", False), ("before", True)}),
+    "_save_checkpoint": _UNGATED,
+    "create_optimizer": _UNGATED,
+    "create_scheduler": _UNGATED,
+    "train": frozenset({("after", False)}),
+    "_inner_training_loop": frozenset({("after", False)}),
+}
 RESULT_DIFFERS = (
     "sees the metrics `on_evaluate` receives: once per dataset of a dict `eval_dataset` (not again merged), "
     "and without the memory metrics `skip_memory_metrics=False` adds after it"
@@ -292,7 +321,7 @@ def _mechanical_move(
     dispatched = {m for i in parts for m in _EVENT_DISPATCH.findall(_text(ctx.unit, effects, i))}
     if dispatched - {"log"} or (dispatched and "on_log" in events):
         return None  # an evaluation inside the event, or a log inside `on_log` (which would call itself)
-    if fn.name in BEFORE_EACH_CALL and False in _sides(effects, parts):
+    if not _proven_placement(fn.name, effects, parts):
         return None
     base = ctx.node.lineno
     init = ctx.cls.methods.get("__init__")
@@ -315,7 +344,7 @@ def _mechanical_move(
         held=tuple((name, held[name]) for name in sorted(reads & params & set(held))),
         drop_override=_drop_override(effects, fn, set(parts)),
         has_init=init is not None,
-        also=tuple(e for e in (*_extra(fn.name, events, effects, parts), *also) if e not in events),
+        also=_extra(fn.name, events, effects, parts, also),
         span=span,
         fallback_since=_fallback_since(ctx) if span else "",
         needs_import=_needs_import(ctx, fn, edit_type),
@@ -334,6 +363,14 @@ def _difference(
     else:
         first = RESULT_DIFFERS if reads_result else ""
     return "; it ".join(said for said in (first, NESTED_LOG if logs else "") if said)
+
+
+def _proven_placement(method: str, effects: MethodEffects, parts: list[int]) -> bool:
+    """Every side of the ``super()`` call the code sits on, gated on progress or not, is a placement the
+    oracle found equal for ``method`` (``PROVEN_PLACEMENTS``)."""
+    proven = PROVEN_PLACEMENTS.get(method, frozenset())
+    gated = any(effects.gated_on_progress(i) for i in parts)
+    return all(("before" if side else "after", gated) in proven for side in _sides(effects, parts))
 
 
 def _text(unit: FileUnit, effects: MethodEffects, index: int) -> str:
@@ -627,10 +664,9 @@ def _pure_text(value: str) -> bool:
 def _per_micro_batch(method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]) -> bool:
     """The code runs once per micro-batch and is not a span around the ``super()`` call (a timer keeps
     its ``on_step_begin``/``on_step_end`` pair)."""
-    if method not in PER_MICRO_BATCH or effects.delegation is None:
+    if method not in PER_MICRO_BATCH | INSIDE_MICRO_BATCH or effects.delegation is None:
         return False
-    sides = _sides(effects, parts)
-    return len(sides) == 1 and not ("on_step_begin" in events and "on_step_end" in events)
+    return len(_sides(effects, parts)) == 1
 
 
 def _micro_batch_span(method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]) -> bool:
@@ -656,7 +692,14 @@ def _placement(method: str, events: tuple[str, ...], effects: MethodEffects, par
     return {"before_event": events[0], "after_event": events[-1]}
 
 
-def _extra(method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]) -> tuple[str, ...]:
+def _extra(
+    method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int], also: tuple[str, ...]
+) -> tuple[str, ...]:  # fmt: skip
+    """The events besides the placement's that run the moved code too: a fixed set where the placement
+    is exact (per call, per micro-batch), else the events the proof added (``also``)."""
     if method in BEFORE_EACH_CALL:
         return BEFORE_EACH_CALL[method][1:]
-    return MICRO_BATCH_EVENTS[1:] if _per_micro_batch(method, events, effects, parts) else ()
+    if _per_micro_batch(method, events, effects, parts):
+        evaluation = ("on_prediction_step",) if method in INSIDE_MICRO_BATCH else ()
+        return (*MICRO_BATCH_EVENTS[1:], *evaluation)
+    return tuple(e for e in also if e not in events)

@@ -138,7 +138,13 @@ class TimingLogic(Rule):
                 def __init__(self, trainer):
                     self.trainer = trainer
 
-                def on_step_end(self, args, state, control, **kwargs):
+                def on_step_begin(self, args, state, control, **kwargs):
+                    trainer = self.trainer
+                    if trainer.state.global_step % 50 == 0:
+                        gc.collect()
+                        torch.cuda.empty_cache()
+
+                def on_substep_end(self, args, state, control, **kwargs):
                     trainer = self.trainer
                     if trainer.state.global_step % 50 == 0:
                         gc.collect()
@@ -278,10 +284,16 @@ _GATE_WORDS = frozenset(
 )
 
 
+_RETURN_EVENTS = {"evaluate": "on_evaluate", "predict": "on_predict"}
+
+
 def _event(method: str, reasons: set[str], kinds: set[str], gates: frozenset[str]) -> str:
     if method in OWN_EVENTS and "timing" not in reasons:
         # ``log`` fires ``on_log`` itself, with the same ``logs``, wherever it is called
         return f"`{OWN_EVENTS[method]}`"
+    if method in _RETURN_EVENTS and "timing" not in reasons:
+        # ``evaluate``/``predict`` fire their event as they return: gated code after them keeps its gate there
+        return f"`{_RETURN_EVENTS[method]}`"
     if "timing" in reasons:
         events, callback = WRAPPER_EVENTS.get(method, ("on_step_begin -> on_step_end", "StepTimerCallback"))
         pair = " / ".join(f"`{e.strip()}`" for e in events.split("->"))
