@@ -5,6 +5,7 @@ oracle's question (``tests/oracle/test_moves.py``); these are the planner's own 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -588,3 +589,41 @@ def test_code_after_the_log_save_evaluate_call_gets_no_move() -> None:
     )
     fixed = fix_text(before, unsafe=True).fixed.decode("utf-8")
     assert "def on_step_end(" in fixed and "def on_epoch_end(" in fixed and "def on_log(" not in fixed
+
+
+def _audit_program(method: str, variant: str) -> str:
+    """The program ``scripts/move_audit.py`` trains for ``method`` and ``variant`` (it imports the oracle)."""
+    pytest.importorskip("torch")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    import move_audit
+
+    return move_audit.program(method, variant)
+
+
+@pytest.mark.parametrize(
+    ("method", "variant"),
+    [
+        ("get_train_dataloader", "print-after"),  # went to on_step_end: once per step, not once
+        ("create_optimizer", "gated-after"),  # went to on_log: at every log of an even step
+        ("_save_checkpoint", "gated-after"),  # went to on_log
+        ("_load_rng_state", "print-before"),  # went to on_step_begin: every step, not on resume only
+    ],
+)
+def test_a_placement_the_oracle_found_different_is_not_written(method: str, variant: str) -> None:
+    """``scripts/move_audit.py`` found these moves different from the override: none is written."""
+    assert not fix_text(_audit_program(method, variant), unsafe=True).changed
+
+
+@pytest.mark.parametrize(
+    ("method", "events"),
+    [
+        ("training_step", {"on_step_begin", "on_substep_end"}),
+        ("compute_loss", {"on_step_begin", "on_substep_end", "on_prediction_step"}),
+        ("_prepare_inputs", {"on_step_begin", "on_substep_end", "on_prediction_step"}),
+    ],
+)
+def test_code_run_per_micro_batch_moves_per_micro_batch_gated_or_not(method: str, events: set[str]) -> None:
+    for variant in ("print-before", "print-after", "file-after"):
+        fixed = fix_text(_audit_program(method, variant), unsafe=True).fixed.decode("utf-8")
+        written = {line.split("(")[0].split()[-1] for line in fixed.splitlines() if "def on_" in line}
+        assert written == events, (variant, written)

@@ -120,7 +120,8 @@ _UNGATED = frozenset({("before", False), ("after", False)})
 # ``super()`` call, gated on the global step or not, and a file appended after it), as method -> (side,
 # gated on progress). A move whose code sits elsewhere is not written: a placement proven on paper from
 # the events table still ran code at other moments (a print after ``create_optimizer`` gated on the step
-# went to ``on_log``, code after ``get_train_dataloader`` to ``on_step_end``).
+# went to ``on_log``, code after ``get_train_dataloader`` to ``on_step_end``). Code before ``_evaluate`` would
+# run after the evaluation, at ``on_evaluate``: the oracle's lines cannot tell, but no difference is named.
 PROVEN_PLACEMENTS: dict[str, frozenset[tuple[str, bool]]] = {
     "training_step": _ANY,
     "compute_loss": _ANY,
@@ -131,7 +132,6 @@ PROVEN_PLACEMENTS: dict[str, frozenset[tuple[str, bool]]] = {
     "predict": _UNGATED,
     "prediction_step": _UNGATED,
     "evaluation_loop": frozenset({("before", False), ("before", True)}),
-    "_evaluate": frozenset({("before", False)}),
     "_maybe_log_save_evaluate": frozenset({("before", False), ("before", True)}),
     "_save_checkpoint": _UNGATED,
     "create_optimizer": _UNGATED,
