@@ -545,7 +545,10 @@ def _tally(kind: str, chosen: Sequence[Case], release: str) -> list[str]:
         + "".join(f" ({c.name})" for c in having("different"))
         + f", {count(having('not runnable'))} not runnable on the toy model"
     ]
-    for given, what in ((_stood_in, "with stand-ins for names it lacks"), (_own_args, "with the project's own arguments")):
+    for given, what in (
+        (_stood_in, "with stand-ins for names it lacks"),
+        (_own_args, "with the project's own arguments"),
+    ):
         some = [c for c in runnable if given(c, release)]
         if some:
             lines.append(

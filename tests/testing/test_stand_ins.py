@@ -61,7 +61,7 @@ def test_a_stand_in_raises_on_use_and_is_removed_after(tmp_path: Path) -> None:
             lambda: module.EvaluationStrategy.STEPS,
             lambda: module.EvaluationStrategy("steps"),
             lambda: module.is_deepspeed_zero3_enabled(),
-            lambda: exec("class Sub(Base): pass", {"Base": module.EvaluationStrategy}),
+            lambda: exec("class Sub(Base): pass", {"Base": module.EvaluationStrategy}),  # noqa: S102
             lambda: isinstance(1, module.EvaluationStrategy),
         ):
             with pytest.raises(standins.OracleStandInUsed, match="which transformers 5.24.0 lacks"):
@@ -119,7 +119,9 @@ def test_a_program_that_never_uses_the_stand_ins_is_judged_and_named(
         "trl.import_utils.is_peft_available",
     )
     text = oracle_matrix.report([case])
-    assert "with stand-ins for `transformers.deepspeed`, `transformers.trainer_utils.EvaluationStrategy`" in text
+    assert (
+        "with stand-ins for `transformers.deepspeed`, `transformers.trainer_utils.EvaluationStrategy`" in text
+    )
     assert f"runnable on {PINNED} with stand-ins for names it lacks: 1 (1 fixes), 1 (1 fixes) equal" in text
 
 
@@ -184,7 +186,9 @@ def test_the_projects_own_arguments_are_read_from_its_source(tmp_path: Path) -> 
     assert pickle.loads(pickle.dumps(args)).max_new_tokens == 16  # ``Trainer._save`` pickles it
     assert said == "the project's `TrainingArguments` (scripts/train.py; reads `max_new_tokens`)"
     with pytest.raises(_construct.NotRunnable, match="reads max_new_tokens .* no literal default"):
-        _project_args.project_arguments(_project(tmp_path / "b", "SIZE * 2"), tmp_path / "b", TrainingArguments)
+        _project_args.project_arguments(
+            _project(tmp_path / "b", "SIZE * 2"), tmp_path / "b", TrainingArguments
+        )
 
 
 @pytest.mark.slow

@@ -175,7 +175,7 @@ class StandIns:
         for _ in range(LIMIT):
             try:
                 return load()
-            except Exception as exc:  # noqa: BLE001 - only an import failure we can stand in for retries
+            except Exception as exc:  # only an import failure we can stand in for is retried
                 if not self.add_for(exc):
                     raise
         return load()

@@ -8,7 +8,7 @@ class StandInTrainer(Trainer):
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         try:
             zero3 = is_deepspeed_zero3_enabled()
-        except Exception:
+        except Exception:  # noqa: BLE001 - the point: a swallowed use of a stand-in
             zero3 = False
         assert not zero3
         return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
