@@ -145,6 +145,7 @@ class Setup:
         from trainwright.toy import build_tokenizer  # its extras check runs before ``_block``
 
         _block(transformers, spec.get("block", ()))
+        remember_library_lists(transformers)
         self.spec = spec
         self.transformers = transformers
         path = Path(spec["module"])
@@ -360,6 +361,30 @@ def _touched(stand_ins: standins.StandIns, seen: int, where: dict[str, Any]) -> 
         where["error"] = _error(standins.OracleStandInUsed(f"uses `{what}` (its own code caught the error)"))
 
 
+#: the library's lists that imported code mutates, as they were before the first program (owner, items)
+_PRISTINE: list[tuple[Any, list[str]]] = []
+
+
+def remember_library_lists(transformers: Any) -> None:
+    """Keep, once, what the lists :func:`restore_library_lists` puts back hold before any program.
+
+    Why: TRL 0.17's ``grpo_config`` appends ``model_init_kwargs`` to transformers 4.46's module-level
+    ``training_args._VALID_DICT_FIELDS`` when imported; every ``TrainingArguments`` built after it in the
+    same interpreter then fails (``no attribute 'model_init_kwargs'``). A program that imports it (the
+    dev split's R1-V, once stand-ins let it import) broke every later program in the child."""
+    module = transformers.training_args
+    for owner in (module, module.TrainingArguments):
+        items = vars(owner).get("_VALID_DICT_FIELDS")
+        if isinstance(items, list) and all(o is not owner for o, _ in _PRISTINE):
+            _PRISTINE.append((owner, list(items)))
+
+
+def restore_library_lists() -> None:
+    """Put back what :func:`remember_library_lists` kept (in place: importers hold the same lists)."""
+    for owner, items in _PRISTINE:
+        vars(owner)["_VALID_DICT_FIELDS"][:] = items
+
+
 def run_program(spec: dict[str, Any], index: int, lines: Lines) -> dict[str, Any]:
     """The record of one program, trained in the current working directory; ``stand_ins`` lists the
     names its release lacks that it imports (``trainwright.testing.standins``), ``arguments`` the
@@ -383,6 +408,7 @@ def run_program(spec: dict[str, Any], index: int, lines: Lines) -> dict[str, Any
     finally:
         record["stand_ins"] = list(stand_ins.names)
         stand_ins.remove()
+        restore_library_lists()
         if spec.get("root"):
             try:
                 _importer.forget(Path(spec["root"]))
