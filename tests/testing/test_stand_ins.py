@@ -201,3 +201,19 @@ def test_a_trainer_reading_its_projects_arguments_trains(tmp_path: Path) -> None
     assert own.arguments.startswith("the project's `TrainingArguments` (train.py")
     # loss_weight 0.5 * max_new_tokens 16 / 8: the project's defaults scale the loss by exactly 1
     assert [d.where for d in compare(plain, own)] == ["setup.arguments"]
+
+
+@pytest.mark.slow
+def test_a_programs_import_side_effect_on_the_library_does_not_reach_the_next_program(
+    installed_release,
+) -> None:
+    """The dev split's R1-V, once stand-ins let it import on 4.46.3, imported TRL 0.17's ``grpo_config``;
+    every program after it in the child then failed (``no attribute 'model_init_kwargs'``)."""
+    from trainwright.testing.oracle import Spec, run_specs
+
+    folder = installed_release("4.46.3")
+    polluter, plain = run_specs(
+        [Spec(STAND_INS / "grpo_config_import.py", release=folder), Spec(PLAIN, release=folder)]
+    )
+    assert "model_init_kwargs" in (polluter.phases[0].error or ""), polluter
+    assert not plain.failed, plain.error or [p.error for p in plain.phases]

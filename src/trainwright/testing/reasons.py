@@ -48,6 +48,10 @@ KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "constructor arguments only the project can give",
         re.compile(r"NotRunnable: .* requires |__init__\(\) missing \d+ required"),
     ),
+    (  # the toy model's config: the project's own model reads fields of its own config
+        "a model of its own (a field its config has and the toy model's does not)",
+        re.compile(r"AttributeError: 'Qwen2Config' object has no attribute"),
+    ),
     (
         "its own fields of TrainingArguments",
         re.compile(r"AttributeError: '\w*(Arguments|Config)' object has no attribute"),
