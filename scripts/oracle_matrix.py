@@ -549,10 +549,11 @@ def _tally(kind: str, chosen: Sequence[Case], release: str) -> list[str]:
         (_stood_in, "with stand-ins for names it lacks"),
         (_own_args, "with the project's own arguments"),
     ):
-        some = [c for c in runnable if given(c, release)]
-        if some:
+        some = [c for c in judged if given(c, release)]
+        if some:  # how many verdicts rest on them: a reader weighs those apart
             lines.append(
-                f"    runnable on {release} {what}: {count(some)}, "
+                f"    judged on {release} {what}: {count(some)}, "
+                f"{count([c for c in some if c in runnable])} runnable, "
                 f"{count([c for c in some if c.verdicts[release] == 'equal'])} equal"
             )
     kinds: dict[str, list[Case]] = defaultdict(list)
