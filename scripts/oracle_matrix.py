@@ -95,6 +95,9 @@ class Case:
     # release -> the release whose original run it was judged against (the original fails there)
     references: dict[str, str] = field(default_factory=dict)
     plain: Path | None = None  # its plain twin across releases (``plain_program``); None: the stock Trainer
+    # release -> the names that release lacks, stood in for on both sides (``trainwright.testing.standins``)
+    stand_ins: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    arguments: dict[str, str] = field(default_factory=dict)  # release -> the project's own arguments class
 
 
 def _fix(name: str, source: Path, folder: Path, target: str) -> list[Case]:
@@ -405,6 +408,17 @@ def judge(
         original = records[(original_key, release)]
         fixed = records[(fixed_key, release)]
         found = compare(original, fixed, named=named_differences(_text(case.fixed)))
+        unlike = _unlike_stand_ins(original, fixed, release)
+        if unlike == BREAKS:  # ``found`` names the stand-ins (``setup.stand_ins``)
+            case.verdicts[release], case.differences[release] = "different", found
+            continue
+        if unlike:
+            case.verdicts[release], case.reasons[release] = "not runnable", unlike
+            continue
+        if original.stand_ins:
+            case.stand_ins[release] = original.stand_ins
+        if original.arguments:
+            case.arguments[release] = original.arguments
         if original.failed and not found:  # both fail alike: the fix neither caused nor mended it
             case.verdicts[release] = "not runnable"
             case.reasons[release] = f"original and fixed fail alike: {_first_line(original)}"
@@ -421,6 +435,28 @@ def judge(
             found = across(reference, plain[0], fixed, plain[1], own_lines=case.plain is None)
         case.verdicts[release] = "equal" if not found else "different"
         case.differences[release] = found
+
+
+BREAKS = "the fixed program imports a name the release lacks, and the original none"
+
+
+def _unlike_stand_ins(original: Record, fixed: Record, release: str) -> str:
+    """Why the two programs cannot be judged on ``release`` when they needed different stand-ins, else
+    empty. Where the original needed none, the fixed program's own new import of a name the release
+    lacks is a difference (``BREAKS``: it fails to import there, whatever the original did). Where the
+    original needed some, both fail to import on that release: a stand-in the fixed program alone
+    needs would hide what the fix added, and one the original alone needs would judge the fixed
+    program against a run no user has; neither is judged."""
+    mine, theirs = set(original.stand_ins), set(fixed.stand_ins)
+    if mine == theirs:
+        return ""
+    if not mine:
+        return BREAKS
+    if theirs - mine:
+        names = ", ".join(f"`{n}`" for n in sorted(theirs - mine))
+        return f"the fixed program also imports {names}, which {release} lacks (stand-ins on both sides)"
+    names = ", ".join(f"`{n}`" for n in sorted(mine - theirs))
+    return f"the fix drops the import of {names}, which {release} lacks: the original runs there only on stand-ins"
 
 
 def _ran_nowhere(case: Case, records: dict[tuple[Program, str], Record], releases: Sequence[str]) -> bool:
@@ -465,10 +501,10 @@ def run(cases: list[Case], releases: dict[str, Path | None]) -> None:
             records.update(_records(stranded, older, task))
         for case in pending:
             first = dict(case.reasons)
-            case.verdicts.clear()
-            case.differences.clear()
-            case.references.clear()
-            case.reasons.clear()
+            for known in (case.verdicts, case.differences, case.references, case.reasons):
+                known.clear()
+            case.stand_ins.clear()
+            case.arguments.clear()
             judge(case, records, names, list(older or {}) if case in stranded else ())
             if first and set(case.verdicts.values()) == {"not runnable"}:
                 case.reasons = first  # runs as neither: the causal LM's reasons, the first tried
@@ -509,6 +545,17 @@ def _tally(kind: str, chosen: Sequence[Case], release: str) -> list[str]:
         + "".join(f" ({c.name})" for c in having("different"))
         + f", {count(having('not runnable'))} not runnable on the toy model"
     ]
+    for given, what in (
+        (_stood_in, "with stand-ins for names it lacks"),
+        (_own_args, "with the project's own arguments"),
+    ):
+        some = [c for c in judged if given(c, release)]
+        if some:  # how many verdicts rest on them: a reader weighs those apart
+            lines.append(
+                f"    judged on {release} {what}: {count(some)}, "
+                f"{count([c for c in some if c in runnable])} runnable, "
+                f"{count([c for c in some if c.verdicts[release] == 'equal'])} equal"
+            )
     kinds: dict[str, list[Case]] = defaultdict(list)
     for case in having("not runnable"):
         kinds[why_not(case, release)].append(case)
@@ -517,14 +564,37 @@ def _tally(kind: str, chosen: Sequence[Case], release: str) -> list[str]:
     return lines
 
 
+def _given(case: Case, release: str) -> str:
+    """What the run of ``case`` on ``release`` was given beyond the toy run: stand-ins for the names
+    the release lacks (every one named), and the project's own arguments class."""
+    out = ""
+    if case.stand_ins.get(release):
+        out += " with stand-ins for " + ", ".join(f"`{n}`" for n in case.stand_ins[release])
+    if case.arguments.get(release):
+        out += f" with args as {case.arguments[release]}"
+    return out
+
+
+def _stood_in(case: Case, release: str) -> bool:
+    return bool(case.stand_ins.get(release))
+
+
+def _own_args(case: Case, release: str) -> bool:
+    return bool(case.arguments.get(release))
+
+
 def _against(case: Case, release: str) -> str:
-    """What ``case`` was judged against on ``release`` when its original fails there."""
+    """What ``case`` was judged against on ``release`` when its original fails there, and what its
+    run was given (``_given``)."""
     reference = case.references.get(release)
     if reference is None:
-        return ""
+        return _given(case, release)
     if reference in case.verdicts:
-        return f" (against the original on {reference})"
-    return f" (against the original on {reference}, a reference release: it runs on none of this run's)"
+        return f" (against the original on {reference})" + _given(case, release)
+    return (
+        f" (against the original on {reference}, a reference release: it runs on none of this run's)"
+        + _given(case, release)
+    )
 
 
 def report(cases: Sequence[Case], notes: Sequence[str] = (), unsafe: str = "unsafe") -> str:

@@ -33,7 +33,7 @@ companions.on_path()  # packages a project imports that the venv lacks, last on 
 
 import torch
 
-from trainwright.testing import _construct, _digest, _importer, families, reasons
+from trainwright.testing import _construct, _digest, _importer, _project_args, families, reasons, standins
 
 MAX_STEPS = 4
 EVERY = 2  # evaluation and checkpoint interval
@@ -139,25 +139,32 @@ def _trl_before(version: str) -> bool:
 class Setup:
     """The user's module, the transformers release and the tiny model's ingredients (built once)."""
 
-    def __init__(self, spec: dict[str, Any], module_name: str) -> None:
+    def __init__(self, spec: dict[str, Any], module_name: str, stand_ins: standins.StandIns) -> None:
         import transformers
 
         from trainwright.toy import build_tokenizer  # its extras check runs before ``_block``
 
         _block(transformers, spec.get("block", ()))
+        remember_library_lists(transformers)
         self.spec = spec
         self.transformers = transformers
         path = Path(spec["module"])
         if spec.get("root"):  # inside its project: relative and package imports work
-            self.module = _importer.import_in_project(path, Path(spec["root"]))
+            root = Path(spec["root"])
+            self.module = stand_ins.importing(lambda: _importer.import_in_project(path, root))
         else:
-            self.module = _importer.import_file(path, module_name)
+            self.module = stand_ins.importing(lambda: _importer.import_file(path, module_name))
         self.trainer_class = self._trainer_class(spec.get("trainer"))
         self.tokenizer = build_tokenizer()
         self.arguments = _construct.arguments_class(self.trainer_class, transformers.TrainingArguments)
         self.family = families.detect(self.trainer_class, self.arguments)
         if self.family.arguments and self.arguments is transformers.TrainingArguments:
             self.arguments = getattr(transformers, self.family.arguments)
+        self.own_arguments = ""  # the project's own arguments class, when the Trainer reads its fields
+        if spec.get("root"):
+            found = _project_args.project_arguments(self.module, Path(spec["root"]), self.arguments)
+            if found is not None:
+                self.arguments, self.own_arguments = found
         if self.family.trl:  # TRL's trainers tokenise and collate their own columns
             self.train_rows, self.eval_rows = families.datasets_for(self.family, 12, 4)
             if self.family is families.REWARD and _trl_before("0.12"):  # ... from 0.12 on
@@ -345,21 +352,63 @@ def run_phase(setup: Setup, ga: int, resume: bool, lines: Lines) -> dict[str, An
     return phase
 
 
+def _touched(stand_ins: standins.StandIns, seen: int, where: dict[str, Any]) -> None:
+    """Fail ``where`` (a phase, or the record's set-up) when the program touched a stand-in after the
+    first ``seen`` touches and its own ``except`` swallowed the error: it ran a path no run on that
+    release could take."""
+    if len(stand_ins.touched) > seen and not where.get("error"):
+        what = stand_ins.touched[seen]
+        where["error"] = _error(standins.OracleStandInUsed(f"uses `{what}` (its own code caught the error)"))
+
+
+#: the library's lists that imported code mutates, as they were before the first program (owner, items)
+_PRISTINE: list[tuple[Any, list[str]]] = []
+
+
+def remember_library_lists(transformers: Any) -> None:
+    """Keep, once, what the lists :func:`restore_library_lists` puts back hold before any program.
+
+    Why: TRL 0.17's ``grpo_config`` appends ``model_init_kwargs`` to transformers 4.46's module-level
+    ``training_args._VALID_DICT_FIELDS`` when imported; every ``TrainingArguments`` built after it in the
+    same interpreter then fails (``no attribute 'model_init_kwargs'``). A program that imports it (the
+    dev split's R1-V, once stand-ins let it import) broke every later program in the child."""
+    module = transformers.training_args
+    for owner in (module, module.TrainingArguments):
+        items = vars(owner).get("_VALID_DICT_FIELDS")
+        if isinstance(items, list) and all(o is not owner for o, _ in _PRISTINE):
+            _PRISTINE.append((owner, list(items)))
+
+
+def restore_library_lists() -> None:
+    """Put back what :func:`remember_library_lists` kept (in place: importers hold the same lists)."""
+    for owner, items in _PRISTINE:
+        vars(owner)["_VALID_DICT_FIELDS"][:] = items
+
+
 def run_program(spec: dict[str, Any], index: int, lines: Lines) -> dict[str, Any]:
-    """The record of one program, trained in the current working directory."""
+    """The record of one program, trained in the current working directory; ``stand_ins`` lists the
+    names its release lacks that it imports (``trainwright.testing.standins``), ``arguments`` the
+    project's own arguments class it was given (``_project_args``)."""
     record: dict[str, Any] = {"release": "?", "phases": [], "files": {}}
+    stand_ins = standins.StandIns()
     try:
-        setup = Setup(spec, f"oracle_user_{index}")
+        setup = Setup(spec, f"oracle_user_{index}", stand_ins)
         record["release"] = setup.transformers.__version__
-        for ga in spec.get("grad_accum", (1, 2)):
-            record["phases"].append(run_phase(setup, ga, False, lines))
-            if spec.get("resume", True):
-                record["phases"].append(run_phase(setup, ga, True, lines))
+        record["arguments"] = setup.own_arguments
+        _touched(stand_ins, 0, record)
+        for ga in spec.get("grad_accum", (1, 2)) if not record.get("error") else ():
+            for resume in (False, True) if spec.get("resume", True) else (False,):
+                seen = len(stand_ins.touched)
+                record["phases"].append(run_phase(setup, ga, resume, lines))
+                _touched(stand_ins, seen, record["phases"][-1])
         record["files"] = _digest.tree_digests(Path.cwd())
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - a set-up failure is recorded, never a lost record
         record["error"] = _error(exc)
         traceback.print_exc(file=sys.__stderr__)
     finally:
+        record["stand_ins"] = list(stand_ins.names)
+        stand_ins.remove()
+        restore_library_lists()
         if spec.get("root"):
             try:
                 _importer.forget(Path(spec["root"]))

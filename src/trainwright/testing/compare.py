@@ -20,9 +20,9 @@ PHASE_FIELDS = ("error", "steps", "log_history", "controls", "events", "lines", 
 
 #: What two *releases* may differ in for the same program (``config.json`` names the release, 5.x logs
 #: the learning rate before the scheduler step, 4.x dispatches fewer events, kernels differ in the
-#: last bits): compared across releases, only failures, per-step loss and gradient norm, and the
-#: user's printed lines must match. ``compare(a, b, ignore=ACROSS_RELEASES)``.
-ACROSS_RELEASES = ("log_history", "controls", "events", "param_norms", "params_hash", "files")
+#: last bits; a name one release lacks is stood in for there only): compared across releases, only
+#: failures, per-step loss and gradient norm, and the user's printed lines must match. ``compare(a, b, ignore=ACROSS_RELEASES)``.
+ACROSS_RELEASES = ("log_history", "controls", "events", "param_norms", "params_hash", "files", "stand_ins")
 
 
 #: A move's named difference, in the words ``trainwright fix`` writes into the moved callback's docstring:
@@ -182,6 +182,9 @@ def compare(
     out: list[Difference] = []
     if a.error != b.error:
         out.append(Difference("setup.error", a.error, b.error))
+    for name in ("stand_ins", "arguments"):  # a name the release lacks is used by one side only
+        if name not in ignore and getattr(a, name) != getattr(b, name):
+            out.append(Difference(f"setup.{name}", getattr(a, name), getattr(b, name)))
     names = [p.name for p in a.phases] + [p.name for p in b.phases if a.phase(p.name) is None]
     for name in names:
         pa, pb = a.phase(name), b.phase(name)

@@ -24,6 +24,18 @@ _REMOVED = re.compile(
 
 #: (kind, pattern on the error's first line), the first that matches wins.
 KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (  # ``trainwright.testing.standins``: imported, stood in for, then used by the run
+        "uses a name its transformers/TRL release lacks (its stand-in was touched)",
+        re.compile(r"OracleStandInUsed: uses `"),
+    ),
+    (
+        "the fixed and original programs import different names the release lacks",
+        re.compile(r"^the fixed program also imports|^the fix drops the import of"),
+    ),
+    (
+        "a field of the project's own arguments with no literal default",
+        re.compile(r"NotRunnable: reads .* of the project's `"),
+    ),
     (  # the dev split's `trl` repository is TRL 1.16's own code (Requires-Dist transformers>=4.56.2):
         # its configs and lazy modules read what 4.46 lacks, whatever TRL the release folder holds
         "TRL 1.16.0's own code (the `trl` repository), which needs transformers>=4.56.2",
@@ -35,6 +47,10 @@ KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "constructor arguments only the project can give",
         re.compile(r"NotRunnable: .* requires |__init__\(\) missing \d+ required"),
+    ),
+    (  # the toy model's config: the project's own model reads fields of its own config
+        "a model of its own (a field its config has and the toy model's does not)",
+        re.compile(r"AttributeError: 'Qwen2Config' object has no attribute"),
     ),
     (
         "its own fields of TrainingArguments",

@@ -46,6 +46,9 @@ class Record:
     phases: tuple[Phase, ...] = ()
     files: dict[str, str] = field(default_factory=dict)  # relative path -> normalised content hash
     error: str | None = None  # set-up failed (the module did not import, no Trainer class ...)
+    # names the release lacks that the program imports, stood in for (``trainwright.testing.standins``)
+    stand_ins: tuple[str, ...] = ()
+    arguments: str = ""  # the project's own arguments class the run was given (``_project_args``)
 
     def phase(self, name: str) -> Phase | None:
         return next((p for p in self.phases if p.name == name), None)
@@ -77,4 +80,6 @@ def record_from_json(data: dict[str, Any]) -> Record:
         phases=phases,
         files=dict(data.get("files", {})),
         error=data.get("error"),
+        stand_ins=tuple(data.get("stand_ins", ())),
+        arguments=data.get("arguments") or "",
     )

@@ -1,0 +1,181 @@
+"""Stand-ins for names a transformers or TRL release lacks, used only while the run never touches them.
+
+Why: many projects import at module top a name their Trainer subclass's training path never uses
+(``hf_bucket_url`` from ``transformers.file_utils``, ``EvaluationStrategy``, ``transformers.deepspeed``).
+On a release without it the module does not import, before and after a fix alike, and the fix is never
+judged. When the import fails on such a name, the oracle's child puts a stand-in in its place and
+imports again. The stand-in raises :class:`OracleStandInUsed`, naming the name and the release, the
+moment it is called, indexed, iterated, tested for truth, subclassed or has an attribute read; a touch
+the program's own ``except`` swallows is still recorded (:meth:`StandIns.touched`) and fails the run.
+So a run with stand-ins either never used them, or stops with that reason: the program trained exactly
+as it would on a release that had the name and never used it.
+
+Only ``transformers`` and ``trl`` names get stand-ins: a third-party package this machine lacks stays a
+reason. One exception is honest by construction: ``is_<pkg>_available`` answers what is true here
+(``importlib.util.find_spec(pkg) is not None``). Both programs of a case (original and fixed) run in
+the same child with the same rule, and each record lists the stand-ins its program needed: the judge
+compares the two lists (``scripts/oracle_matrix.py``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from collections.abc import Callable
+from importlib import metadata
+from types import ModuleType
+from typing import Any, NoReturn
+
+#: the packages whose missing names get stand-ins (never a third-party package this machine lacks)
+PACKAGES = ("transformers", "trl")
+#: how many stand-ins one import may need before the oracle gives up (each costs a re-import)
+LIMIT = 40
+
+_CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
+_AVAILABLE = re.compile(r"^is_(\w+)_available$")
+
+
+class OracleStandInUsed(RuntimeError):
+    """The program touched a stand-in: it uses a name the release lacks, so it cannot run there."""
+
+
+def _release(package: str) -> str:
+    """``transformers 4.46.3``: the release of ``package`` this child imports."""
+    try:
+        return f"{package} {metadata.version(package)}"
+    except metadata.PackageNotFoundError:
+        return package
+
+
+class StandIn:
+    """A missing name: any use raises :class:`OracleStandInUsed` (and is remembered by ``owner``)."""
+
+    __slots__ = ("_owner", "_what")
+
+    def __init__(self, what: str, owner: StandIns) -> None:
+        object.__setattr__(self, "_what", what)
+        object.__setattr__(self, "_owner", owner)
+
+    def _used(self, *_: Any, **__: Any) -> NoReturn:
+        what = object.__getattribute__(self, "_what")
+        object.__getattribute__(self, "_owner").touch(what)
+        package = what.split(".")[0]
+        raise OracleStandInUsed(f"uses `{what}`, which {_release(package)} lacks")
+
+    def __repr__(self) -> str:
+        return f"<oracle stand-in for {object.__getattribute__(self, '_what')}>"
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):  # introspection (copy, pickle, inspect)
+            raise AttributeError(name)
+        self._used()
+
+    __call__ = __getitem__ = __iter__ = __bool__ = __len__ = __contains__ = _used
+    __mro_entries__ = __instancecheck__ = __subclasscheck__ = __setattr__ = _used
+
+
+class StandInModule(ModuleType):
+    """A missing module (``transformers.deepspeed``): each name imported from it is a stand-in."""
+
+    def __init__(self, name: str, owner: StandIns) -> None:
+        super().__init__(name)
+        self.__path__: list[str] = []  # a package: a missing submodule of it gets a stand-in too
+        self._owner = owner
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return StandIn(f"{self.__name__}.{name}", self._owner)
+
+
+def _available(package: str) -> Callable[..., bool]:
+    """``is_<package>_available``, answered for this machine."""
+
+    def is_available(*_: Any, **__: Any) -> bool:
+        return importlib.util.find_spec(package) is not None
+
+    is_available.__name__ = f"is_{package}_available"
+    return is_available
+
+
+def _import_errors(exc: BaseException) -> list[ImportError]:
+    """The ``ImportError`` s in ``exc``'s chain (a lazy module's ``RuntimeError`` holds it as cause)."""
+    out, seen = [], set()
+    node: BaseException | None = exc
+    while node is not None and id(node) not in seen:
+        seen.add(id(node))
+        if isinstance(node, ImportError):
+            out.append(node)
+        node = node.__cause__ or node.__context__
+    return out
+
+
+def _ours(module: str) -> bool:
+    return module.split(".")[0] in PACKAGES
+
+
+class StandIns:
+    """The stand-ins installed for one program, what its run touched, and how to take them out."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []  # ``transformers.file_utils.hf_bucket_url``, in the order installed
+        self.touched: list[str] = []
+        self._undo: list[Callable[[], None]] = []
+
+    def touch(self, what: str) -> None:
+        self.touched.append(what)  # every touch, in order: a phase fails on one made during it
+
+    def add_for(self, exc: BaseException) -> bool:
+        """Put a stand-in where ``exc`` (an import failure) says a transformers/TRL name is missing;
+        whether one was added (False: the failure is of another kind, or already stood in for)."""
+        for error in _import_errors(exc):
+            text = str(error)
+            found = _CANNOT_IMPORT.search(text)
+            if found and _ours(found.group(2)) and found.group(2) in sys.modules:
+                return self._name(sys.modules[found.group(2)], found.group(1))
+            missing = getattr(error, "name", None)
+            if isinstance(error, ModuleNotFoundError) and missing and "." in missing and _ours(missing):
+                return self._module(missing)
+        return False
+
+    def _name(self, module: ModuleType, name: str) -> bool:
+        what = f"{module.__name__}.{name}"
+        if what in self.names or name in vars(module):
+            return False
+        available = _AVAILABLE.match(name)
+        value = _available(available.group(1)) if available else StandIn(what, self)
+        setattr(module, name, value)
+        self.names.append(what)
+        self._undo.append(lambda: vars(module).pop(name, None))
+        return True
+
+    def _module(self, dotted: str) -> bool:
+        if dotted in self.names or sys.modules.get(dotted) is not None:
+            return False
+        parent_name, _, leaf = dotted.rpartition(".")
+        parent = sys.modules.get(parent_name)
+        if parent is None:  # the parent is missing too: it fails first and is stood in for first
+            return False
+        sys.modules[dotted] = StandInModule(dotted, self)
+        setattr(parent, leaf, sys.modules[dotted])
+        self.names.append(dotted)
+        self._undo.append(lambda: (sys.modules.pop(dotted, None), vars(parent).pop(leaf, None)))
+        return True
+
+    def remove(self) -> None:
+        """Take every stand-in out again (the next program starts from the release as it is)."""
+        for undo in reversed(self._undo):
+            undo()
+        self._undo.clear()
+
+    def importing(self, load: Callable[[], ModuleType]) -> ModuleType:
+        """``load()``, retried with a stand-in each time it fails on a missing transformers/TRL name
+        (a failed import leaves no module of its own behind); any other failure is raised."""
+        for _ in range(LIMIT):
+            try:
+                return load()
+            except Exception as exc:  # only an import failure we can stand in for is retried
+                if not self.add_for(exc):
+                    raise
+        return load()
