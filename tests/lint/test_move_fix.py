@@ -607,6 +607,8 @@ def _audit_program(method: str, variant: str) -> str:
         ("create_optimizer", "gated-after"),  # went to on_log: at every log of an even step
         ("_save_checkpoint", "gated-after"),  # went to on_log
         ("_load_rng_state", "print-before"),  # went to on_step_begin: every step, not on resume only
+        ("_inner_training_loop", "print-before"),  # reads the state a resume restores before on_train_begin
+        ("train", "print-before"),
     ],
 )
 def test_a_placement_the_oracle_found_different_is_not_written(method: str, variant: str) -> None:

@@ -136,8 +136,15 @@ PROVEN_PLACEMENTS: dict[str, frozenset[tuple[str, bool]]] = {
     "_save_checkpoint": _UNGATED,
     "create_optimizer": _UNGATED,
     "create_scheduler": _UNGATED,
-    "train": frozenset({("after", False)}),
-    "_inner_training_loop": frozenset({("after", False)}),
+    "train": _UNGATED,
+    "_inner_training_loop": _UNGATED,
+}
+# ...except code before ``train``/``_inner_training_loop`` that reads what a resume restores after it ran
+# and before ``on_train_begin`` (the audit's print of ``global_step`` read 0 there and 2 at the event):
+# the trainer's state, and for ``train`` the model its checkpoint is loaded into.
+_RESTORED_BEFORE_BEGIN = {
+    "train": re.compile(r"\bself\.(state|model)\b"),
+    "_inner_training_loop": re.compile(r"\bself\.state\b"),
 }
 RESULT_DIFFERS = (
     "sees the metrics `on_evaluate` receives: once per dataset of a dict `eval_dataset` (not again merged), "
@@ -322,6 +329,13 @@ def _mechanical_move(
     if dispatched - {"log"} or (dispatched and "on_log" in events):
         return None  # an evaluation inside the event, or a log inside `on_log` (which would call itself)
     if not _proven_placement(fn.name, effects, parts):
+        return None
+    restored = _RESTORED_BEFORE_BEGIN.get(fn.name)
+    if restored is not None and any(
+        restored.search(_text(ctx.unit, effects, i))
+        for i in parts
+        if effects.statements[i].line < delegation.line
+    ):
         return None
     base = ctx.node.lineno
     init = ctx.cls.methods.get("__init__")
