@@ -326,16 +326,7 @@ def _mechanical_move(
     parts, recomputed = gathered
     reads |= recomputed
     dispatched = {m for i in parts for m in _EVENT_DISPATCH.findall(_text(ctx.unit, effects, i))}
-    if dispatched - {"log"} or (dispatched and "on_log" in events):
-        return None  # an evaluation inside the event, or a log inside `on_log` (which would call itself)
-    if not _proven_placement(fn.name, effects, parts):
-        return None
-    restored = _RESTORED_BEFORE_BEGIN.get(fn.name)
-    if restored is not None and any(
-        restored.search(_text(ctx.unit, effects, i))
-        for i in parts
-        if effects.statements[i].line < delegation.line
-    ):
+    if _runs_elsewhere(ctx.unit, fn.name, effects, parts, (events, dispatched)):
         return None
     base = ctx.node.lineno
     init = ctx.cls.methods.get("__init__")
@@ -377,6 +368,28 @@ def _difference(
     else:
         first = RESULT_DIFFERS if reads_result else ""
     return "; it ".join(said for said in (first, NESTED_LOG if logs else "") if said)
+
+
+def _runs_elsewhere(
+    unit: FileUnit, method: str, effects: MethodEffects, parts: list[int],
+    moved: tuple[tuple[str, ...], set[str]],
+) -> bool:  # fmt: skip
+    """The move would run the code at other moments than the override, whatever the events table says:
+    an evaluation started inside the event, or a log inside ``on_log`` (which would call itself; ``moved``
+    is the events and the trainer methods the code calls that dispatch events), a placement the oracle
+    did not find equal (``PROVEN_PLACEMENTS``), or a read of what a resume restores before the event
+    (``_RESTORED_BEFORE_BEGIN``)."""
+    events, dispatched = moved
+    if dispatched - {"log"} or (dispatched and "on_log" in events):
+        return True
+    if not _proven_placement(method, effects, parts):
+        return True
+    restored = _RESTORED_BEFORE_BEGIN.get(method)
+    assert effects.delegation is not None
+    split = effects.statements[effects.delegation].line
+    return restored is not None and any(
+        restored.search(_text(unit, effects, i)) for i in parts if effects.statements[i].line < split
+    )
 
 
 def _proven_placement(method: str, effects: MethodEffects, parts: list[int]) -> bool:

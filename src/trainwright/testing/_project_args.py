@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import copy
 import dataclasses
+import functools
 import re
 import sys
 from pathlib import Path
@@ -114,7 +115,7 @@ def _made(found: _Found, base: type, wanted: set[str]) -> type:
             "which has no literal default"
         )
     specs = [
-        (name, Any, dataclasses.field(default_factory=lambda v=value: copy.deepcopy(v)))
+        (name, Any, dataclasses.field(default_factory=functools.partial(copy.deepcopy, value)))
         for name, value in found.fields.items()
         if value is not _NO_DEFAULT
     ]

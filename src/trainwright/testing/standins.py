@@ -160,7 +160,12 @@ class StandIns:
         sys.modules[dotted] = StandInModule(dotted, self)
         setattr(parent, leaf, sys.modules[dotted])
         self.names.append(dotted)
-        self._undo.append(lambda: (sys.modules.pop(dotted, None), vars(parent).pop(leaf, None)))
+
+        def undo() -> None:
+            sys.modules.pop(dotted, None)
+            vars(parent).pop(leaf, None)
+
+        self._undo.append(undo)
         return True
 
     def remove(self) -> None:
