@@ -45,6 +45,10 @@ _PROGRESS_READS = frozenset({"global_step", "epoch", "max_steps", "num_train_epo
 # Trainer methods whose whole job ends in dispatching one callback event: a re-implementation that
 # fires it itself (``self.callback_handler.on_log(...)``) delegates as ``super().log(logs)`` would.
 OWN_EVENTS = {"log": "on_log"}
+# The event each of these methods fires as its ``super()`` call returns, with nothing of the Trainer's
+# between (``on_evaluate`` at the end of ``evaluate``, ``on_predict`` of ``predict``, ``on_log`` of ``log``):
+# code after the call runs at that event at the same point of training, with what it receives.
+EVENT_AT_RETURN = {"log": "on_log", "evaluate": "on_evaluate", "predict": "on_predict"}
 _READS_ONLY = re.compile(r"get_\w*_dataloader")
 # ``self.log(table); self.state.log_history.pop()``: send a value to the trackers (``on_log``) without
 # keeping it in ``state.log_history`` (TRL's sample tables). The pop undoes the log's own append, so

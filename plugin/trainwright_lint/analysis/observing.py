@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trainwright_lint.analysis import kinds as K
-from trainwright_lint.analysis.effects import OWN_EVENTS, MethodEffects
+from trainwright_lint.analysis.effects import EVENT_AT_RETURN, OWN_EVENTS, MethodEffects
 from trainwright_lint.analysis.facts import OBSERVATION
 from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.analysis.upstream import CopiedStatements
@@ -138,7 +138,7 @@ def _observe(facts: MethodFacts, method: MethodSummary, fn: FunctionNode) -> Obs
     if _mark_wrapper(obs, effects, observing, hidden):
         return obs
     chosen = _chosen_parts(effects, observing, hidden, copied, body_text)
-    if method.name in _RECORDED_AT_EVENT:
+    if method.name in EVENT_AT_RETURN:
         _add_records(effects, observing, hidden, chosen)
     _record_parts(obs, effects, chosen)
     return obs
@@ -227,12 +227,9 @@ def _chosen_parts(
     return chosen
 
 
-# Overrides whose event receives the arguments and the ``super()`` result the code after it reads
-# (``logs`` in ``on_log``, ``metrics`` in ``on_evaluate``/``on_predict``): a record of them on ``self``
+# ``EVENT_AT_RETURN``'s events receive the arguments and the ``super()`` result the code after the call
+# reads (``logs`` in ``on_log``, ``metrics`` in ``on_evaluate``/``on_predict``): a record of them on ``self``
 # (``self.history.append(logs)``) is kept as well by a callback that holds the trainer.
-_RECORDED_AT_EVENT = frozenset({"log", "evaluate", "predict"})
-
-
 def _add_records(
     effects: MethodEffects, observing: list[int], hidden: set[str], chosen: dict[int, str]
 ) -> None:

@@ -40,7 +40,7 @@ from typing import NamedTuple, TypedDict
 from weakref import WeakKeyDictionary
 
 from trainwright_lint.analysis import kinds as K
-from trainwright_lint.analysis.effects import MethodEffects
+from trainwright_lint.analysis.effects import EVENT_AT_RETURN, MethodEffects
 from trainwright_lint.analysis.moves import STEP_EVENTS
 from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.edits import Edit
@@ -105,10 +105,6 @@ RESULT_SEEN = {"evaluate": "metrics"}
 # ``on_log`` would run the moved code again, without end: no move.
 NESTED_LOG = "logs from inside its event: callbacks added after it see that `on_log` before the event"
 _EVENT_DISPATCH = re.compile(r"\bself\.(log|evaluate|predict|train)\s*\(")
-# Methods whose event fires as their ``super()`` call returns, with nothing of the Trainer's between
-# (``on_evaluate`` at the end of ``evaluate``, ``on_predict`` of ``predict``, ``on_log`` of ``log``):
-# code after the call runs at the event at the same point of training.
-EVENT_AT_RETURN = frozenset({"evaluate", "predict", "log"})
 # Methods the loop calls right after one of these events, each time, with nothing between (4.x's
 # ``_inner_training_loop`` and 5.x's ``_run_epoch``: ``on_step_end`` then ``_maybe_log_save_evaluate``, and
 # ``on_epoch_end`` then it once more). Code before its ``super()`` call runs at all of them; code after it
@@ -318,7 +314,7 @@ def _mechanical_move(
         return None
     bound = {name for name, _ in seen}  # the event hands it over: nothing to recompute
     handed = (params & set(KWARGS)) | set(held)  # the callback has them too: a definer may read them
-    per_micro_batch = _per_micro_batch(fn.name, events, effects, parts)
+    per_micro_batch = _per_micro_batch(fn.name, effects, parts)
     after = delegation.end_line if fn.name in EVENT_AT_RETURN else None
     gathered = _gathered(ctx.unit, effects, parts, reads - bound, (params, handed), per_micro_batch, after)
     if gathered is None:
@@ -688,9 +684,9 @@ def _pure_text(value: str) -> bool:
     return True
 
 
-def _per_micro_batch(method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]) -> bool:
-    """The code runs once per micro-batch and is not a span around the ``super()`` call (a timer keeps
-    its ``on_step_begin``/``on_step_end`` pair)."""
+def _per_micro_batch(method: str, effects: MethodEffects, parts: list[int]) -> bool:
+    """The code runs once per micro-batch, on one side of the ``super()`` call (code on both sides is a
+    span: ``_micro_batch_span``)."""
     if method not in PER_MICRO_BATCH | INSIDE_MICRO_BATCH or effects.delegation is None:
         return False
     return len(_sides(effects, parts)) == 1
@@ -714,7 +710,7 @@ def _placement(method: str, events: tuple[str, ...], effects: MethodEffects, par
     if method in BEFORE_EACH_CALL:
         first = BEFORE_EACH_CALL[method][0]
         return {"before_event": first, "after_event": first}
-    if _per_micro_batch(method, events, effects, parts):
+    if _per_micro_batch(method, effects, parts):
         return {"before_event": MICRO_BATCH_EVENTS[0], "after_event": MICRO_BATCH_EVENTS[0]}
     return {"before_event": events[0], "after_event": events[-1]}
 
@@ -726,7 +722,7 @@ def _extra(
     is exact (per call, per micro-batch), else the events the proof added (``also``)."""
     if method in BEFORE_EACH_CALL:
         return BEFORE_EACH_CALL[method][1:]
-    if _per_micro_batch(method, events, effects, parts):
+    if _per_micro_batch(method, effects, parts):
         evaluation = ("on_prediction_step",) if method in INSIDE_MICRO_BATCH else ()
         return (*MICRO_BATCH_EVENTS[1:], *evaluation)
     return tuple(e for e in also if e not in events)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from trainwright_lint.analysis import kinds as K
-from trainwright_lint.analysis.effects import OWN_EVENTS
+from trainwright_lint.analysis.effects import EVENT_AT_RETURN, OWN_EVENTS
 from trainwright_lint.analysis.facts import METHODS, OBSERVATION
 from trainwright_lint.analysis.moves import events_in
 from trainwright_lint.analysis.observing import line_list, spans
@@ -284,16 +284,13 @@ _GATE_WORDS = frozenset(
 )
 
 
-_RETURN_EVENTS = {"evaluate": "on_evaluate", "predict": "on_predict"}
-
-
 def _event(method: str, reasons: set[str], kinds: set[str], gates: frozenset[str]) -> str:
     if method in OWN_EVENTS and "timing" not in reasons:
         # ``log`` fires ``on_log`` itself, with the same ``logs``, wherever it is called
         return f"`{OWN_EVENTS[method]}`"
-    if method in _RETURN_EVENTS and "timing" not in reasons:
+    if method in EVENT_AT_RETURN and "timing" not in reasons:
         # ``evaluate``/``predict`` fire their event as they return: gated code after them keeps its gate there
-        return f"`{_RETURN_EVENTS[method]}`"
+        return f"`{EVENT_AT_RETURN[method]}`"
     if "timing" in reasons:
         events, callback = WRAPPER_EVENTS.get(method, ("on_step_begin -> on_step_end", "StepTimerCallback"))
         pair = " / ".join(f"`{e.strip()}`" for e in events.split("->"))

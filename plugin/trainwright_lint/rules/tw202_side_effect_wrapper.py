@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from trainwright_lint.analysis import kinds as K
+from trainwright_lint.analysis.effects import EVENT_AT_RETURN
 from trainwright_lint.analysis.facts import METHODS, OBSERVATION
 from trainwright_lint.analysis.moves import events_in
 from trainwright_lint.analysis.observing import line_list, spans
@@ -17,9 +18,6 @@ from trainwright_lint.rules.base import EVERY_RELEASE, MOVE_WRAPPER, UNSAFE, Cla
 from trainwright_lint.rules.tw201_timing_logic import written_events
 
 TIMER = "StepTimerCallback"
-# Samples generated around ``log``/``predict`` move to the event that fires as the method returns;
-# around any other method, only to ``on_evaluate`` (where a move is proven when the method is ``evaluate``).
-_SAMPLE_EVENTS = {"log": "on_log", "predict": "on_predict"}
 
 
 class MoveWrapperToCallback(MoveToCallback):
@@ -188,7 +186,7 @@ class SideEffectWrapper(Rule):
             kinds = obs.wrapper_kinds
             callback: str | None
             if K.SAMPLES in kinds:  # samples generated where the method's own event fires, or at evaluation
-                events, callback = _SAMPLE_EVENTS.get(method.name, "on_evaluate"), "SampleGenerationCallback"
+                events, callback = EVENT_AT_RETURN.get(method.name, "on_evaluate"), "SampleGenerationCallback"
             elif method.name in WRAPPER_EVENTS:
                 events, callback = WRAPPER_EVENTS[method.name]
                 if callback == TIMER and not kinds & {K.CLOCK, K.PROFILE}:
