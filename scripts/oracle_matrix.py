@@ -20,7 +20,9 @@ difference; ``docs/lint.md`` records the last run.
 
 ``--dev-split`` judges instead every ``[*]`` safe fix on the dev split's repositories
 (``benchmarks/ecosystem/repos.toml``, exported from their snapshots as ``scripts/ecosystem_check.py``
-does; never the test split): the repository is fixed by ``trainwright fix`` for ``>=4.44,<6``, and each
+does; never the test split): the repository is fixed by ``trainwright fix`` for ``>=4.44,<6`` (TRL's own
+code for the range TRL 1.16 declares, ``>=4.56.2``, and judged on 4.56.2, its floor, in place of an asked
+release below it: ``in_ranges``), and each
 (file, class) holding a safe fix is one case, its class trained as the Trainer. A TW304 fix at a call
 site (the repository's own script builds the Trainer) cannot run on the toy model and is counted so.
 With ``--moves`` the cases are the TW201/TW202 moves instead (``fix --unsafe-fixes --select TW201,TW202``),
@@ -63,7 +65,13 @@ from trainwright.testing import companions, reasons
 from trainwright.testing.compare import named_differences
 from trainwright.testing.fixed import DEFAULT_RANGE, fixed_copy, judged_spec
 from trainwright.testing.oracle import ACROSS_RELEASES, Difference, Record, compare, run_specs
-from trainwright.testing.releases import ReleaseUnavailable, ensure, release_dir
+from trainwright.testing.releases import (
+    ReleaseUnavailable,
+    declared_range,
+    ensure,
+    range_floor,
+    release_dir,
+)
 from trainwright.testing.renames import NoStandIn, Rename, renames_in, stand_in_values, write_stand_ins
 from trainwright.testing.suggested import Suggested, applied
 
@@ -285,7 +293,8 @@ def dev_split_cases(
     repos = [r for r in repos if not only or any(o in r["name"] for o in only)]
     cases, notes = [], []
     for i, repo in enumerate(repos):
-        found, said = repo_cases(repo, work / f"{i:02d}", target, moves)
+        mine = declared_range("trl", target) if repo.get("source") == "installed:trl" else target
+        found, said = repo_cases(repo, work / f"{i:02d}", mine, moves)
         cases += found
         notes += said
     return cases, notes
@@ -483,6 +492,25 @@ def reference_releases(releases: dict[str, Path | None]) -> dict[str, Path]:
     return out
 
 
+def in_ranges(
+    cases: Sequence[Case], releases: dict[str, Path | None]
+) -> list[tuple[list[Case], dict[str, Path | None]]]:
+    """``cases`` grouped by the releases each is judged on: those asked that its range holds, and where
+    its range starts above an asked release, the range's floor in that release's place (TRL 1.16's own
+    code is judged on 4.56.2, its floor, where 4.46.3 was asked: the oldest release it runs on)."""
+    groups: dict[tuple[str, ...], list[Case]] = defaultdict(list)
+    for case in cases:
+        spec, floor = SpecifierSet(case.target), range_floor(case.target)
+        mine = [r for r in releases if Version(r) in spec]
+        if floor and floor not in mine and any(Version(r) < Version(floor) for r in releases):
+            mine.insert(0, floor)
+        groups[tuple(mine)].append(case)
+    return [
+        (group, {r: releases[r] if r in releases else ensure(r) for r in names})
+        for names, group in groups.items()
+    ]
+
+
 def run(cases: list[Case], releases: dict[str, Path | None]) -> None:
     """Judge on the causal LM; programs that run on no release there are tried as a classifier. A case
     whose original runs on none of ``releases`` is judged against its run on an older installed release
@@ -620,7 +648,8 @@ def report(cases: Sequence[Case], notes: Sequence[str] = (), unsafe: str = "unsa
         ("safe", [c for c in cases if not c.unsafe]),
         (unsafe, [c for c in cases if c.unsafe]),
     ):
-        lines += [t for r in RELEASES for t in _tally(kind, chosen, r)]
+        judged = sorted({r for c in chosen for r in c.verdicts}, key=Version)
+        lines += [t for r in judged for t in _tally(kind, chosen, r)]
     return "\n".join(lines)
 
 
@@ -720,7 +749,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.examples_only or args.dev_split
             else suggestion_report(work / "suggest", (), releases)
         )
-        run([c for c in cases if not c.reason], releases)
+        for group, judged_on in in_ranges([c for c in cases if not c.reason], releases):
+            run(group, judged_on)
         for case in cases:  # set aside before the run: not runnable wherever it is in range
             if case.reason and not case.verdicts:
                 case.verdicts = {

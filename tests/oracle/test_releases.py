@@ -6,9 +6,11 @@ from pathlib import Path
 
 from trainwright.testing.releases import (
     ReleaseUnavailable,
+    declared_range,
     ensure,
     installed,
     missing,
+    range_floor,
     release_dir,
     requirements,
 )
@@ -35,3 +37,19 @@ def test_a_folder_installed_before_a_companion_was_added_gets_only_the_missing_o
 def test_only_a_missing_index_counts_as_offline() -> None:
     assert ReleaseUnavailable("pip: ... Max retries exceeded with url: /simple/transformers/").offline
     assert not ReleaseUnavailable("pip: error: invalid requirement").offline
+
+
+def test_trl_code_is_judged_on_the_range_trl_declares() -> None:
+    # TRL 1.16's Requires-Dist says transformers>=4.56.2: its own code never imports on 4.46
+    declared = declared_range("trl", ">=4.44,<6")
+    assert declared.startswith(">=4.44,<6,") and range_floor(declared) == "4.56.2"
+    assert declared_range("libcst", ">=4.44,<6") == ">=4.44,<6"  # declares no transformers
+    assert range_floor("<6") is None
+
+
+def test_the_trl_floor_takes_its_own_tokenizers_and_a_hub_before_1_0() -> None:
+    # 4.56.2 checks tokenizers>=0.22,<=0.23.0 at import; the 4.4x pins would break it
+    needs = requirements("4.56.2")
+    assert "tokenizers>=0.22,<=0.23.0" in needs and "huggingface_hub<1.0" in needs
+    assert not any(r.startswith("trl") for r in needs)  # the venv's TRL 1.16 serves it
+    assert "tokenizers<0.21" in requirements("4.46.3") and requirements("5.24.0") == ["transformers==5.24.0"]

@@ -60,3 +60,26 @@ def test_a_tokenizer_rename_is_judged_against_the_last_release_where_the_origina
     assert same.references == {"4.46.3": "4.45.2", "5.24.0": "4.45.2"}
     assert "against the original on 4.45.2, a reference release" in oracle_matrix.report([same])
     assert wrong.verdicts == {"4.46.3": "different", "5.24.0": "different"}
+
+
+def test_a_case_whose_range_starts_above_an_asked_release_is_judged_on_its_floor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("transformers")
+    import oracle_matrix
+
+    from trainwright.testing.releases import release_dir, requirements
+
+    monkeypatch.setenv("TRAINWRIGHT_ORACLE_DIR", str(tmp_path))
+    floor = release_dir("4.56.2", tmp_path)  # as installed: ``ensure`` reuses it, no pip
+    (floor / "transformers").mkdir(parents=True)
+    (floor / "transformers" / "__init__.py").write_text("__version__ = '4.56.2'\n")
+    (floor / ".complete").write_text(" ".join(requirements("4.56.2")) + "\n")
+    older = tmp_path / "transformers-4.46.3"
+    plain = oracle_matrix.Case("plain", Path("a.py"), Path("b.py"), False, ">=4.44,<6")
+    trl = oracle_matrix.Case("trl", Path("a.py"), Path("b.py"), False, ">=4.44,<6,>=4.56.2")
+    groups = oracle_matrix.in_ranges([plain, trl], {"4.46.3": older, oracle_matrix.PINNED: None})
+    assert [([c.name for c in cases], on) for cases, on in groups] == [
+        (["plain"], {"4.46.3": older, oracle_matrix.PINNED: None}),
+        (["trl"], {"4.56.2": floor, oracle_matrix.PINNED: None}),
+    ]

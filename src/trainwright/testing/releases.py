@@ -18,29 +18,37 @@ import os
 import shutil
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
+from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 import trainwright
 
 # What each release needs beside itself, read from its own pins (tokenizers, huggingface_hub).
-_COMPANIONS = {
-    "4": [
-        "tokenizers<0.21",
-        "huggingface_hub<1.0",
-        "requests",
-        "certifi",
-        "urllib3",
-        "charset_normalizer",
-        "idna",
-        # the newest datasets for huggingface_hub<1.0 (its pins: hub>=0.25,<2; dill<0.4.2 and
-        # multiprocess<0.70.20, which the venv's 0.4.1 and 0.70.19 meet); it imports httpx
-        "datasets==4.8.5",
-        "httpx<1",
-        "httpcore",
-    ],
-}
+_HUB_0 = [
+    "huggingface_hub<1.0",
+    "requests",
+    "certifi",
+    "urllib3",
+    "charset_normalizer",
+    "idna",
+    # the newest datasets for huggingface_hub<1.0 (its pins: hub>=0.25,<2; dill<0.4.2 and
+    # multiprocess<0.70.20, which the venv's 0.4.1 and 0.70.19 meet); it imports httpx. TRL 1.16 asks
+    # for datasets>=4.7.0, which it meets too.
+    "datasets==4.8.5",
+    "httpx<1",
+    "httpcore",
+]
+# First match wins. 4.56.2 is TRL 1.16's floor (``Requires-Dist: transformers>=4.56.2``): its pins are
+# tokenizers>=0.22,<=0.23.0 (the venv's 0.23.3 fails its import-time check) and hub>=0.34,<1.0. The
+# venv's TRL 1.16 and accelerate serve it; no TRL goes in its folder.
+_COMPANIONS = (
+    (SpecifierSet(">=4.56,<5"), ["tokenizers>=0.22,<=0.23.0", *_HUB_0]),
+    (SpecifierSet("<5"), ["tokenizers<0.21", *_HUB_0]),
+)
 
 
 # The newest TRL whose trainers train with each release (``Requires-Dist`` read from the wheels: 0.13
@@ -91,7 +99,8 @@ def release_dir(version: str, root: Path | None = None) -> Path:
 def requirements(version: str) -> list[str]:
     """What ``version``'s folder holds: transformers and its companions (pip requirement strings)."""
     trl = [req for spec, req in _TRL if version in spec][:1]
-    return [f"transformers=={version}", *_COMPANIONS.get(version.split(".")[0], []), *trl]
+    companions = next((pins for spec, pins in _COMPANIONS if version in spec), [])
+    return [f"transformers=={version}", *companions, *trl]
 
 
 def missing(version: str, root: Path | None) -> list[str]:
@@ -163,3 +172,21 @@ def pip_target(
     if done.returncode != 0:
         tail = " | ".join(done.stderr.strip().splitlines()[-6:])
         raise ReleaseUnavailable(f"pip could not install {what}: {tail}")
+
+
+def declared_range(package: str, within: str) -> str:
+    """``within`` narrowed to the transformers releases the installed ``package`` declares it works with
+    (its ``Requires-Dist``, extras left out). TRL 1.16's own code is fixed and judged for
+    ``>=4.56.2``, the range its maintainers target: on 4.46 TRL 1.16 does not even import."""
+    for line in metadata.requires(package) or []:
+        req = Requirement(line)
+        if req.name == "transformers" and req.marker is None and req.specifier:
+            return f"{within},{req.specifier}"
+    return within
+
+
+def range_floor(spec: str) -> str | None:
+    """The oldest release a range allows, where it names one (its ``>=`` bound, the highest if several):
+    the release that stands for the older ones asked of a matrix when they are out of the range."""
+    bounds = [Version(s.version) for s in SpecifierSet(spec) if s.operator == ">="]
+    return str(max(bounds)) if bounds else None
