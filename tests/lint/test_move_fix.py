@@ -112,6 +112,7 @@ def test_a_suppressed_first_move_leaves_the_import_to_the_next() -> None:
 
 
 MOVES = Path(__file__).resolve().parents[1] / "oracle" / "moves"
+REFUSED = MOVES.parent / "refused"  # placements found not to be the same program: no move
 
 BRANCHES = """
     import os
@@ -124,9 +125,9 @@ BRANCHES = """
                 name = Path(self.args.output_dir).name
             else:
                 {other}
+            super()._save_checkpoint(model, trial)
             with open(os.path.join(self.args.output_dir, "CARD.md"), "w") as f:
                 f.write(name)
-            super()._save_checkpoint(model, trial)
 """
 
 
@@ -146,6 +147,23 @@ def test_a_local_set_by_branches_of_pure_assignments_moves_with_the_code() -> No
     assert "def _save_checkpoint" not in fixed  # nothing left but the ``super()`` call
 
 
+def test_a_file_written_before_the_checkpoint_push_gets_no_move() -> None:
+    # ``_save_checkpoint`` pushes the output folder inside the call (``push_to_hub``): a card written
+    # before it goes up with the checkpoint, one written at ``on_save`` may not
+    source = (REFUSED / "model_card_before_checkpoint.py").read_text()
+    assert not _moves(source, "TW202") and not fix_text(source, unsafe=True).changed
+    assert _moves(source, "TW202", preview=True)  # the finding stays visible under --preview, without a fix
+    printed = dedent("""
+        from transformers import Trainer
+
+        class T(Trainer):
+            def _save_checkpoint(self, model, trial):
+                print("saving", self.state.global_step)
+                super()._save_checkpoint(model, trial)
+    """)
+    assert fix_text(printed, unsafe=True).changed  # a print is not pushed: it still moves to ``on_save``
+
+
 @pytest.mark.parametrize(
     "other",
     [
@@ -161,7 +179,7 @@ def test_branches_that_do_more_than_assign_keep_the_fix_off(other: str) -> None:
 
 
 def test_trial_is_read_from_the_trainer_that_holds_it() -> None:
-    source = (MOVES / "trial_folder_file_before_checkpoint.py").read_text()
+    source = (MOVES / "trial_folder_file_after_checkpoint.py").read_text()
     (finding,) = _moves(source, "TW202")
     assert finding.fix is not None
     fixed = fix_text(source, unsafe=True).fixed.decode("utf-8")
@@ -293,22 +311,26 @@ SAMPLE_TABLE = """
 """
 
 
-def test_a_log_whose_history_entry_is_dropped_is_a_tracker_upload() -> None:
-    # ``self.log(x); self.state.log_history.pop()`` (old TRL DPO trainers' sample table): trackers only
+def test_a_sample_table_before_the_evaluation_loop_gets_no_move() -> None:
+    # ``self.log(x); self.state.log_history.pop()`` (old TRL DPO trainers' sample table) is a tracker upload,
+    # but no event fires before the loop, and after it the model is in ``eval()``: no move, no finding
     pop = " " * 16 + "self.state.log_history.pop()"
     source = dedent(SAMPLE_TABLE.replace("{after_log}", pop))
-    (finding,) = [f for f in lint_text(source, version="5.24.0") if f.code.startswith("TW20")]
-    assert finding.fix is not None
-    # the move runs the code after the loop, and says so where the user reads it
-    assert "runs after the evaluation loop, not before it" in finding.fix_note
-    fixed = fix_text(source, unsafe=True, version="5.24.0").fixed.decode("utf-8")
-    assert "def on_evaluate(" in fixed and "def on_predict(" in fixed and "def on_step_end(" not in fixed
-    assert "It runs after the evaluation loop, not before it" in fixed
-    assert "trainer.state.log_history.pop()" in fixed
-    # a pop that undoes something else changes what the Trainer records: it stays, and so does the rest
+    assert not [f for f in lint_text(source, version="5.24.0") if f.code.startswith("TW20")]
+    (finding,) = [f for f in lint_text(source, version="5.24.0", preview=True) if f.code.startswith("TW20")]
+    assert finding.fix is None
+    assert not fix_text(source, unsafe=True, version="5.24.0").changed
+    # a pop that undoes something else changes what the Trainer records: not even a preview finding
     other = " " * 16 + "self.state.log_history.pop(0)"
     kept = dedent(SAMPLE_TABLE.replace("{after_log}", other))
-    assert not [f for f in lint_text(kept, version="5.24.0") if f.code.startswith("TW20")]
+    assert not [f for f in lint_text(kept, version="5.24.0", preview=True) if f.code.startswith("TW20")]
+
+
+@pytest.mark.parametrize("program", sorted(REFUSED.glob("*.py")), ids=lambda p: p.stem)
+def test_a_refused_placement_is_never_written(program: Path) -> None:
+    """Each of ``tests/oracle/refused/`` once moved and the oracle found it equal; its docstring says what
+    the oracle could not see. None is written now."""
+    assert not fix_text(program.read_text(encoding="utf-8"), unsafe=True, version="5.24.0").changed
 
 
 def test_code_before_the_evaluation_loop_never_moves_to_a_step_event() -> None:
@@ -629,3 +651,31 @@ def test_code_run_per_micro_batch_moves_per_micro_batch_gated_or_not(method: str
         fixed = fix_text(_audit_program(method, variant), unsafe=True).fixed.decode("utf-8")
         written = {line.split("(")[0].split()[-1] for line in fixed.splitlines() if "def on_" in line}
         assert written == events, (variant, written)
+
+
+def test_code_before_log_that_reads_the_logs_gets_no_move() -> None:
+    # ``Trainer.log`` adds ``epoch`` to ``logs`` before ``on_log`` (TRL's ``log`` merges its metrics first):
+    # code before the call reads another dict than the event would hand it
+    template = dedent("""
+        from transformers import Trainer
+
+        class T(Trainer):
+            def log(self, logs, start_time=None):
+                {first}
+                {second}
+    """)
+    call, printed = "super().log(logs, start_time)", 'print("logged", logs)'
+    assert not fix_text(template.format(first=printed, second=call), unsafe=True).changed
+    after = fix_text(template.format(first=call, second=printed), unsafe=True).fixed.decode("utf-8")
+    assert "def on_log(" in after  # after the call, the event's ``logs`` is the same dict
+    step = template.format(first='print("step", self.state.global_step)', second=call)
+    assert "def on_log(" in fix_text(step, unsafe=True).fixed.decode("utf-8")  # reads no ``logs``: moves
+
+
+def test_the_code_after_the_checkpoint_moves_alone_when_the_code_before_cannot() -> None:
+    source = (MOVES / "card_before_state_after_checkpoint.py").read_text(encoding="utf-8")
+    fixed = fix_text(source, unsafe=True, version="5.24.0").fixed.decode("utf-8")
+    handler = fixed[fixed.index("def on_save") : fixed.index("class CardAndStateTrainer(Trainer)")]
+    assert "state.json" in handler and "CARD.md" not in handler
+    override = fixed[fixed.index("class CardAndStateTrainer(Trainer)") :]
+    assert "CARD.md" in override and "state.json" not in override  # the card goes up with the push

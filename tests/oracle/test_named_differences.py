@@ -1,6 +1,7 @@
 """A move's named difference (``compare(..., named=...)``) relaxes exactly what it names: the place of an
 ``on_log`` within one evaluation. The sequences are the oracle's own records of
-``tests/oracle/moves/sample_table_before_evaluation_loop.py`` at step 2 (original, then moved)."""
+``tests/oracle/refused/sample_table_before_evaluation_loop.py`` at step 2 (original, then moved), when that
+move was still written (it is refused since 2026-12-06: after the loop the model is in ``eval()``)."""
 
 from __future__ import annotations
 

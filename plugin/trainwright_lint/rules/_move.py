@@ -86,12 +86,8 @@ RUNS_ONLY_WHEN = {
     "_save_checkpoint": "should_save",
 }
 
-# What a move cannot keep, named where the user reads it (``MoveToCallback.differs``: the finding's note and
-# the callback's docstring). No event begins ``evaluation_loop``: code it ran before ``super()`` runs at
-# ``on_evaluate``/``on_predict``, after the loop; the model is the one the method saw (evaluation does not
-# train), but a tracker now gets that output after the evaluation's own. The oracle compares with that
-# difference named (``trainwright.testing.compare.AFTER_EVALUATION``, the same words).
-AFTER_ONLY = {"evaluation_loop": "runs after the evaluation loop, not before it: no event fires before it"}
+# What a move cannot keep is named where the user reads it (``MoveToCallback.differs``: the finding's note
+# and the callback's docstring).
 # ``metrics = super().evaluate(...)`` read after the call: ``on_evaluate`` receives that dict (the same object,
 # returned after it), so the code can read it there, except in two cases the move names: a dict of eval
 # datasets, for which ``Trainer.evaluate`` calls ``self.evaluate`` once per dataset (each firing
@@ -127,7 +123,6 @@ PROVEN_PLACEMENTS: dict[str, frozenset[tuple[str, bool]]] = {
     "evaluate": frozenset({("after", False), ("after", True)}),
     "predict": _UNGATED,
     "prediction_step": _UNGATED,
-    "evaluation_loop": frozenset({("before", False), ("before", True)}),
     "_maybe_log_save_evaluate": frozenset({("before", False), ("before", True)}),
     "_save_checkpoint": _UNGATED,
     "create_optimizer": _UNGATED,
@@ -135,6 +130,16 @@ PROVEN_PLACEMENTS: dict[str, frozenset[tuple[str, bool]]] = {
     "train": _UNGATED,
     "_inner_training_loop": _UNGATED,
 }
+# ``evaluation_loop`` has none: its code runs before the evaluation, and no event fires before it on a user's
+# ``evaluate()``/``predict()``; the events after it find the model switched to ``eval()`` (dropout off), so
+# samples generated there are not those the override drew in the middle of training.
+# ...and code before the call that the call's own work consumes, per method: ``_save_checkpoint`` pushes
+# the output folder to the Hub inside the call (``push_to_hub``: ``_push_from_checkpoint``), so a file
+# written before it goes up with the checkpoint and one written at ``on_save`` may not (the upload is
+# already under way); ``log`` hands ``on_log`` the ``logs`` it was given with ``epoch`` (and TRL's
+# trainers their own metrics) merged in, so code before it that reads them would read another dict.
+_CONSUMED_BEFORE: dict[str, frozenset[str]] = {"_save_checkpoint": frozenset({K.FILE, K.ACTION})}
+_READ_CHANGED_BEFORE = {"log": "logs"}
 # ...except code before ``train``/``_inner_training_loop`` that reads what a resume restores after it ran
 # and before ``on_train_begin`` (the audit's print of ``global_step`` read 0 there and 2 at the event):
 # the trainer's state, and for ``train`` the model its checkpoint is loaded into.
@@ -190,7 +195,7 @@ class MoveToCallback(Edit):
     fallback_since: str = ""
     # (parameter, the trainer attribute that holds it on every proven path: ``HELD``)
     held: tuple[tuple[str, str], ...] = ()
-    # what the moved code does otherwise than the override, named (``AFTER_ONLY``, ``RESULT_DIFFERS``)
+    # what the moved code does otherwise than the override, named (``RESULT_DIFFERS``, ``NESTED_LOG``)
     differs: str = ""
     unsafe: bool = True
 
@@ -349,20 +354,14 @@ def _mechanical_move(
         span=span,
         fallback_since=_fallback_since(ctx) if span else "",
         needs_import=_needs_import(ctx, fn, edit_type),
-        differs=_difference(fn.name, effects, parts, bool(seen), bool(dispatched)),
+        differs=_difference(effects, parts, bool(seen), bool(dispatched)),
     )
 
 
-def _difference(
-    method: str, effects: MethodEffects, parts: list[int], reads_result: bool, logs: bool
-) -> str:  # fmt: skip
-    """What the moved code does otherwise than the override, named: code before a ``super()`` call no
-    event begins (``AFTER_ONLY``), else a result read from the event (``RESULT_DIFFERS``); and a log
-    made inside the event (``NESTED_LOG``)."""
-    if True in _sides(effects, parts):
-        first = AFTER_ONLY.get(method, "")
-    else:
-        first = RESULT_DIFFERS if reads_result else ""
+def _difference(effects: MethodEffects, parts: list[int], reads_result: bool, logs: bool) -> str:
+    """What the moved code does otherwise than the override, named: a result read from the event
+    (``RESULT_DIFFERS``), and a log made inside the event (``NESTED_LOG``)."""
+    first = RESULT_DIFFERS if reads_result and True not in _sides(effects, parts) else ""
     return "; it ".join(said for said in (first, NESTED_LOG if logs else "") if said)
 
 
@@ -373,16 +372,21 @@ def _runs_elsewhere(
     """The move would run the code at other moments than the override, whatever the events table says:
     an evaluation started inside the event, or a log inside ``on_log`` (which would call itself; ``moved``
     is the events and the trainer methods the code calls that dispatch events), a placement the oracle
-    did not find equal (``PROVEN_PLACEMENTS``), or a read of what a resume restores before the event
-    (``_RESTORED_BEFORE_BEGIN``)."""
+    did not find equal (``PROVEN_PLACEMENTS``), code before the call that its work consumes or whose
+    reads it changes (``_CONSUMED_BEFORE``, ``_READ_CHANGED_BEFORE``), or a read of what a resume restores
+    before the event (``_RESTORED_BEFORE_BEGIN``)."""
     events, dispatched = moved
     if dispatched - {"log"} or (dispatched and "on_log" in events):
         return True
     if not _proven_placement(method, effects, parts):
         return True
-    restored = _RESTORED_BEFORE_BEGIN.get(method)
     assert effects.delegation is not None
     split = effects.statements[effects.delegation].line
+    before = [j for i in parts if effects.statements[i].line < split for j in effects.under(i)]
+    consumed, changed = _CONSUMED_BEFORE.get(method, frozenset()), _READ_CHANGED_BEFORE.get(method)
+    if any(effects.statements[j].kinds & consumed or changed in effects.statements[j].uses for j in before):
+        return True
+    restored = _RESTORED_BEFORE_BEGIN.get(method)
     return restored is not None and any(
         restored.search(_text(unit, effects, i)) for i in parts if effects.statements[i].line < split
     )

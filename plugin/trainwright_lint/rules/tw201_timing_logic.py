@@ -12,7 +12,7 @@ from trainwright_lint.analysis.observing import line_list, spans
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import WRAPPER_EVENTS, event_for_effects, reference
 from trainwright_lint.rules._events import proven_move
-from trainwright_lint.rules._move import AFTER_ONLY, MoveToCallback, plan_move
+from trainwright_lint.rules._move import MoveToCallback, plan_move
 from trainwright_lint.rules.base import EVERY_RELEASE, MOVE_STATEMENTS, UNSAFE, ClassContext, Example, Rule
 
 
@@ -295,10 +295,6 @@ def _event(method: str, reasons: set[str], kinds: set[str], gates: frozenset[str
         events, callback = WRAPPER_EVENTS.get(method, ("on_step_begin -> on_step_end", "StepTimerCallback"))
         pair = " / ".join(f"`{e.strip()}`" for e in events.split("->"))
         return pair + reference(callback or "StepTimerCallback")
-    if K.SAMPLES in kinds and method in AFTER_ONLY:
-        # no event begins the evaluation loop: samples drawn before it are drawn at ``on_evaluate`` from
-        # the same model (the move names that difference; TW202 advises the same for a wrapper)
-        return "`on_evaluate`" + reference("SampleGenerationCallback")
     if "schedule" in reasons and not ({"gated", "output"} & reasons):
         return "`on_step_begin`" + reference("ParameterScheduleCallback")
     if {"output", "record"} & reasons and "gated" not in reasons and method in WRAPPER_EVENTS:

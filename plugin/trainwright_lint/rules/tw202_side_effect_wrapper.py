@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from trainwright_lint.analysis import kinds as K
-from trainwright_lint.analysis.effects import EVENT_AT_RETURN
+from trainwright_lint.analysis.effects import EVENT_AT_RETURN, MethodEffects
 from trainwright_lint.analysis.facts import METHODS, OBSERVATION
 from trainwright_lint.analysis.moves import events_in
 from trainwright_lint.analysis.observing import line_list, spans
@@ -16,6 +16,7 @@ from trainwright_lint.rules._events import proven_move
 from trainwright_lint.rules._move import MoveToCallback, Planned, plan_move
 from trainwright_lint.rules.base import EVERY_RELEASE, MOVE_WRAPPER, UNSAFE, ClassContext, Example, Rule
 from trainwright_lint.rules.tw201_timing_logic import written_events
+from trainwright_lint.syntax import FunctionNode
 
 TIMER = "StepTimerCallback"
 
@@ -202,7 +203,9 @@ class SideEffectWrapper(Rule):
             proof = proven_move(ctx, method.name, events)
             if not proof.proven:
                 continue  # no event fires wherever the method runs: no move, no finding
-            parts = obs.wrapper_parts
+            parts, planned = obs.wrapper_parts, Planned(None)
+            if parts and obs.effects is not None:
+                parts, planned = _movable_side(ctx, fn, obs.effects, parts, events_in(events), proof.events)
             where = ""
             node: ast.AST = fn  # a profiling decorator or context alone: the override itself is the finding
             moved: tuple[tuple[int, int], ...] = ()
@@ -211,11 +214,7 @@ class SideEffectWrapper(Rule):
                 lines = line_list(obs.effects, parts)
                 where = f" (line{'s' if ',' in lines or '–' in lines else ''} {lines})"
                 node = obs.effects.statements[parts[0]].node
-            fix, note = (
-                plan_move(ctx, fn, obs.effects, parts, events_in(events), MoveWrapperToCallback, proof.events)
-                if parts and obs.effects is not None
-                else Planned(None)
-            )
+            fix, note = planned
             message = self.message.format(
                 method=method.name,
                 effects=", ".join(sorted(kinds)),
@@ -224,3 +223,26 @@ class SideEffectWrapper(Rule):
                 ref=reference(callback),
             )
             yield self.report(ctx, node, message, method=method.name, moved=moved, fix=fix, fix_note=note)
+
+
+def _movable_side(
+    ctx: ClassContext, fn: FunctionNode, effects: MethodEffects, parts: list[int], events: tuple[str, ...],
+    also: tuple[str, ...],
+) -> tuple[list[int], Planned]:  # fmt: skip
+    """``parts`` and their move, or where they cannot move together, the code after the ``super()`` call
+    alone when it can move and shares nothing with the code before it (no clock, no local): TRL's
+    ``_save_checkpoint`` writes its model card before the call (the checkpoint's push carries it: no move)
+    and a state file into the checkpoint folder after it (``on_save``); the card stays, the file moves."""
+    planned = plan_move(ctx, fn, effects, parts, events, MoveWrapperToCallback, also)
+    if planned.move is not None or effects.delegation is None:
+        return parts, planned
+    split = effects.statements[effects.delegation].line
+    after = [i for i in parts if effects.statements[i].line > split]
+    before = {j for i in parts if effects.statements[i].line < split for j in effects.under(i)}
+    defined = {d for j in before for d in effects.statements[j].defines}
+    reads = {u for i in after for j in effects.under(i) for u in effects.statements[j].uses}
+    timed = any(effects.statements[j].kinds & {K.CLOCK, K.PROFILE} for i in parts for j in effects.under(i))
+    if not after or not before or timed or reads & defined:
+        return parts, planned
+    moved = plan_move(ctx, fn, effects, after, events, MoveWrapperToCallback, also)
+    return (after, moved) if moved.move is not None else (parts, planned)

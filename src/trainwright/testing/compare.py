@@ -26,6 +26,8 @@ ACROSS_RELEASES = ("log_history", "controls", "events", "param_norms", "params_h
 
 
 #: A move's named difference, in the words ``trainwright fix`` writes into the moved callback's docstring:
+#: (No move is written with it since 2026-12-06: the linter refuses code before the evaluation loop, whose
+#: model is then in ``eval()``; ``tests/oracle/refused/``. Kept for programs written with the old move.)
 #: code an override ran before the evaluation loop runs at ``on_evaluate``/``on_predict``, after it (no event
 #: fires before it). The model is the same (evaluation does not train); only the ``on_log`` of its output
 #: changes place among the evaluation's events. ``compare(..., named=(AFTER_EVALUATION,))`` accepts that and

@@ -1,8 +1,10 @@
-"""TW202: before the evaluation loop, one batch of the evaluation set is decoded greedily, printed and sent to the
-trackers with `self.log(...)`, then dropped from `state.log_history` (the pop undoes the
-log's own append). Nothing else: the override only wraps `super().evaluation_loop()`. The move runs it at
-`on_evaluate` / `on_predict`, after the loop: evaluation does not train, so the model, the samples and
-the history are the same; the table reaches the trackers after the metrics instead of before."""
+"""No move (was TW202 until 2026-12-06): before the evaluation loop, one batch of the evaluation set is
+decoded greedily, printed and sent to the trackers with `self.log(...)`, then dropped from
+`state.log_history`. No event fires before `evaluation_loop` on a user's `evaluate()`/`predict()`; the
+events after it (`on_evaluate`/`on_predict`) find the model switched to `eval()`, so a model with dropout
+would decode other samples there than the override did in the middle of training. The toy model has no
+dropout, so the oracle found the old move equal: a blind re-judgement of the corpus (LABELS.md, condition
+1, "when") found it is not the same program."""
 
 from transformers import Trainer
 
