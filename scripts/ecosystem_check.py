@@ -448,10 +448,14 @@ class Tally:
     fp_patterns: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     tp_codes: Counter = field(default_factory=Counter)
     fp_codes: Counter = field(default_factory=Counter)
+    # (rule, overridden method) -> [TP, FP]: a rule's variants, by the method whose events it moves code to
+    # (issue 33: a variant whose test-split precision is under 0.90 is a preview variant)
+    variants: dict = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
 
     def hit(self, code: str, method: str, message: str, right: bool) -> None:
         """Count one finding's verdict per rule code and remember the pattern it covers."""
         (self.tp_codes if right else self.fp_codes)[code] += 1
+        self.variants[(code, method.rsplit(".", 1)[-1])][0 if right else 1] += 1
         (self.tp_patterns if right else self.fp_patterns)[code].add(pattern_of(method, message))
 
 
@@ -959,6 +963,16 @@ def _report_families(md: bool, h, lab, site_rows, acc: Accumulated) -> None:
     if rows:
         print(h("Per rule: findings and the distinct patterns they cover"))
         print(table(md, ["rule", "TP", "TP patterns", "FP", "FP patterns"], rows))
+    variants = sorted(
+        (code, method, tp, fp)
+        for t in acc.tallies.values()
+        for (code, method), (tp, fp) in t.variants.items()
+        if code.startswith("TW2")
+    )
+    if variants:  # counts only, no location: what the preview rule of issue 33 reads
+        print(h("TW2xx variants (rule, overridden method)"))
+        rows = [[c, m, tp, fp, f"{tp / (tp + fp):.2f}"] for c, m, tp, fp in variants]
+        print(table(md, ["rule", "method", "TP", "FP", "precision"], rows))
     hn_total = sum(m.hard_negative for m in lab)
     print(f"\nhard negatives given a TW2xx finding: {len(acc.hn_hits)} of {hn_total}")
     if site_rows:

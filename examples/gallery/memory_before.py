@@ -1,4 +1,4 @@
-# expect: TW201
+# expect:  # expect-preview: TW201
 """Clearing memory every 50 steps from inside training_step."""
 
 import gc

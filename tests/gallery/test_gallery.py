@@ -1,5 +1,6 @@
 """The before/after gallery stays true: each "before" yields exactly the codes its first line names
-(``# expect-preview:`` on the second line adds the codes of preview rules, reported only with ``--preview``),
+(``# expect-preview:`` on the second line, or after the first line's codes, adds the codes of preview rules
+and variants, reported only with ``--preview``),
 each "after" lints clean, and each "after" builder really constructs and trains a Trainer."""
 
 from __future__ import annotations
@@ -31,9 +32,13 @@ def lint_codes(path: Path, *flags: str) -> list[str]:
 def expected_codes(path: Path, preview: bool = False) -> list[str]:
     first, second = (path.read_text().splitlines() + [""])[:2]
     assert first.startswith("# expect:"), f"{path.name} must start with '# expect: CODES'"
+    # the preview codes on the second line, or after the first line's own (a preview variant's finding)
+    first, _, inline = first.partition("# expect-preview:")
     codes = first.removeprefix("# expect:").split()
     if preview and second.startswith("# expect-preview:"):
         codes += second.removeprefix("# expect-preview:").split()
+    if preview:
+        codes += inline.split()
     return sorted(codes)
 
 

@@ -61,7 +61,7 @@ def test_every_edit_reports_what_a_whole_lint_reports(module: Path, monkeypatch:
     text = module.read_text(encoding="utf-8")
     first = session.lint(str(module), text)
     classes = len(linted)
-    assert len(first) >= 15 and classes >= 12  # TW203 (a preview rule) is off
+    assert len(first) >= 14 and classes >= 12  # TW203 (a preview rule) and TW201 in training_step are off
     seen_codes = set()
     for old, new in EDITS:
         assert old in text, old

@@ -35,7 +35,9 @@ def fixed_copy(
     select: str | None = None,
 ) -> Fixed:
     """``source`` copied into ``folder`` (as ``name``) and fixed by ``trainwright fix`` (only the rules
-    ``select`` names, e.g. ``"TW302"``, when given: one fix judged apart from the others)."""
+    ``select`` names, e.g. ``"TW302"``, when given: one fix judged apart from the others). ``unsafe``
+    applies every move too, those of preview variants included (``--preview``): the oracle judges each
+    move the linter can write, whether or not it is on by default."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "pyproject.toml").write_text(
         f'[project]\nname = "oracle-copy"\nversion = "0"\ndependencies = ["transformers{target}"]\n'
@@ -48,7 +50,7 @@ def fixed_copy(
         "-m",
         "trainwright_lint",
         "fix",
-        *(["--unsafe-fixes"] if unsafe else []),
+        *(["--unsafe-fixes", "--preview"] if unsafe else []),
         *(["--select", select] if select else []),
         dest.name,
     ]

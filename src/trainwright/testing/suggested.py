@@ -82,10 +82,12 @@ def apply_diff(source: str, diff: str) -> str:
     return "".join(out + old[at:])
 
 
-def applied(source: Path, folder: Path, target: str = "5.24.0") -> list[Suggested]:
-    """Each preview ``fix --suggest`` prints for ``source``, applied alone to it (``folder/<i>/``)."""
+def applied(source: Path, folder: Path, target: str = "5.24.0", preview: bool = True) -> list[Suggested]:
+    """Each preview ``fix --suggest`` prints for ``source``, applied alone to it (``folder/<i>/``);
+    ``preview``: with ``--preview``, so the moves of preview variants (``Rule.preview_methods``) are
+    judged too, and the findings with no move are listed."""
     out = []
-    for i, text in enumerate(blocks(suggestion(source, target))):
+    for i, text in enumerate(blocks(suggestion(source, target, preview))):
         if NO_MOVE in text:
             out.append(Suggested(text, None))
             continue

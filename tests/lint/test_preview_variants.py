@@ -1,0 +1,37 @@
+"""Preview variants (issue 33): a rule's findings on the overridden methods where its precision on the blind
+test split is under 0.90 (``Rule.preview_methods``) are reported, and fixed, only with ``--preview``."""
+
+from __future__ import annotations
+
+from lint_helpers import dedent, file_linter, lint_text
+from trainwright_lint.fixes import fix_bytes
+from trainwright_lint.rules import RULES
+
+GATED = """
+    from transformers import Trainer
+
+    class T(Trainer):
+        def {method}(self, *args, **kwargs):
+            out = super().{method}(*args, **kwargs)
+            if self.state.global_step % 50 == 0:
+                print("step", self.state.global_step)
+            return out
+"""
+
+
+def test_tw201_in_training_step_is_a_preview_variant() -> None:
+    assert "training_step" in RULES["TW201"].preview_methods
+    source = dedent(GATED.format(method="training_step"))
+    assert not [f for f in lint_text(source) if f.code == "TW201"]
+    (finding,) = [f for f in lint_text(source, preview=True) if f.code == "TW201"]
+    assert finding.fix is not None  # a move exists: it is only off by default
+    plain, preview = (
+        fix_bytes(source.encode(), "t.py", file_linter("t.py", preview=p), unsafe=True) for p in (False, True)
+    )
+    assert not plain.changed and preview.changed  # `fix --unsafe-fixes` writes it only with --preview
+
+
+def test_the_other_variants_stay_on() -> None:
+    for method in ("evaluate", "log"):
+        source = dedent(GATED.format(method=method))
+        assert [f for f in lint_text(source) if f.code == "TW201"], method
