@@ -627,7 +627,6 @@ def _audit_program(method: str, variant: str) -> str:
     [
         ("get_train_dataloader", "print-after"),  # went to on_step_end: once per step, not once
         ("create_optimizer", "gated-after"),  # went to on_log: at every log of an even step
-        ("_save_checkpoint", "gated-after"),  # went to on_log
         ("_load_rng_state", "print-before"),  # went to on_step_begin: every step, not on resume only
         ("_inner_training_loop", "print-before"),  # reads the state a resume restores before on_train_begin
         ("train", "print-before"),
@@ -679,3 +678,13 @@ def test_the_code_after_the_checkpoint_moves_alone_when_the_code_before_cannot()
     assert "state.json" in handler and "CARD.md" not in handler
     override = fixed[fixed.index("class CardAndStateTrainer(Trainer)") :]
     assert "CARD.md" in override and "state.json" not in override  # the card goes up with the push
+
+
+@pytest.mark.parametrize(("method", "event"), [("_save_checkpoint", "on_save"), ("predict", "on_predict")])
+def test_gated_code_after_a_call_whose_event_follows_it_keeps_its_gate_there(method: str, event: str) -> None:
+    """``scripts/move_audit.py`` found these equal (2026-12-06): ``on_save`` is dispatched as each
+    ``_save_checkpoint`` returns, ``on_predict`` as ``predict`` does; a step gate stays a gate there (at
+    ``on_log``, where the gated print after ``_save_checkpoint`` once went, it printed on other steps)."""
+    fixed = fix_text(_audit_program(method, "gated-after"), unsafe=True).fixed.decode("utf-8")
+    written = {line.split("(")[0].split()[-1] for line in fixed.splitlines() if "def on_" in line}
+    assert written == {event}, written

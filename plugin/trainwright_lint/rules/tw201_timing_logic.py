@@ -287,6 +287,12 @@ _GATE_WORDS = frozenset(
 )
 
 
+# Methods whose event fires once right after each call, on every path that calls them (``_save_checkpoint``:
+# ``_maybe_log_save_evaluate`` dispatches ``on_save`` as it returns): gated output after the call keeps its
+# gate at that event, as after ``evaluate`` (``EVENT_AT_RETURN``), instead of moving to a step event.
+GATE_KEPT = frozenset({"_save_checkpoint"})
+
+
 def _event(method: str, reasons: set[str], kinds: set[str], gates: frozenset[str]) -> str:
     if method in OWN_EVENTS and "timing" not in reasons:
         # ``log`` fires ``on_log`` itself, with the same ``logs``, wherever it is called
@@ -294,6 +300,9 @@ def _event(method: str, reasons: set[str], kinds: set[str], gates: frozenset[str
     if method in EVENT_AT_RETURN and "timing" not in reasons:
         # ``evaluate``/``predict`` fire their event as they return: gated code after them keeps its gate there
         return f"`{EVENT_AT_RETURN[method]}`"
+    if method in GATE_KEPT and "gated" in reasons and "timing" not in reasons:
+        event, callback = WRAPPER_EVENTS[method]
+        return f"`{event}`" + reference(callback)
     if "timing" in reasons:
         events, callback = WRAPPER_EVENTS.get(method, ("on_step_begin -> on_step_end", "StepTimerCallback"))
         pair = " / ".join(f"`{e.strip()}`" for e in events.split("->"))
