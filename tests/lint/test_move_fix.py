@@ -527,24 +527,12 @@ def test_a_sample_generated_after_a_micro_batch_keeps_the_fix_off() -> None:
 
 
 def test_a_path_built_in_two_steps_moves_whole() -> None:
-    source = dedent("""
-        import json
-        import os
-        from transformers import Trainer
-        from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
-
-        class T(Trainer):
-            def _save_checkpoint(self, model, trial):
-                super()._save_checkpoint(model, trial)
-                folder = f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
-                output_dir = os.path.join(self.args.output_dir, folder)
-                with open(os.path.join(output_dir, "extra.json"), "w") as f:
-                    json.dump({"step": self.state.global_step}, f)
-    """)
+    # the oracle's fixture: `checkpoint_folder`, then `output_dir` from it, then the file
+    source = (MOVES / "extra_state_in_checkpoint_folder.py").read_text(encoding="utf-8")
     fixed = fix_text(source, unsafe=True).fixed.decode("utf-8")
     ast.parse(fixed)
     assert "def _save_checkpoint" not in fixed
-    on_save = fixed[fixed.index("def on_save(") : fixed.index("class T(")]
+    on_save = fixed[fixed.index("def on_save(") : fixed.index("class ExtraStateTrainer(")]
     assert on_save.index("folder = ") < on_save.index("output_dir = ") < on_save.index("json.dump")
 
 

@@ -380,8 +380,7 @@ def _runs_elsewhere(
         return True
     if not _proven_placement(method, effects, parts):
         return True
-    assert effects.delegation is not None
-    split = effects.statements[effects.delegation].line
+    split = call_line(effects)
     before = [j for i in parts if effects.statements[i].line < split for j in effects.under(i)]
     consumed, changed = _CONSUMED_BEFORE.get(method, frozenset()), _READ_CHANGED_BEFORE.get(method)
     if any(effects.statements[j].kinds & consumed or changed in effects.statements[j].uses for j in before):
@@ -456,10 +455,15 @@ def _seen_result(
     return ((name, kwarg),)
 
 
+def call_line(effects: MethodEffects) -> int:
+    """The line of the ``super()`` call, which splits the moved code into its two sides."""
+    assert effects.delegation is not None
+    return effects.statements[effects.delegation].line
+
+
 def _sides(effects: MethodEffects, parts: list[int]) -> set[bool]:
     """Which sides of the ``super()`` call ``parts`` sit on: ``True`` before it, ``False`` after it."""
-    assert effects.delegation is not None
-    split = effects.statements[effects.delegation].line
+    split = call_line(effects)
     return {effects.statements[i].line < split for i in parts}
 
 
@@ -479,12 +483,11 @@ def timing_refusal(
     if not events or effects.delegation is None:
         return None
     placement = _placement(method, events, effects, parts)
-    split = effects.statements[effects.delegation].line
     sides = _sides(effects, parts)
     before, after = True in sides, False in sides
     span = _micro_batch_span(method, events, effects, parts)
     one_event = placement["before_event"] == placement["after_event"]
-    if before and after and not span and one_event and _crossing(effects, parts, split):
+    if before and after and not span and one_event and crosses_the_call(effects, parts):
         return (
             f"no event begins `{method}`: code before and after `super().{method}()` would run back to back "
             f"in `{placement['before_event']}`, and a timer there would measure nothing"
@@ -498,9 +501,11 @@ def timing_refusal(
     return None
 
 
-def _crossing(effects: MethodEffects, parts: list[int], split: int) -> bool:
+def crosses_the_call(effects: MethodEffects, parts: list[int]) -> bool:
     """A local set before the ``super()`` call is read after it (``start = time.time()`` ... ``elapsed``):
-    what it carried across the call is lost when both halves run back to back."""
+    what it carried across the call is lost when both halves run back to back, or when one half moves
+    without the other."""
+    split = call_line(effects)
     moved = {j for i in parts for j in effects.under(i)}
     set_before = {
         d for j in moved if effects.statements[j].line < split for d in effects.statements[j].defines
@@ -513,8 +518,7 @@ def _interleaved(effects: MethodEffects, moved: set[int]) -> bool:
     (``start = time.time()`` and ``elapsed = ...`` around the method's own work, both inside a block):
     the event would run them back to back, so what they measured or bracketed is lost. Statements that
     only hold moved ones (their ``if``/``with``) and statements that do nothing do not count."""
-    assert effects.delegation is not None
-    split = effects.statements[effects.delegation].line
+    split = call_line(effects)
     holders = {p for i in moved for p in effects.path(i)[1:]}
     for before in (True, False):
         lines = [effects.statements[i].line for i in moved if (effects.statements[i].line < split) == before]
@@ -648,7 +652,7 @@ def _attribute_in_step(effects: MethodEffects, parts: list[int], name: str, defi
     may fire before the method (``on_step_begin``) or after it (``on_save``)."""
     if effects.delegation is None:
         return False
-    split = effects.statements[effects.delegation].line
+    split = call_line(effects)
     last_write = max(effects.statements[effects.path(d)[-1]].line for d in definers)
     for i in parts:
         if name in {u for j in effects.under(i) for u in effects.statements[j].uses}:

@@ -13,7 +13,7 @@ from trainwright_lint.analysis.observing import line_list, spans
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._advice import WRAPPER_EVENTS, effect_reference, quoted_events, reference
 from trainwright_lint.rules._events import proven_move
-from trainwright_lint.rules._move import MoveToCallback, Planned, plan_move
+from trainwright_lint.rules._move import MoveToCallback, Planned, call_line, crosses_the_call, plan_move
 from trainwright_lint.rules.base import EVERY_RELEASE, MOVE_WRAPPER, UNSAFE, ClassContext, Example, Rule
 from trainwright_lint.rules.tw201_timing_logic import written_events
 from trainwright_lint.syntax import FunctionNode
@@ -236,13 +236,9 @@ def _movable_side(
     planned = plan_move(ctx, fn, effects, parts, events, MoveWrapperToCallback, also)
     if planned.move is not None or effects.delegation is None:
         return parts, planned
-    split = effects.statements[effects.delegation].line
-    after = [i for i in parts if effects.statements[i].line > split]
-    before = {j for i in parts if effects.statements[i].line < split for j in effects.under(i)}
-    defined = {d for j in before for d in effects.statements[j].defines}
-    reads = {u for i in after for j in effects.under(i) for u in effects.statements[j].uses}
+    after = [i for i in parts if effects.statements[i].line > call_line(effects)]
     timed = any(effects.statements[j].kinds & {K.CLOCK, K.PROFILE} for i in parts for j in effects.under(i))
-    if not after or not before or timed or reads & defined:
+    if not after or after == parts or timed or crosses_the_call(effects, parts):
         return parts, planned
     moved = plan_move(ctx, fn, effects, after, events, MoveWrapperToCallback, also)
     return (after, moved) if moved.move is not None else (parts, planned)
