@@ -4,12 +4,14 @@
 For each program: copy it, apply ``trainwright fix --unsafe-fixes`` (the move to a callback) as a user
 would (``trainwright.testing.fixed.fixed_copy``, for the gallery's range ``>=4.44,<6`` unless
 ``--target`` says otherwise), train both with the oracle (``trainwright.testing``: GA 1 and 2,
-evaluation, checkpoints, resume, ``save_model``, on a virtual clock, on the installed release) and
+evaluation, checkpoints, resume, ``save_model``, on a virtual clock, on the installed release, and with
+``--releases`` on each release named, installed beside it: ``trainwright.testing.releases``) and
 compare. The copy, the range and the spec (``judged_spec``) are those of ``scripts/oracle_matrix.py``,
 so both print the same verdict for the same program. Prints each program's differences and the count
 of oracle-equal moves:
 
     python scripts/move_oracle.py tests/oracle/moves/*.py
+    python scripts/move_oracle.py --releases 4.47.1 5.24.0 tests/oracle/moves/*.py
 """
 
 from __future__ import annotations
@@ -17,11 +19,15 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from importlib import metadata
 from pathlib import Path
 
 from trainwright.testing.compare import compare, named_differences
 from trainwright.testing.fixed import DEFAULT_RANGE, fixed_copy, judged_spec
 from trainwright.testing.oracle import run_specs
+from trainwright.testing.releases import ensure
+
+PINNED = metadata.version("transformers")  # the venv's release: no folder beside it
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,6 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("programs", nargs="+", type=Path)
     parser.add_argument(
         "--target", default=DEFAULT_RANGE, help="the range the copies declare (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--releases", nargs="+", default=[PINNED], help="the releases to train on (default: %(default)s)"
     )
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="tw-move-oracle-"))
@@ -38,22 +47,27 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"no such program: {program}")
         fixed = fixed_copy(program, work / str(i), target=args.target, unsafe=True)
         pairs.append((program, fixed))
-    specs = [s for p, f in pairs for s in (judged_spec(p), judged_spec(f.path))]
-    records = run_specs(specs)
     equal = moved = 0
-    for k, (program, fixed) in enumerate(pairs):
-        if not fixed.changed:
-            print(f"{program}: no move (fix changed nothing)\n  {fixed.output.strip()}")
-            continue
-        moved += 1
-        named = named_differences(fixed.path.read_text(encoding="utf-8"))
-        differences = compare(records[2 * k], records[2 * k + 1], named=named)
-        equal += not differences
-        said = f" (named difference: the moved code {'; '.join(named)})" if named else ""
-        print(f"{program}: {'oracle-equal' if not differences else f'{len(differences)} differences'}{said}")
-        for d in differences[:8]:
-            print(f"  {d}")
-    print(f"{equal} of {moved} moves oracle-equal ({len(pairs)} programs)")
+    for release in args.releases:
+        folder = None if release == PINNED else ensure(release)
+        specs = [
+            s for p, f in pairs for s in (judged_spec(p, release=folder), judged_spec(f.path, release=folder))
+        ]
+        records = run_specs(specs)
+        for k, (program, fixed) in enumerate(pairs):
+            if not fixed.changed:
+                print(f"{program}: no move (fix changed nothing)\n  {fixed.output.strip()}")
+                continue
+            moved += 1
+            named = named_differences(fixed.path.read_text(encoding="utf-8"))
+            differences = compare(records[2 * k], records[2 * k + 1], named=named)
+            equal += not differences
+            said = f" (named difference: the moved code {'; '.join(named)})" if named else ""
+            verdict = "oracle-equal" if not differences else f"{len(differences)} differences"
+            print(f"{program} on {release}: {verdict}{said}")
+            for d in differences[:8]:
+                print(f"  {d}")
+    print(f"{equal} of {moved} moves oracle-equal ({len(pairs)} programs, {len(args.releases)} releases)")
     return 0 if equal == moved else 1
 
 

@@ -35,7 +35,7 @@ from pathlib import Path
 import trainwright
 from trainwright.testing.compare import ACROSS_RELEASES, Difference, compare
 from trainwright.testing.records import Phase, Record, Step, record_from_json
-from trainwright.testing.releases import has_datasets
+from trainwright.testing.releases import datasets_importable
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ def _run_child(specs: Sequence[Spec]) -> list[Record]:
                 "module": str(Path(spec.module).resolve()),
                 "root": str(Path(spec.root).resolve()) if spec.root is not None else None,
                 "release": None,
-                "block": ["datasets"] if spec.release and not has_datasets(spec.release) else [],
+                "block": ["datasets"] if spec.release and not datasets_importable(spec.release) else [],
             }
             for spec in specs
         ]

@@ -2,12 +2,14 @@
 
 ``ensure("4.46.3")`` returns ``<checkout>/.oracle/transformers-4.46.3`` (gitignored), installing it
 there first with ``pip install --no-deps --target``: transformers, the tokenizers and huggingface_hub
-it needs, ``requests`` (which old huggingface_hub imports), and a ``datasets`` that works with that
-huggingface_hub (the venv's ``datasets`` needs a newer one): projects import it at module level, and
-TRL-shaped toy data is a ``datasets.Dataset`` (``trainwright.testing.families``). ``--no-deps`` keeps
-numpy, pyarrow, safetensors and the rest of the pinned environment in charge: a second numpy on the
-path would break torch. A folder installed before a companion was added gets just the missing ones.
-The child blocks ``datasets`` only for a folder without one. A 4.x folder also gets the newest TRL
+its own ``Requires-Dist`` pins where the venv's miss them (``companions``: any release of the range can
+be asked), what those need that the venv lacks altogether (huggingface_hub 1.x's httpx), and for a hub
+before 1.0 ``requests`` and a ``datasets`` that works with it (the venv's ``datasets`` needs a newer
+one): projects import it at module level, and TRL-shaped toy data is a ``datasets.Dataset``
+(``trainwright.testing.families``). ``--no-deps`` keeps numpy, pyarrow, safetensors and the rest of the
+pinned environment in charge: a second numpy on the path would break torch. A folder installed before a
+companion was added gets just the missing ones. The child blocks ``datasets`` only where neither the
+folder's nor the venv's imports (``datasets_importable``). A 4.x folder also gets the newest TRL
 whose pins allow its transformers (``_TRL``), so a TRL-based project imports there: without it the
 child saw the venv's TRL 1.16, which needs transformers 5.
 """
@@ -15,6 +17,7 @@ child saw the venv's TRL 1.16, which needs transformers 5.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,32 +26,31 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 import trainwright
 
-# What each release needs beside itself, read from its own pins (tokenizers, huggingface_hub).
+# What a release whose huggingface_hub pin is before 1.0 needs beside that hub: ``requests`` (which old
+# huggingface_hub imports) and its own deps, and the newest datasets for huggingface_hub<1.0 (its pins:
+# hub>=0.25,<2; dill<0.4.2 and multiprocess<0.70.20, which the venv's 0.4.1 and 0.70.19 meet); it
+# imports httpx. TRL 1.16 asks for datasets>=4.7.0, which it meets too.
 _HUB_0 = [
-    "huggingface_hub<1.0",
     "requests",
     "certifi",
     "urllib3",
     "charset_normalizer",
     "idna",
-    # the newest datasets for huggingface_hub<1.0 (its pins: hub>=0.25,<2; dill<0.4.2 and
-    # multiprocess<0.70.20, which the venv's 0.4.1 and 0.70.19 meet); it imports httpx. TRL 1.16 asks
-    # for datasets>=4.7.0, which it meets too.
     "datasets==4.8.5",
     "httpx<1",
     "httpcore",
 ]
-# First match wins. 4.56.2 is TRL 1.16's floor (``Requires-Dist: transformers>=4.56.2``): its pins are
-# tokenizers>=0.22,<=0.23.0 (the venv's 0.23.3 fails its import-time check) and hub>=0.34,<1.0. The
-# venv's TRL 1.16 and accelerate serve it; no TRL goes in its folder.
-_COMPANIONS = (
-    (SpecifierSet(">=4.56,<5"), ["tokenizers>=0.22,<=0.23.0", *_HUB_0]),
-    (SpecifierSet("<5"), ["tokenizers<0.21", *_HUB_0]),
-)
+# The packages transformers checks at import (``dependency_versions_check``) whose pins move between
+# releases: a release whose pin the venv's copy misses fails ``import transformers`` (the venv's
+# tokenizers 0.23.3 fails 4.56.2's and 5.0.0's ``<=0.23.0``, its huggingface_hub 2.x 4.x's ``<1.0``).
+# Read from each release's own ``Requires-Dist`` once it is installed, so any release of the range
+# can be asked (``companions``), not only those a table was written for.
+_CHECKED_AT_IMPORT = {"tokenizers": "tokenizers", "huggingface-hub": "huggingface_hub"}
 
 
 # The newest TRL whose trainers train with each release (``Requires-Dist`` read from the wheels: 0.13
@@ -58,7 +60,13 @@ _COMPANIONS = (
 # which 0.16 removed: the last TRL where a project's ``DPOTrainer(tokenizer=tok)`` ran, the reference
 # for its TW304 rename. Both import and train with the venv's accelerate and the folder's ``datasets``
 # (``tests/testing/test_companions.py``).
+# From 4.50 on, each window's newest TRL by the same reading (0.18 ``>=4.50.0``, 0.19 ``>=4.51.0``, 0.20
+# ``>=4.53.2``, 0.22 ``>=4.55.0``; 0.23 and later ``>=4.56.1``, where the venv's TRL 1.16 serves).
 _TRL = (
+    (SpecifierSet(">=4.55,<4.56.2"), "trl==0.22.2"),
+    (SpecifierSet(">=4.53.2,<4.55"), "trl==0.20.0"),
+    (SpecifierSet(">=4.51,<4.53.2"), "trl==0.19.1"),
+    (SpecifierSet(">=4.50,<4.51"), "trl==0.18.2"),
     (SpecifierSet(">=4.46,<4.50"), "trl==0.17.0"),
     (SpecifierSet(">=4.40,<4.46"), "trl==0.11.4"),
 )
@@ -96,11 +104,77 @@ def release_dir(version: str, root: Path | None = None) -> Path:
     return (root or oracle_root()) / f"transformers-{version}"
 
 
-def requirements(version: str) -> list[str]:
-    """What ``version``'s folder holds: transformers and its companions (pip requirement strings)."""
+def requirements(version: str, root: Path | None = None) -> list[str]:
+    """What ``version``'s folder holds: transformers, the TRL that trains with it, and, once transformers
+    is there, its companions (``companions``; pip requirement strings)."""
     trl = [req for spec, req in _TRL if version in spec][:1]
-    companions = next((pins for spec, pins in _COMPANIONS if version in spec), [])
-    return [f"transformers=={version}", *companions, *trl]
+    return [f"transformers=={version}", *companions(release_dir(version, root)), *trl]
+
+
+def companions(folder: Path) -> list[str]:
+    """The pins of the transformers in ``folder`` (its ``Requires-Dist``) that transformers checks at
+    import and the venv's packages miss, with what a huggingface_hub before 1.0 needs (``_HUB_0``);
+    empty before transformers is installed there. The venv's copy stays in charge wherever it meets the
+    pin: ``--no-deps`` puts nothing in the folder that the release does not need."""
+    dist = folder / f"transformers-{_folder_version(folder)}.dist-info" / "METADATA"
+    if not dist.is_file():
+        return []
+    needs: list[str] = []
+    for line in dist.read_text().splitlines():
+        if not line.startswith("Requires-Dist:"):
+            continue
+        req = Requirement(line.partition(":")[2].strip())
+        name = canonicalize_name(req.name)
+        if req.marker is not None or name not in _CHECKED_AT_IMPORT or _venv_meets(name, req.specifier):
+            continue
+        needs.append(f"{_CHECKED_AT_IMPORT[name]}{req.specifier}")
+        if name == "huggingface-hub" and _before_1(req.specifier):
+            needs += _HUB_0
+    return needs
+
+
+def _folder_version(folder: Path) -> str:
+    return folder.name.removeprefix("transformers-")
+
+
+def _absent_dependencies(folder: Path) -> list[str]:
+    """What a package in ``folder`` requires that neither the folder nor the venv has at all: ``--no-deps``
+    leaves it out (huggingface_hub 1.x imports httpx, which the venv's hub 2.x no longer needs). Only
+    absent packages: a version the venv has stays in charge, as everywhere else here."""
+    # each dist-info read afresh: importlib's path finder caches a folder's listing by its mtime
+    found = [metadata.PathDistribution(info) for info in sorted(folder.glob("*.dist-info"))]
+    have = {canonicalize_name(d.metadata["Name"]) for d in found}
+    absent: list[str] = []
+    for dist in found:
+        for line in dist.requires or []:
+            req = Requirement(line)
+            if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+                continue
+            name = canonicalize_name(req.name)
+            if name not in have and not _venv_has(name):
+                have.add(name)
+                absent.append(f"{name}{req.specifier}")
+    return absent
+
+
+def _venv_has(name: str) -> bool:
+    try:
+        metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def _before_1(specifier: SpecifierSet) -> bool:
+    """Whether the pin caps huggingface_hub before 1.0 (4.x's ``<1.0``; 5.0's ``<2.0,>=1.3`` does not)."""
+    return any(s.operator in ("<", "<=") and Version(s.version) <= Version("1.0") for s in specifier)
+
+
+def _venv_meets(name: str, specifier: SpecifierSet) -> bool:
+    try:
+        return specifier.contains(metadata.version(name), prereleases=True)
+    except metadata.PackageNotFoundError:
+        return False
 
 
 def missing(version: str, root: Path | None) -> list[str]:
@@ -108,9 +182,9 @@ def missing(version: str, root: Path | None) -> list[str]:
     folder = release_dir(version, root)
     marker = folder / ".complete"
     if not (folder / "transformers" / "__init__.py").is_file() or not marker.is_file():
-        return requirements(version)
+        return requirements(version, root)
     done = set(marker.read_text().split())
-    return [p for p in requirements(version) if p not in done]
+    return [p for p in requirements(version, root) if p not in done]
 
 
 def installed(version: str, root: Path | None = None) -> bool:
@@ -122,6 +196,25 @@ def has_datasets(folder: Path) -> bool:
     return (folder / "datasets" / "__init__.py").is_file()
 
 
+def datasets_importable(folder: Path) -> bool:
+    """Whether ``datasets`` imports beside the release in ``folder``: its own copy, or the venv's where
+    that one admits the folder's huggingface_hub (5.0's hub 1.x meets the venv datasets' pin; 4.x's hub
+    0.x does not, and those folders carry datasets 4.8.5). Elsewhere the child blocks it, so a project
+    importing it fails with that name rather than deep inside the hub."""
+    if has_datasets(folder):
+        return True
+    hub = next(folder.glob("huggingface_hub-*.dist-info"), None)
+    if hub is None:
+        return True  # the venv's own hub serves
+    try:
+        wanted = [Requirement(r) for r in metadata.requires("datasets") or []]
+    except metadata.PackageNotFoundError:
+        return False
+    version = metadata.PathDistribution(hub).version
+    pins = [r for r in wanted if r.marker is None and canonicalize_name(r.name) == "huggingface-hub"]
+    return all(pin.specifier.contains(version, prereleases=True) for pin in pins)
+
+
 def ensure(version: str, root: Path | None = None, timeout_s: float = 900) -> Path:
     """The folder holding transformers ``version``, installed now if needed; ``ReleaseUnavailable``
     (with pip's last lines) when it cannot be."""
@@ -130,8 +223,16 @@ def ensure(version: str, root: Path | None = None, timeout_s: float = 900) -> Pa
     if not packages:
         return folder
     pip_target(folder, packages, f"transformers {version}", timeout_s)
+    # transformers' own pins are known only now: install what the venv misses of them (a second step
+    # only for a release installed just now, whose companions were unknown before)
+    later = [p for p in companions(folder) if p not in packages]
+    for _ in range(6):  # a companion's own dependencies, then theirs (httpx, then httpcore, then h11)
+        if not later:
+            break
+        pip_target(folder, later, f"the companions of transformers {version}", timeout_s)
+        packages, later = [*packages, *later], _absent_dependencies(folder)
     _drop_stale(folder, packages)
-    (folder / ".complete").write_text(" ".join(requirements(version)) + "\n")
+    (folder / ".complete").write_text(" ".join(requirements(version, root)) + "\n")
     return folder
 
 
@@ -139,7 +240,7 @@ def _drop_stale(folder: Path, packages: list[str]) -> None:
     """Remove the metadata of releases ``packages`` replaced in ``folder``: ``pip --target --upgrade``
     replaces ``trl/`` but leaves ``trl-0.12.2.dist-info`` beside the new one, and
     ``importlib.metadata.version("trl")`` may then name the old release."""
-    for pin in (p for p in packages if "==" in p):
+    for pin in (p for p in packages if re.fullmatch(r"[\w.-]+==[\w.]+", p)):  # exact pins (not ``==1.*``)
         name, wanted = pin.split("==")
         for info in folder.glob(f"{name.replace('-', '_')}-*.dist-info"):
             if info.name != f"{name.replace('-', '_')}-{wanted}.dist-info":
