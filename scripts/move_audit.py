@@ -18,6 +18,8 @@ import argparse
 import tempfile
 from pathlib import Path
 
+from trainwright_lint.rules import moving
+
 from trainwright.testing.compare import compare, named_differences
 from trainwright.testing.fixed import DEFAULT_RANGE, fixed_copy, judged_spec
 from trainwright.testing.oracle import run_specs
@@ -93,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         for variant in VARIANTS:
             path = work / f"{method.strip('_')}-{variant}.py"
             path.write_text(program(method, variant), encoding="utf-8")
-            fixed = fixed_copy(path, work / path.stem, target=args.target, unsafe=True)
+            fixed = fixed_copy(path, work / path.stem, target=args.target, unsafe=True, select=moving())
             if fixed.changed:
                 moved.append((method, variant, path, fixed))
             else:

@@ -59,7 +59,7 @@ from pathlib import Path
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
-from trainwright_lint.rules import RULES
+from trainwright_lint.rules import RULES, moving
 
 from trainwright.testing import companions, reasons
 from trainwright.testing.compare import named_differences
@@ -191,7 +191,7 @@ def _linter(command: str, tree: Path, paths: Sequence[str], target: str, *extra:
 
 
 # the rules whose unsafe fix moves code into a callback (issue 33), from the registry
-MOVES = ",".join(sorted(code for code, rule in RULES.items() if rule.moves_only))
+MOVES = moving()
 
 
 def repo_cases(repo: dict, work: Path, target: str, moves: bool = False) -> tuple[list[Case], list[str]]:

@@ -65,6 +65,9 @@ def build_tokenizer(
     raw.train_from_iterator(texts, trainer=trainer)
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=raw,
+        # what a causal LM's tokenizer returns (GPT-2's, Llama's): no ``token_type_ids``, which
+        # ``generate`` on 4.47-4.57 rejects for a model whose forward takes none
+        model_input_names=["input_ids", "attention_mask"],
         pad_token="<|pad|>",
         eos_token="<|eos|>",
         additional_special_tokens=["<|im_start|>", "<|im_end|>"],

@@ -68,6 +68,12 @@ def suggested() -> tuple[str, ...]:
     return tuple(code for code, rule in sorted(RULES.items()) if rule.suggestion)
 
 
+def moving() -> str:
+    """The rules whose only fix is a move to a callback (``Rule.moves_only``), as ``--select`` takes them
+    (``TW201,TW202``): the oracle scripts judge a move alone, apart from the run's other unsafe fixes."""
+    return ",".join(code for code, rule in sorted(RULES.items()) if rule.moves_only)
+
+
 def release_dependent() -> tuple[str, ...]:
     """The rules off for a project pinned below the catalogue (``Rule.off_below_catalogue``)."""
     return tuple(code for code, rule in sorted(RULES.items()) if rule.off_below_catalogue())

@@ -327,7 +327,11 @@ def _mechanical_move(
     parts, recomputed = gathered
     reads |= recomputed
     dispatched = {m for i in parts for m in _EVENT_DISPATCH.findall(_text(ctx.unit, effects, i))}
-    if _runs_elsewhere(ctx.unit, fn.name, effects, parts, (events, dispatched)):
+    placed = (
+        *_placement(fn.name, events, effects, parts).values(),
+        *_extra(fn.name, events, effects, parts, also),
+    )
+    if _runs_elsewhere(ctx.unit, fn.name, effects, parts, (placed, dispatched)):
         return None
     base = ctx.node.lineno
     init = ctx.cls.methods.get("__init__")
@@ -371,7 +375,9 @@ def _runs_elsewhere(
 ) -> bool:  # fmt: skip
     """The move would run the code at other moments than the override, whatever the events table says:
     an evaluation started inside the event, or a log inside ``on_log`` (which would call itself; ``moved``
-    is the events and the trainer methods the code calls that dispatch events), a placement the oracle
+    is the events the code is placed at, not the rule's candidates: a log per micro-batch goes to
+    ``on_step_begin``/``on_substep_end``, never ``on_log``, and the trainer methods the code calls that
+    dispatch events), a placement the oracle
     did not find equal (``PROVEN_PLACEMENTS``), code before the call that its work consumes or whose
     reads it changes (``_CONSUMED_BEFORE``, ``_READ_CHANGED_BEFORE``), or a read of what a resume restores
     before the event (``_RESTORED_BEFORE_BEGIN``)."""
