@@ -170,8 +170,10 @@ class IncompatibleSignature(Rule):
         "2.0x the loss and gradient norm at 2 steps. That fix is therefore **unsafe** (only "
         "`--unsafe-fixes` applies it) and the message asks for the division by "
         "`self.args.gradient_accumulation_steps` when `num_items_in_batch` is not None, which the oracle "
-        "found equal on all three releases. Forwarding `num_items_in_batch` to `super().compute_loss()` "
-        "keeps the Trainer's own scaling and stays safe. `scripts/oracle_matrix.py` repeats the check "
+        "found equal on all three releases, and on 4.47.1, 4.48.3, 4.51.3, 4.53.3, 4.57.6 and 5.0.0 "
+        "(2026-12-07). Forwarding `num_items_in_batch` to `super().compute_loss()` keeps the Trainer's "
+        "own scaling (it trains as the plain Trainer does on each of those releases) and stays safe. "
+        "`scripts/oracle_matrix.py` repeats the check "
         "for every fix of the rule examples and the gallery (last run: docs/lint.md)."
     )
     message = (
