@@ -327,10 +327,7 @@ def _mechanical_move(
     parts, recomputed = gathered
     reads |= recomputed
     dispatched = {m for i in parts for m in _EVENT_DISPATCH.findall(_text(ctx.unit, effects, i))}
-    placed = (
-        *_placement(fn.name, events, effects, parts).values(),
-        *_extra(fn.name, events, effects, parts, also),
-    )
+    placed = _placed(fn.name, events, effects, parts, also)
     if _runs_elsewhere(ctx.unit, fn.name, effects, parts, (placed, dispatched)):
         return None
     base = ctx.node.lineno
@@ -727,6 +724,16 @@ def _placement(method: str, events: tuple[str, ...], effects: MethodEffects, par
     if _per_micro_batch(method, effects, parts):
         return {"before_event": MICRO_BATCH_EVENTS[0], "after_event": MICRO_BATCH_EVENTS[0]}
     return {"before_event": events[0], "after_event": events[-1]}
+
+
+def _placed(
+    method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int], also: tuple[str, ...]
+) -> tuple[str, ...]:  # fmt: skip
+    """Every event the move runs the code at: the placement's and the extra ones, not the rule's candidates."""
+    return (
+        *_placement(method, events, effects, parts).values(),
+        *_extra(method, events, effects, parts, also),
+    )
 
 
 def _extra(
