@@ -584,16 +584,7 @@ def test_a_log_per_micro_batch_moves_to_the_micro_batch_events_not_on_log() -> N
     ``on_step_begin``/``on_substep_end``, where ``self.log`` cannot call itself. Refused on the candidate
     events, ``tests/oracle/moves/gated_log_in_training_step.py`` had no move, and ``move_oracle.py``
     counted another unsafe fix of its run (TW302's) as one."""
-    source = dedent("""
-        from transformers import Trainer
-
-        class T(Trainer):
-            def training_step(self, model, inputs, num_items_in_batch=None):
-                loss = super().training_step(model, inputs, num_items_in_batch)
-                if self.state.global_step % 2 == 0:
-                    self.log({"lr_seen": self.optimizer.param_groups[0]["lr"]})
-                return loss
-    """)
+    source = (Path(__file__).parents[1] / "oracle" / "moves" / "gated_log_in_training_step.py").read_text()
     fixed = fix_text(source, unsafe=True).fixed.decode("utf-8")
     assert "def on_step_begin" in fixed and "def on_substep_end" in fixed and "def on_log" not in fixed
     assert "trainer.log(" in fixed and "def training_step" not in fixed
