@@ -94,7 +94,9 @@ def test_a_companions_own_dependency_is_installed_only_when_absent_everywhere(tm
     (info / "METADATA").write_text(
         "Name: huggingface_hub\nVersion: 1.3.0\n" + "".join(f"Requires-Dist: {r}\n" for r in requires)
     )
-    assert releases._absent_dependencies(folder) == ["httpx-that-no-venv-has<1,>=0.23"]
+    assert releases._absent_dependencies(folder, {"huggingface-hub"}) == ["httpx-that-no-venv-has<1,>=0.23"]
+    # a package not followed (TRL, datasets: their dependencies are the venv's business) adds nothing
+    assert releases._absent_dependencies(folder, {"trl"}) == []
 
 
 def test_a_wildcard_pin_is_not_taken_for_a_stale_release(tmp_path: Path) -> None:

@@ -730,8 +730,10 @@ def _placed(
     method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int], also: tuple[str, ...]
 ) -> tuple[str, ...]:  # fmt: skip
     """Every event the move runs the code at: the placement's and the extra ones, not the rule's candidates."""
+    placement = _placement(method, events, effects, parts)
     return (
-        *_placement(method, events, effects, parts).values(),
+        placement["before_event"],
+        placement["after_event"],
         *_extra(method, events, effects, parts, also),
     )
 

@@ -137,15 +137,18 @@ def _folder_version(folder: Path) -> str:
     return folder.name.removeprefix("transformers-")
 
 
-def _absent_dependencies(folder: Path) -> list[str]:
-    """What a package in ``folder`` requires that neither the folder nor the venv has at all: ``--no-deps``
-    leaves it out (huggingface_hub 1.x imports httpx, which the venv's hub 2.x no longer needs). Only
-    absent packages: a version the venv has stays in charge, as everywhere else here."""
+def _absent_dependencies(folder: Path, followed: set[str]) -> list[str]:
+    """What the packages ``followed`` in ``folder`` require that neither the folder nor the venv has at
+    all: ``--no-deps`` leaves it out (huggingface_hub 1.x imports httpx, which the venv's hub 2.x no
+    longer needs). Only absent packages: a version the venv has stays in charge, as everywhere else
+    here. Only the companions that replace a package of the venv are followed: in a venv without torch
+    (CI's lint-only one) following TRL or datasets would put torch and numpy in a folder the full venv
+    shares."""
     # each dist-info read afresh: importlib's path finder caches a folder's listing by its mtime
     found = [metadata.PathDistribution(info) for info in sorted(folder.glob("*.dist-info"))]
     have = {canonicalize_name(d.metadata["Name"]) for d in found}
     absent: list[str] = []
-    for dist in found:
+    for dist in (d for d in found if canonicalize_name(d.metadata["Name"]) in followed):
         for line in dist.requires or []:
             req = Requirement(line)
             if req.marker is not None and not req.marker.evaluate({"extra": ""}):
@@ -155,6 +158,10 @@ def _absent_dependencies(folder: Path) -> list[str]:
                 have.add(name)
                 absent.append(f"{name}{req.specifier}")
     return absent
+
+
+def _name(requirement: str) -> str:
+    return canonicalize_name(Requirement(requirement).name)
 
 
 def _venv_has(name: str) -> bool:
@@ -226,11 +233,14 @@ def ensure(version: str, root: Path | None = None, timeout_s: float = 900) -> Pa
     # transformers' own pins are known only now: install what the venv misses of them (a second step
     # only for a release installed just now, whose companions were unknown before)
     later = [p for p in companions(folder) if p not in packages]
-    for _ in range(6):  # a companion's own dependencies, then theirs (httpx, then httpcore, then h11)
+    # the dependencies followed: those of a companion that replaces a package of the venv, then theirs
+    followed = {name for name in map(_name, later) if _venv_has(name)}
+    for _ in range(6):  # huggingface_hub 1.x's httpx, then httpcore, then h11
         if not later:
             break
         pip_target(folder, later, f"the companions of transformers {version}", timeout_s)
-        packages, later = [*packages, *later], _absent_dependencies(folder)
+        packages, later = [*packages, *later], _absent_dependencies(folder, followed)
+        followed |= set(map(_name, later))
     _drop_stale(folder, packages)
     (folder / ".complete").write_text(" ".join(requirements(version, root)) + "\n")
     return folder
