@@ -212,9 +212,12 @@ def repo_cases(repo: dict, work: Path, target: str, moves: bool = False) -> tupl
     )
     resolve = ecosystem_check.PathResolver(tree, paths)  # reported names are relative to a project root
     groups: dict[tuple[str, str | None], list[str]] = defaultdict(list)
+    on_trl: dict[tuple[str, str | None], bool] = defaultdict(lambda: True)  # every fix about TRL's API
     for f in findings:
         if (f.get("fix") or {}).get("applicability") == ("unsafe" if moves else "safe"):
-            groups[(resolve(f["filename"]), f.get("class"))].append(f["code"])
+            key = (resolve(f["filename"]), f.get("class"))
+            groups[key].append(f["code"])
+            on_trl[key] &= f["code"] == "TW304" and TRL_API in f["message"]
     if not groups:
         return [], []
     shutil.copytree(tree, fixed)
@@ -233,7 +236,8 @@ def repo_cases(repo: dict, work: Path, target: str, moves: bool = False) -> tupl
             )
             continue
         callback = all(code.startswith("TW4") for code in codes)
-        case = Case(label, original, after, moves, target, None if callback else cls, len(codes))
+        mine = trl_api_range(target) if on_trl[(filename, cls)] else target
+        case = Case(label, original, after, moves, mine, None if callback else cls, len(codes))
         case.roots = (tree, fixed)
         if cls is None:
             case.reason = reasons.CALL_SITE
@@ -275,6 +279,7 @@ def _stand_in_case(label: str, rename: Rename, value: str, stands: str, work: Pa
     value; empty: the call's own); set aside with its reason when no stand-in can be written."""
     judged = replace(rename, value=value) if stands else rename
     name = _stand_in_name(label, judged, stands)
+    target = trl_api_range(target) if rename.callee.startswith("trl.") else target
     folder = work.parent / "stand-ins" / f"{abs(hash(judged)):x}"
     try:
         original, fixed = write_stand_ins(judged, folder)
@@ -283,6 +288,19 @@ def _stand_in_case(label: str, rename: Rename, value: str, stands: str, work: Pa
     case = Case(name, original, fixed, False, target, "StandInTrainer")
     case.plain = original.with_name(f"plain_{rename.old}.py")
     return case
+
+
+# TW304's words for a keyword TRL's API no longer takes: "... is not accepted by `trl.DPOTrainer` in trl 1.16.0"
+TRL_API = "` in trl "
+
+
+def trl_api_range(target: str) -> str:
+    """The releases a fix about TRL's API is judged on: ``target`` within those the installed TRL (the
+    linter's TRL target) declares, as for TRL's own code (``in_ranges`` judges it on that range's floor
+    where an older release is asked). Below it the oracle's folders hold an older TRL (0.11.4 on
+    4.44-4.45), which the fix was not made for: `processing_class=` and `SFTConfig(max_length=)` fail
+    there (11 dev fixes, 2026-12-07), and no transformers release the TRL target admits pairs with it."""
+    return declared_range("trl", target)
 
 
 def dev_split_cases(
@@ -294,7 +312,7 @@ def dev_split_cases(
     repos = [r for r in repos if not only or any(o in r["name"] for o in only)]
     cases, notes = [], []
     for i, repo in enumerate(repos):
-        mine = declared_range("trl", target) if repo.get("source") == "installed:trl" else target
+        mine = trl_api_range(target) if repo.get("source") == "installed:trl" else target
         found, said = repo_cases(repo, work / f"{i:02d}", mine, moves)
         cases += found
         notes += said

@@ -83,3 +83,24 @@ def test_a_case_whose_range_starts_above_an_asked_release_is_judged_on_its_floor
         (["plain"], {"4.46.3": older, oracle_matrix.PINNED: None}),
         (["trl"], {"4.56.2": floor, oracle_matrix.PINNED: None}),
     ]
+
+
+def test_a_fix_about_trls_api_is_judged_where_the_trl_target_runs() -> None:
+    # On 4.44.2/4.45.2 the oracle's folders hold TRL 0.11.4, which the fix was not made for: 11 dev
+    # renames to `processing_class=`/`max_length=` failed there (2026-12-07). TRL 1.16, the linter's TRL
+    # target, declares transformers>=4.56.2: a TRL-API fix is judged on that range, as TRL's own code is.
+    pytest.importorskip("transformers")
+    import oracle_matrix
+    from trainwright_lint.rules.tw304_removed_argument import RemovedArgument
+
+    from trainwright.testing.releases import range_floor
+
+    assert range_floor(oracle_matrix.trl_api_range(">=4.44,<6")) == "4.56.2"
+    said = RemovedArgument.message.format(
+        keyword="tokenizer", owner="trl.DPOTrainer", library="trl", version="1.16.0", when="", instead="x"
+    )
+    assert oracle_matrix.TRL_API in said  # the words the matrix reads the finding's library from
+    on_transformers = RemovedArgument.message.format(
+        keyword="tokenizer", owner="Trainer", library="transformers", version="5.24.0", when="", instead="x"
+    )
+    assert oracle_matrix.TRL_API not in on_transformers
