@@ -231,9 +231,9 @@ def repo_cases(repo: dict, work: Path, target: str, moves: bool = False) -> tupl
             continue
         if cls is None and not moves:  # TW304 at a call site: judged on stand-ins of each rename
             mine = [f for f in findings if resolve(f["filename"]) == filename and f.get("class") is None]
-            cases += stand_in_cases(
-                label, renames_in(mine, original.read_text(encoding="utf-8")), work, target
-            )
+            for rename in renames_in(mine, original.read_text(encoding="utf-8")):
+                on_trl = rename.callee.startswith("trl.")
+                cases += stand_in_cases(label, [rename], work, trl_api_range(target) if on_trl else target)
             continue
         callback = all(code.startswith("TW4") for code in codes)
         mine = trl_api_range(target) if on_trl[(filename, cls)] else target
@@ -279,7 +279,6 @@ def _stand_in_case(label: str, rename: Rename, value: str, stands: str, work: Pa
     value; empty: the call's own); set aside with its reason when no stand-in can be written."""
     judged = replace(rename, value=value) if stands else rename
     name = _stand_in_name(label, judged, stands)
-    target = trl_api_range(target) if rename.callee.startswith("trl.") else target
     folder = work.parent / "stand-ins" / f"{abs(hash(judged)):x}"
     try:
         original, fixed = write_stand_ins(judged, folder)
