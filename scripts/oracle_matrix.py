@@ -232,8 +232,8 @@ def repo_cases(repo: dict, work: Path, target: str, moves: bool = False) -> tupl
         if cls is None and not moves:  # TW304 at a call site: judged on stand-ins of each rename
             mine = [f for f in findings if resolve(f["filename"]) == filename and f.get("class") is None]
             for rename in renames_in(mine, original.read_text(encoding="utf-8")):
-                on_trl = rename.callee.startswith("trl.")
-                cases += stand_in_cases(label, [rename], work, trl_api_range(target) if on_trl else target)
+                api = trl_api_range(target) if rename.callee.startswith("trl.") else target
+                cases += stand_in_cases(label, [rename], work, api)
             continue
         callback = all(code.startswith("TW4") for code in codes)
         mine = trl_api_range(target) if on_trl[(filename, cls)] else target
