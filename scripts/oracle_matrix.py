@@ -60,6 +60,7 @@ from pathlib import Path
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 from trainwright_lint.rules import RULES, moving
+from trainwright_lint.rules.tw304_removed_argument import RemovedArgument
 
 from trainwright.testing import companions, reasons
 from trainwright.testing.compare import named_differences
@@ -217,7 +218,7 @@ def repo_cases(repo: dict, work: Path, target: str, moves: bool = False) -> tupl
         if (f.get("fix") or {}).get("applicability") == ("unsafe" if moves else "safe"):
             key = (resolve(f["filename"]), f.get("class"))
             groups[key].append(f["code"])
-            on_trl[key] &= f["code"] == "TW304" and TRL_API in f["message"]
+            on_trl[key] &= f["code"] == RemovedArgument.code and TRL_API in f["message"]
     if not groups:
         return [], []
     shutil.copytree(tree, fixed)
