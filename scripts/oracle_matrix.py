@@ -237,8 +237,8 @@ def repo_cases(repo: dict, work: Path, target: str, moves: bool = False) -> tupl
                 cases += stand_in_cases(label, [rename], work, api)
             continue
         callback = all(code.startswith("TW4") for code in codes)
-        mine = trl_api_range(target) if on_trl[(filename, cls)] else target
-        case = Case(label, original, after, moves, mine, None if callback else cls, len(codes))
+        judged_on = trl_api_range(target) if on_trl[(filename, cls)] else target
+        case = Case(label, original, after, moves, judged_on, None if callback else cls, len(codes))
         case.roots = (tree, fixed)
         if cls is None:
             case.reason = reasons.CALL_SITE

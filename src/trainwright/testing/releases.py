@@ -178,10 +178,7 @@ def _before_1(specifier: SpecifierSet) -> bool:
 
 
 def _venv_meets(name: str, specifier: SpecifierSet) -> bool:
-    try:
-        return specifier.contains(metadata.version(name), prereleases=True)
-    except metadata.PackageNotFoundError:
-        return False
+    return _venv_has(name) and specifier.contains(metadata.version(name), prereleases=True)
 
 
 def missing(version: str, root: Path | None) -> list[str]:
