@@ -11,7 +11,14 @@ before ``num_items_in_batch``) and on the pinned 5.24.0. A fix is **equal** on a
 * the original fails there (the reason for the fix) and the fixed program trains as the original did on
   the last release where it ran (``compare(..., ignore=ACROSS_RELEASES)``: failures, per-step loss and
   gradient norm, printed lines). Where it ran on none of the asked releases, an older one installed
-  beside (4.45.2 with TRL 0.11.4) is run as that reference, and the case's line says so.
+  beside (4.45.2 with TRL 0.11.4) is run as that reference, and the case's line says so. Where it ran
+  on none before the release (a signature written for newer releases), the first release after it where
+  it ran is the reference. Where it runs on no release at all because an event method takes no
+  ``**kwargs`` (TW402's reason), the reference is the original with each event method handed only the
+  arguments it declares, on the same release (``trainwright.testing.declared``).
+
+A rule example that is a script (TW304's ``TrainingArguments(...)`` calls: it builds no model) is judged
+as the dev split's call sites are, on stand-ins of each rename (``trainwright.testing.renames``).
 
 A program whose original runs on no release (it needs its own data, model or arguments), or whose
 original and fixed copies fail alike on a release, is **not runnable** there on the toy model and
@@ -45,6 +52,7 @@ as withheld.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import shutil
@@ -64,6 +72,7 @@ from trainwright_lint.rules.tw304_removed_argument import RemovedArgument
 
 from trainwright.testing import companions, reasons
 from trainwright.testing.compare import named_differences
+from trainwright.testing.declared import needs_reference, write_reference
 from trainwright.testing.fixed import DEFAULT_RANGE, fixed_copy, judged_spec
 from trainwright.testing.oracle import ACROSS_RELEASES, Difference, Record, compare, run_specs
 from trainwright.testing.releases import (
@@ -107,6 +116,9 @@ class Case:
     # release -> the names that release lacks, stood in for on both sides (``trainwright.testing.standins``)
     stand_ins: dict[str, tuple[str, ...]] = field(default_factory=dict)
     arguments: dict[str, str] = field(default_factory=dict)  # release -> the project's own arguments class
+    # the original with each event handler given only what it declares (``trainwright.testing.declared``):
+    # the reference where the original runs on no release because a handler lacks ``**kwargs``
+    declared: Path | None = None
 
 
 def _fix(name: str, source: Path, folder: Path, target: str) -> list[Case]:
@@ -119,6 +131,19 @@ def _fix(name: str, source: Path, folder: Path, target: str) -> list[Case]:
     if every.changed and (not safe.changed or every.path.read_bytes() != safe.path.read_bytes()):
         out.append(Case(name + " (unsafe)", source, every.path, unsafe=True, target=target))
     return out
+
+
+def _script_cases(name: str, source: Path, folder: Path, target: str) -> list[Case] | None:
+    """A rule example that is a script (it defines no class: TW304's ``TrainingArguments(...)`` and
+    ``Trainer(...)`` calls), judged as the dev split's call sites are: each safe rename on its
+    stand-ins (``stand_in_cases``), since the script itself builds no model to train. ``None`` for an
+    example that defines a class (its program is trained as it is)."""
+    text = source.read_text(encoding="utf-8")
+    if any(isinstance(node, ast.ClassDef) for node in ast.walk(ast.parse(text))):
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    findings = json.loads(_linter("lint", folder, [str(source)], target, "--format", "json", "--exit-zero"))
+    return stand_in_cases(name, renames_in(findings, text), folder, target)
 
 
 def rule_example_cases(work: Path) -> list[Case]:
@@ -135,11 +160,13 @@ def rule_example_cases(work: Path) -> list[Case]:
             folder.mkdir(parents=True)
             source = folder / "example.py"
             source.write_text(textwrap.dedent(example.code).lstrip("\n"))
-            cases += _fix(f"{code} example {i}", source, folder, f"=={example.version or PINNED}")
+            targets = [(f"{code} example {i}", f"=={example.version or PINNED}")]
             if example.version is None:
-                cases += _fix(
-                    f"{code} example {i} for {DEFAULT_RANGE}", source, folder / "range", DEFAULT_RANGE
-                )
+                targets.append((f"{code} example {i} for {DEFAULT_RANGE}", DEFAULT_RANGE))
+            for name, target in targets:
+                where = folder / ("range" if target == DEFAULT_RANGE else "pinned")
+                script = _script_cases(name, source, where, target)
+                cases += _fix(name, source, where, target) if script is None else script
     return cases
 
 
@@ -429,7 +456,6 @@ def judge(
     """Set ``case``'s verdict on each checked release (see the module docstring). ``references``:
     older releases (oldest first), not judged, where the original may have last run."""
     original_key, fixed_key = programs(case)
-    plain_key = plain_program(case)
     order = [*references, *releases]
     runs = [r for r in order if (original_key, r) in records and not records[(original_key, r)].failed]
     for release in [r for r in releases if Version(r) in SpecifierSet(case.target)]:
@@ -452,20 +478,83 @@ def judge(
             case.reasons[release] = f"original and fixed fail alike: {_first_line(original)}"
             continue
         if original.failed:
-            before = [r for r in runs if order.index(r) < order.index(release)]
-            if not before:
-                case.verdicts[release] = "not runnable"
-                case.reasons[release] = _first_line(original)
+            judged = _against_reference(case, records, release, runs, order)
+            if isinstance(judged, str):
+                case.verdicts[release], case.reasons[release] = "not runnable", judged
                 continue
-            reference = records[(original_key, before[-1])]
-            case.references[release] = before[-1]
-            plain = (records[(plain_key, before[-1])], records[(plain_key, release)])
-            found = across(reference, plain[0], fixed, plain[1], own_lines=case.plain is None)
+            case.references[release], found = judged
         case.verdicts[release] = "equal" if not found else "different"
         case.differences[release] = found
 
 
+def _against_reference(
+    case: Case,
+    records: dict[tuple[Program, str], Record],
+    release: str,
+    runs: Sequence[str],
+    order: Sequence[str],
+) -> tuple[str, list[Difference]] | str:
+    """Where ``case``'s original fails on ``release`` (the reason for the fix): the reference it is
+    judged against, and the differences. The original on the last release before ``release`` where it
+    ran; where it ran on none before (a signature written for newer releases, which older ones call
+    differently: ``_save_checkpoint(self, model, trial)`` on 4.46, which passes ``metrics=``), on the
+    first one after it; where it ran nowhere because an event method refuses a keyword (TW402's
+    reason), its declared-arguments reference on ``release`` itself (``DECLARED``). A string: why
+    there is nothing to judge it against (the original's error, or the reference's where the fixed
+    program fails alike: another bug the fix does not touch)."""
+    original_key, fixed_key = programs(case)
+    fixed = records[(fixed_key, release)]
+    at = order.index(release)
+    before = [r for r in runs if order.index(r) < at]
+    after = [r for r in runs if order.index(r) > at]
+    if before or after:
+        other = before[-1] if before else after[0]
+        plain_key = plain_program(case)
+        reference, ref_plain = records[(original_key, other)], records[(plain_key, other)]
+        found = across(
+            reference, ref_plain, fixed, records[(plain_key, release)], own_lines=case.plain is None
+        )
+        return other, found
+    declared = records.get((declared_program(case), release)) if case.declared else None
+    if declared is None:
+        return _first_line(records[(original_key, release)])
+    found = compare(declared, fixed, named=named_differences(_text(case.fixed)))
+    if declared.failed and not found:
+        return f"{DECLARED}, and fixed, fail alike: {_first_line(declared)}"
+    return DECLARED, found
+
+
 BREAKS = "the fixed program imports a name the release lacks, and the original none"
+DECLARED = "the original with each event given only the arguments it declares"
+
+
+def declared_program(case: Case) -> Program:
+    """The program key of ``case``'s declared-arguments reference (``Case.declared``)."""
+    roots = case.roots or (None, None)
+    return (str(case.declared), case.trainer, str(roots[0]) if roots[0] else None)
+
+
+def _declared_records(
+    stranded: Sequence[Case],
+    records: dict[tuple[Program, str], Record],
+    releases: dict[str, Path | None],
+    task: str,
+) -> dict[tuple[Program, str], Record]:
+    """The declared-arguments reference (``trainwright.testing.declared``) of each case of
+    ``stranded`` whose original fails on every release tried because an event handler refuses a
+    keyword (TW402's reason), run on ``releases``."""
+    chosen = []
+    for case in stranded:
+        key = programs(case)[0]
+        errors = [_first_line(record) for (program, _), record in records.items() if program == key]
+        if errors and all(needs_reference(e) for e in errors):
+            # beside the original in the exported project; a lone module's next to its fixed copy
+            folder = case.original.parent if case.roots else case.fixed.parent / "declared"
+            case.declared = case.declared or write_reference(case.original, folder)
+            chosen.append(case)
+    if not chosen:
+        return {}
+    return _run(sorted({declared_program(c) for c in chosen}, key=str), releases, task)
 
 
 def _unlike_stand_ins(original: Record, fixed: Record, release: str) -> str:
@@ -546,6 +635,7 @@ def run(cases: list[Case], releases: dict[str, Path | None]) -> None:
             older = reference_releases(releases)
         if stranded and older:
             records.update(_records(stranded, older, task))
+        records.update(_declared_records(stranded, records, releases, task))
         for case in pending:
             first = dict(case.reasons)
             for known in (case.verdicts, case.differences, case.references, case.reasons):
@@ -636,6 +726,8 @@ def _against(case: Case, release: str) -> str:
     reference = case.references.get(release)
     if reference is None:
         return _given(case, release)
+    if reference == DECLARED:
+        return f" (against {DECLARED})" + _given(case, release)
     if reference in case.verdicts:
         return f" (against the original on {reference})" + _given(case, release)
     return (

@@ -106,7 +106,8 @@ class RemovedArgument(Rule):
         "(`trainwright.testing.renames`), the oracle's own training passing the call's keyword and literal "
         "value before and after the rename. They found `warmup_ratio=0.1` -> `warmup_steps=0.1` failing "
         "on 4.46.3 (`warmup_steps` takes a ratio only from 5.0.0), so on a range reaching 4.x that rename "
-        "is no longer offered (`tests/testing/test_renames.py`)."
+        "is no longer offered (`tests/testing/test_renames.py`). The rule's own examples, scripts that "
+        "build no model, are judged the same way (`scripts/oracle_matrix.py --examples-only`)."
     )
     message = "`{keyword}=` is not accepted by `{owner}` in {library} {version}{when}; {instead}"
 

@@ -58,6 +58,16 @@ class EventWithoutKwargs(Rule):
     roles = frozenset({CALLBACK})
     fix_applicability = SAFE
     fix_module = "trainwright_lint.rules.tw402_event_without_kwargs_fix"
+    fix_safety_note = (
+        "What the behaviour oracle (`trainwright.testing.oracle`, issue 32) checked: the original raises "
+        "`TypeError` the first time its event fires, on every release, so there is no run of it to keep. "
+        "The fixed program is judged against the original whose event methods are handed only the "
+        "arguments they declare (`trainwright.testing.declared`), on the same release: per-step loss and "
+        "gradient norm, `log_history`, events, printed lines and files must be equal. The rule's example "
+        "and the gallery's `broken_callback_before.py` are, on every release `scripts/oracle_matrix.py` "
+        "runs (docs/lint.md). A method that reads `locals()` or is called by your own code with other "
+        "keywords is outside what the fix keeps."
+    )
     fix_pass = 2
     fix_title = "add `**kwargs`"
 

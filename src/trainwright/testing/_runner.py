@@ -17,6 +17,7 @@ import io
 import json
 import logging
 import os
+import re
 import sys
 import traceback
 from importlib import metadata
@@ -293,6 +294,13 @@ def _tokenizer_keyword(cls: Any, base: Any) -> str:
     return "tokenizer"
 
 
+# the Trainer refusing a second processing class: the subclass passes its own on (``super().__init__(
+# *args, tokenizer=tok, **kwargs)``) and the oracle passed one too
+_TWICE = re.compile(
+    r"multiple values for keyword argument '(tokenizer|processing_class)'|Both `tokenizer` and `processing_class` are set"
+)
+
+
 def _trainer(setup: Setup, args: Any) -> Any:
     t = setup.transformers
     namespace = vars(setup.module)
@@ -306,11 +314,18 @@ def _trainer(setup: Setup, args: Any) -> Any:
     }
     if not setup.family.trl:
         kwargs["data_collator"] = t.default_data_collator
-    kwargs[_tokenizer_keyword(setup.trainer_class, t.Trainer)] = setup.tokenizer
+    keyword = _tokenizer_keyword(setup.trainer_class, t.Trainer)
+    kwargs[keyword] = setup.tokenizer
     if setup.spec.get("trainer_kwargs"):
         kwargs.update(eval(setup.spec["trainer_kwargs"], {**namespace, "toy_tokenizer": setup.tokenizer}))
     accepted, dropped = _construct.fit(setup.trainer_class, kwargs)
-    trainer = setup.trainer_class(**accepted)
+    try:
+        trainer = setup.trainer_class(**accepted)
+    except (TypeError, ValueError) as error:  # the Trainer's keyword check, before it set anything up
+        if not _TWICE.search(str(error)):
+            raise
+        accepted.pop(keyword, None)  # it passes its own (a tokenizer under another name, or none)
+        trainer = setup.trainer_class(**accepted)
     for callback in dropped.get("callbacks", ()):  # an ``__init__`` without ``callbacks``: added after
         trainer.add_callback(callback)
     trainer.remove_callback(t.trainer_callback.PrinterCallback)
