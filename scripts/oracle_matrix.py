@@ -518,6 +518,8 @@ def _against_reference(
     declared = records.get((declared_program(case), release)) if case.declared else None
     if declared is None:
         return _first_line(records[(original_key, release)])
+    if needs_reference(_first_line(declared)):  # a handler the footer cannot reach (a class in a function)
+        return f"{DECLARED}: a handler it cannot reach still refuses a keyword: {_first_line(declared)}"
     found = compare(declared, fixed, named=named_differences(_text(case.fixed)))
     if declared.failed and not found:
         return f"{DECLARED}, and fixed, fail alike: {_first_line(declared)}"

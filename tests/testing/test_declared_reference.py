@@ -41,6 +41,21 @@ class LossPrinter(TrainerCallback):
         print("loss", logs.get("loss"){more})
 """
 
+INSIDE_INIT = """
+from transformers import Trainer, TrainerCallback
+
+
+class MyTrainer(Trainer):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+
+        class LossPrinter(TrainerCallback):
+            def on_log(self, args, state, control, logs=None{extra}):
+                print("loss", logs.get("loss"))
+
+        self.add_callback(LossPrinter())
+"""
+
 
 def _write(folder: Path, name: str, text: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
@@ -80,8 +95,17 @@ def test_a_callback_that_ran_nowhere_is_judged_against_its_declared_arguments(
     )
     same = oracle_matrix.Case("same", original, fixed, False, "==5.24.0")
     wrong = oracle_matrix.Case("planted", original, planted, False, "==5.24.0")
+    unreached = oracle_matrix.Case(  # the footer cannot reach a class defined inside ``__init__``
+        "unreached",
+        _write(tmp_path / "inner", "trainer.py", INSIDE_INIT.format(extra="")),
+        _write(tmp_path / "inner_fixed", "trainer.py", INSIDE_INIT.format(extra=", **kwargs")),
+        False,
+        "==5.24.0",
+    )
     monkeypatch.setattr(oracle_matrix, "RELEASES", (oracle_matrix.PINNED,))  # no older release to try
-    oracle_matrix.run([same, wrong], {oracle_matrix.PINNED: None})
+    oracle_matrix.run([same, wrong, unreached], {oracle_matrix.PINNED: None})
+    assert unreached.verdicts == {"5.24.0": "not runnable"}, (unreached.reasons, unreached.differences)
+    assert "cannot reach" in unreached.reasons["5.24.0"]
     assert same.verdicts == {"5.24.0": "equal"}, same.differences
     assert same.references == {"5.24.0": oracle_matrix.DECLARED}
     assert wrong.verdicts == {"5.24.0": "different"}

@@ -8,7 +8,9 @@ against (``oracle_matrix.judge``). What its author wrote it to do is still plain
 arguments it names. This module writes that program: the original, byte for byte, with a footer
 that hands each event handler of the module's own callbacks only the keyword arguments it declares.
 The fixed program must train exactly as that one does on the same release; anything else the fix
-changed shows as a difference.
+changed shows as a difference. Only classes defined at the module's top level are reached: a callback
+class defined inside a function still refuses the keyword, and ``oracle_matrix`` then says the reference
+cannot reach it rather than calling the fix different.
 """
 
 from __future__ import annotations
