@@ -143,7 +143,18 @@ def _script_cases(name: str, source: Path, folder: Path, target: str) -> list[Ca
         return None
     folder.mkdir(parents=True, exist_ok=True)
     findings = json.loads(_linter("lint", folder, [str(source)], target, "--format", "json", "--exit-zero"))
-    return stand_in_cases(name, renames_in(findings, text), folder, target)
+    return call_site_cases(name, findings, text, folder, target)
+
+
+def call_site_cases(label: str, findings: Sequence[dict], source: str, work: Path, target: str) -> list[Case]:
+    """The TW304 renames among ``findings`` (the linter's JSON records of the file whose text is
+    ``source``), each judged on its stand-ins: a rename of TRL's API on the TRL target's range
+    (``trl_api_range``), any other on ``target``."""
+    cases = []
+    for rename in renames_in(findings, source):
+        api = trl_api_range(target) if rename.callee.startswith("trl.") else target
+        cases += stand_in_cases(label, [rename], work, api)
+    return cases
 
 
 def rule_example_cases(work: Path) -> list[Case]:
@@ -259,9 +270,7 @@ def repo_cases(repo: dict, work: Path, target: str, moves: bool = False) -> tupl
             continue
         if cls is None and not moves:  # TW304 at a call site: judged on stand-ins of each rename
             mine = [f for f in findings if resolve(f["filename"]) == filename and f.get("class") is None]
-            for rename in renames_in(mine, original.read_text(encoding="utf-8")):
-                api = trl_api_range(target) if rename.callee.startswith("trl.") else target
-                cases += stand_in_cases(label, [rename], work, api)
+            cases += call_site_cases(label, mine, original.read_text(encoding="utf-8"), work, target)
             continue
         callback = all(code.startswith("TW4") for code in codes)
         judged_on = trl_api_range(target) if on_trl[(filename, cls)] else target
