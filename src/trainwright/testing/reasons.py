@@ -47,6 +47,10 @@ KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("a name its transformers/TRL release does not have", _LIBRARY_MODULE),
     ("a package that is not installed", _MISSING),
+    (  # a library probed a package stood in for while the program's module imported (``standins``)
+        "a package that is not installed",
+        re.compile(r"ValueError: [\w.]+\.__spec__ is None"),
+    ),
     ("a name its transformers/TRL release does not have", _REMOVED),
     (
         "constructor arguments only the project can give",

@@ -241,11 +241,27 @@ class StandIns:
 
     def importing(self, load: Callable[[], ModuleType]) -> ModuleType:
         """``load()``, retried with a stand-in each time it fails on a missing transformers/TRL name
-        (a failed import leaves no module of its own behind); any other failure is raised."""
-        for _ in range(LIMIT):
-            try:
-                return load()
-            except Exception as exc:  # only an import failure we can stand in for is retried
-                if not self.add_for(exc):
-                    raise
-        return load()
+        or an absent package (a failed import leaves no module of its own behind); any other failure
+        is raised. The absent packages' stand-ins leave ``sys.modules`` once it has loaded
+        (``_unlist_absent``)."""
+        try:
+            for _ in range(LIMIT):
+                try:
+                    return load()
+                except Exception as exc:  # only an import failure we can stand in for is retried
+                    if not self.add_for(exc):
+                        raise
+            return load()
+        finally:
+            self._unlist_absent()
+
+    def _unlist_absent(self) -> None:
+        """Take the absent packages' stand-ins out of ``sys.modules``; the names the program bound
+        keep them (and raise on use). Why: the libraries probe packages while training
+        (``importlib.util.find_spec("deepspeed")`` in ``Trainer.__init__``): a stand-in listed there
+        makes the probe raise ``ValueError: deepspeed.__spec__ is None``, or, given a spec, answer that
+        a package this machine lacks is installed. Unlisted, the probe answers the truth, and an import
+        the program makes later fails as it would here."""
+        for name in [n for n in self.names if n.split(".")[0] in self.absent]:
+            if isinstance(sys.modules.get(name), StandInModule):
+                del sys.modules[name]

@@ -77,8 +77,12 @@ def test_training_is_unchanged_by_the_window(tmp_path, monkeypatch, loss_type):
     assert windowed.rounds.order_free_window() == 16
     assert len(windowed.prompts) == len(plain.prompts) == 8
     assert sum(windowed.prompts) < sum(plain.prompts)  # fewer prompts to run: the point of the window
+    # The window regroups the same completions into other micro-batches, so float32 sums run in another
+    # order: the final parameters differ by rounding only (at most 2.5e-6 on lm_head, weights ~0.085, on
+    # the 2-core CI machine of 2026-12-07; 1e-6 held on an earlier one), far below one step's update
+    # (lr 0.01). A real change in the gradient moves them by 1e-3 or more.
     for (name, a), b in zip(windowed.model.named_parameters(), plain.model.parameters()):
-        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6, msg=name)
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5, msg=name)
     losses = [[log["loss"] for log in t.state.log_history if "loss" in log] for t in (windowed, plain)]
     assert len(losses[0]) == 4
     assert losses[0] == pytest.approx(losses[1], abs=1e-6)
