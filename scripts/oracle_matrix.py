@@ -669,14 +669,15 @@ def run(cases: list[Case], releases: dict[str, Path | None]) -> None:
         if stranded and older:
             records.update(_records(stranded, older, task))
         records.update(_declared_records(stranded, records, releases, task))
+        references = list(older or {})
         for case in pending:
             first = dict(case.reasons)
-            _judge_afresh(case, records, names, list(older or {}) if case in stranded else ())
+            _judge_afresh(case, records, names, references if case in stranded else ())
             if first and set(case.verdicts.values()) == {"not runnable"}:
                 case.reasons = first  # runs as neither: the causal LM's reasons, the first tried
         shaky = [c for c in pending if "different" in c.verdicts.values() and not c.unstable]
         for case in unstable_fields(shaky, records, {**(older or {}), **releases}, task):
-            _judge_afresh(case, records, names, list(older or {}) if case in stranded else ())
+            _judge_afresh(case, records, names, references if case in stranded else ())
         # Tried as a classifier only when the causal LM ran it nowhere in its range.
         pending = [c for c in pending if c.verdicts and set(c.verdicts.values()) == {"not runnable"}]
 

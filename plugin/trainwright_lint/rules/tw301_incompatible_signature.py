@@ -8,7 +8,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from packaging.version import Version
+from packaging.specifiers import SpecifierSet
 
 from trainwright.catalog import CallSite, MethodInfo, Param, Signature
 from trainwright_lint.analysis.callers import (
@@ -89,7 +89,7 @@ STEP_SCALING_NOTE = (
 # ``accelerator.backward`` on 4.46.0-4.46.1, no division on 4.46.2-4.47.1; 4.48.0 divides when it is
 # None). The behaviour oracle: 2.0x the gradient norm at GA=2 on 4.46.3 against the original on
 # 4.45.2, found on the blind test split (``tests/oracle/test_fix_safety.py``).
-_STEP_UNDIVIDED = ("4.46.0", "4.48.0")
+_STEP_UNDIVIDED = SpecifierSet(">=4.46.0,<4.48.0")
 
 
 def scaling_changes(edit: AddParams, releases: Sequence[str], calls_super: bool) -> bool:
@@ -102,8 +102,7 @@ def scaling_changes(edit: AddParams, releases: Sequence[str], calls_super: bool)
         return True
     if edit.method != "training_step" or not calls_super or not _adds_unforwarded(edit):
         return False
-    low, high = (Version(v) for v in _STEP_UNDIVIDED)
-    return any(low <= Version(r) < high for r in releases)
+    return any(_STEP_UNDIVIDED.contains(r) for r in releases)
 
 
 def _adds_unforwarded(edit: AddParams) -> bool:
