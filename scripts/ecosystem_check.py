@@ -388,6 +388,8 @@ def unique_findings(
     seen: set[tuple[str, str, int, object, str]] = set()
     for f in findings:
         code, path, line, msg = finding_fields(f, resolve)
+        if str(code).startswith("TW2") and "fix" in f and f["fix"] is None:
+            msg += UNMOVED  # only with --preview: a finding whose move the planner refused
         loc = f.get("location")
         col = loc.get("column") if isinstance(loc, dict) else f.get("column")
         key = (code, path, line, col, msg)
@@ -448,14 +450,15 @@ class Tally:
     fp_patterns: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     tp_codes: Counter = field(default_factory=Counter)
     fp_codes: Counter = field(default_factory=Counter)
-    # (rule, overridden method) -> [TP, FP]: a rule's variants, by the method whose events it moves code to
-    # (issue 33: a variant whose test-split precision is under 0.90 is a preview variant)
+    # (rule, overridden method, what the code does) -> [TP, FP]: a rule's variants, by the method whose
+    # events it moves code to and the message's verb (``kind_of``) (issue 33: a variant whose test-split
+    # precision is under 0.90 is a preview variant)
     variants: dict = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
 
     def hit(self, code: str, method: str, message: str, right: bool) -> None:
         """Count one finding's verdict per rule code and remember the pattern it covers."""
         (self.tp_codes if right else self.fp_codes)[code] += 1
-        self.variants[(code, method.rsplit(".", 1)[-1])][0 if right else 1] += 1
+        self.variants[(code, method.rsplit(".", 1)[-1], kind_of(message))][0 if right else 1] += 1
         (self.tp_patterns if right else self.fp_patterns)[code].add(pattern_of(method, message))
 
 
@@ -469,6 +472,21 @@ def pattern_of(method: str, message: str) -> str:
     ``training_step`` override, or on timing and on gated output, are two."""
     head = message.split(";")[0]
     return f"{method}: " + " ".join(_VARYING.sub("_", head).split())
+
+
+_KIND = re.compile(r"^`[^`]*` (\w+)")
+#: appended to a TW2xx finding's message when it carries no move (reported only with ``--preview``)
+UNMOVED = " [no move written]"
+
+
+def kind_of(message: str) -> str:
+    """What a TW2xx finding's code does, as its message's first verb says: ``times`` (a timer around
+    ``super()``), ``advances`` (a schedule), ``runs`` (gated side effects), ``adds`` (output around the
+    call), ``keeps`` (a record). Why: one overridden method holds code of several kinds, and issue 33's
+    preview variants are judged by what the rule claims, not only where."""
+    found = _KIND.match(message)
+    kind = found.group(1) if found else "-"
+    return f"{kind}, no move" if message.endswith(UNMOVED) else kind
 
 
 def enclosing_classes(src: str) -> list[tuple[int, int, str]]:
@@ -730,6 +748,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, help="pass -j JOBS to the linter (default: the linter's own default)")
     ap.add_argument("--timeout", type=int, default=1200, help="seconds per lint run (default: %(default)s)")
     ap.add_argument("--no-lists", action="store_true", help="omit the FP/FN lists")
+    ap.add_argument(
+        "--preview", action="store_true", help="lint with --preview (the preview rules and variants)"
+    )
     args = ap.parse_args(argv)
     if args.bench is None:
         args.bench = SPLITS[args.split]
@@ -836,7 +857,7 @@ def _lint_and_score(
 ) -> None:
     """Lint one exported repository, score its findings against its labels, and (once the linter has
     ``--statistics``) record which classes it recognised."""
-    extra_j = ["-j", str(args.jobs)] if args.jobs else []
+    extra_j = (["-j", str(args.jobs)] if args.jobs else []) + (["--preview"] if args.preview else [])
     data, err = run_lint(cmd, dest, paths, ["--format", "json", "--exit-zero", *extra_j], args.timeout)
     if data is None:
         acc.errors.append(f"{name}: lint failed: {err}")
@@ -964,15 +985,15 @@ def _report_families(md: bool, h, lab, site_rows, acc: Accumulated) -> None:
         print(h("Per rule: findings and the distinct patterns they cover"))
         print(table(md, ["rule", "TP", "TP patterns", "FP", "FP patterns"], rows))
     variants = sorted(
-        (code, method, tp, fp)
+        (code, method, kind, tp, fp)
         for t in acc.tallies.values()
-        for (code, method), (tp, fp) in t.variants.items()
+        for (code, method, kind), (tp, fp) in t.variants.items()
         if code.startswith("TW2")
     )
     if variants:  # counts only, no location: what the preview rule of issue 33 reads
-        print(h("TW2xx variants (rule, overridden method)"))
-        rows = [[c, m, tp, fp, f"{tp / (tp + fp):.2f}"] for c, m, tp, fp in variants]
-        print(table(md, ["rule", "method", "TP", "FP", "precision"], rows))
+        print(h("TW2xx variants (rule, overridden method, what the code does)"))
+        rows = [[c, m, k, tp, fp, f"{tp / (tp + fp):.2f}"] for c, m, k, tp, fp in variants]
+        print(table(md, ["rule", "method", "kind", "TP", "FP", "precision"], rows))
     hn_total = sum(m.hard_negative for m in lab)
     print(f"\nhard negatives given a TW2xx finding: {len(acc.hn_hits)} of {hn_total}")
     if site_rows:

@@ -504,7 +504,7 @@ def judge(
             case.stand_ins[release] = original.stand_ins
         if original.arguments:
             case.arguments[release] = original.arguments
-        if original.failed and not found:  # both fail alike: the fix neither caused nor mended it
+        if original.failed and _fail_alike(original, fixed, found):  # the fix neither caused nor mended it
             case.verdicts[release] = "not runnable"
             case.reasons[release] = f"original and fixed fail alike: {_first_line(original)}"
             continue
@@ -516,6 +516,34 @@ def judge(
             case.references[release], found = judged[0], _stable(judged[1], case)
         case.verdicts[release] = "equal" if not found else "different"
         case.differences[release] = found
+
+
+def _errors(record: Record) -> tuple[tuple[str, str], ...]:
+    """Where ``record`` stopped and with what, each error's first line: ``(("setup", ""), ("ga1/train",
+    "TypeError: ..."), ...)``."""
+
+    def first(error: str | None) -> str:
+        return error.strip().splitlines()[0] if error and error.strip() else ""
+
+    return (("setup", first(record.error)), *((p.name, first(p.error)) for p in record.phases))
+
+
+def _fail_alike(original: Record, fixed: Record, found: Sequence[Difference]) -> bool:
+    """Whether both programs stop with the same errors in the same phases and differ only inside the
+    phases that stopped (lines printed before the error, steps cut short): the fix neither caused nor
+    mended the failure, so there is nothing to judge on this release.
+
+    Why not "no difference at all": a move's callback may print before the override's own failure stops
+    the phase (a moves-only run leaves the signature TW301 fixes as it was). Such a fixed program was
+    then judged against the original on an older release, a crash against a training run, and called
+    different (energy-efficient-llm's move on 5.24.0, 2026-12-07). A phase that ran to its end in both,
+    the files and the set-up are still compared: a difference there is the fix's."""
+    if not found:
+        return True
+    if _errors(original) != _errors(fixed):
+        return False
+    stopped = {name for name, error in _errors(original) if error}
+    return all(d.where.split(".")[0] in stopped for d in found)
 
 
 def _against_reference(

@@ -333,6 +333,77 @@ def test_a_refused_placement_is_never_written(program: Path) -> None:
     assert not fix_text(program.read_text(encoding="utf-8"), unsafe=True, version="5.24.0").changed
 
 
+KEPT_CONDITION = """
+    from transformers import Trainer
+
+
+    class WarmTrainer(Trainer):
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            {before}
+            if {test}:
+                model.config.use_cache = False
+                if self.state.global_step % 100 == 0:
+                    print(f"warm at step {{self.state.global_step}}")
+            return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+"""
+
+
+def _kept(test: str, before: str = "pass") -> str:
+    return dedent(KEPT_CONDITION.format(test=test, before=before))
+
+
+def test_a_condition_that_holds_the_moved_code_moves_with_it() -> None:
+    source = _kept("self.args.warmup_steps > 0 and self.is_world_process_zero()")
+    (finding,) = _moves(source, "TW201")
+    assert finding.fix is not None
+    moved = fix_text(source, unsafe=True, version="5.24.0").fixed.decode()
+    # in every event the callback writes, and nowhere without it
+    guard = "if trainer.args.warmup_steps > 0 and trainer.is_world_process_zero():"
+    assert moved.count(guard) == moved.count('print(f"warm at step') == 3
+
+
+@pytest.mark.parametrize(
+    ("test", "before", "why"),
+    [
+        ("now > self.deadline", "now = time.time()", "under a condition it cannot test alike"),
+        ("self.ready()", "pass", "under a condition it cannot test alike"),
+        ("self.warm", "self.warm = len(inputs) > 1", "changes `self.warm`"),
+    ],
+)
+def test_a_condition_a_callback_cannot_test_alike_refuses_the_move(test: str, before: str, why: str) -> None:
+    (finding,) = _moves(_kept(test, before), "TW201", preview=True)
+    assert finding.fix is None and why in finding.fix_note
+    assert not _moves(_kept(test, before), "TW201")  # no move, no finding
+
+
+def test_code_in_a_loop_or_an_else_is_not_moved() -> None:
+    loop = _kept("True").replace("if True:", "for _ in range(2):")
+    other = _kept("self.args.seed == 1").replace(
+        "model.config.use_cache = False", "model.config.use_cache = False\n        else:"
+    )
+    for source in (loop, other):
+        (finding,) = _moves(source, "TW201", preview=True)
+        assert finding.fix is None and "without that condition" in finding.fix_note, source
+
+
+def test_code_inside_a_with_that_stays_still_moves() -> None:
+    # a context manager decides no *whether*: the statement ran once per call, as the event does
+    source = dedent("""
+        import torch
+        from transformers import Seq2SeqTrainer
+
+
+        class CacheClearing(Seq2SeqTrainer):
+            def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None, **gen_kwargs):
+                with torch.no_grad():
+                    out = super().prediction_step(model, inputs, prediction_loss_only, ignore_keys, **gen_kwargs)
+                    torch.cuda.empty_cache()
+                return out
+    """)
+    (finding,) = _moves(source, "TW201")
+    assert finding.fix is not None and "on_prediction_step" in finding.fix.describe()
+
+
 def test_code_before_the_evaluation_loop_never_moves_to_a_step_event() -> None:
     # ``evaluation_loop`` runs only when ``control.should_evaluate`` is set (and for ``predict``)
     source = dedent("""

@@ -39,6 +39,25 @@ def test_a_module_imports_inside_its_package_and_is_forgotten_after(tmp_path: Pa
         _importer.forget(tmp_path / "fixed")
 
 
+def test_a_sibling_named_as_an_installed_package_does_not_shadow_it(tmp_path: Path) -> None:
+    # transformer-vae: ``transformer_vae/sklearn.py`` says ``from sklearn import svm``
+    package = tmp_path / "vae"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "colorsys.py").write_text("from colorsys import rgb_to_hsv\n")
+    (package / "helpers.py").write_text("X = 5\n")
+    (package / "trainer.py").write_text(
+        "from vae.colorsys import rgb_to_hsv\nfrom helpers import X  # a sibling, as a script imports it\n"
+    )
+    sys.modules.pop("colorsys", None)  # found on the path, not in the cache
+    try:
+        module = _importer.import_in_project(package / "trainer.py", tmp_path)
+        assert module.rgb_to_hsv(1.0, 0.0, 0.0) == (0.0, 1.0, 1.0) and module.X == 5
+    finally:
+        _importer.forget(tmp_path)
+    assert not any(str(tmp_path) in p for p in sys.path)
+
+
 def test_relative_imports_without_init_files_use_a_namespace_package(tmp_path: Path) -> None:
     folder = tmp_path / "training"
     folder.mkdir()

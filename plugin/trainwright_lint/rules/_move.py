@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple, TypedDict
 from weakref import WeakKeyDictionary
 
@@ -197,6 +197,8 @@ class MoveToCallback(Edit):
     held: tuple[tuple[str, str], ...] = ()
     # what the moved code does otherwise than the override, named (``RESULT_DIFFERS``, ``NESTED_LOG``)
     differs: str = ""
+    # the ``if`` tests of the override that hold the moved code, in its terms (``held_condition``)
+    guard: str = ""
     unsafe: bool = True
 
     def bindings(self) -> list[tuple[str, str]]:
@@ -290,10 +292,17 @@ def plan_move(
     edit_type: type[MoveToCallback], also: tuple[str, ...] = (),
 ) -> Planned:  # fmt: skip
     """The move of ``parts`` (outermost statement indices) to ``events`` (see the module docstring)."""
-    note = timing_refusal(fn.name, events, effects, parts)
-    if note is not None:
+    held = held_condition(effects, parts)
+    note = held.refusal or timing_refusal(fn.name, events, effects, parts)
+    if note:
         return Planned(None, note)
     move = _mechanical_move(ctx, fn, effects, parts, events, edit_type, also)
+    if move is not None and held.guard:
+        if move.span:  # a timer's halves under a condition: its clock would start where it did not
+            return Planned(
+                None, "a timer held by a condition of the override has no event pair that keeps it"
+            )
+        move = replace(move, guard=held.guard)
     if move is None or not move.differs:
         return Planned(move)
     return Planned(move, f"the moved code {move.differs}")
@@ -468,6 +477,93 @@ def _sides(effects: MethodEffects, parts: list[int]) -> set[bool]:
     """Which sides of the ``super()`` call ``parts`` sit on: ``True`` before it, ``False`` after it."""
     split = call_line(effects)
     return {effects.statements[i].line < split for i in parts}
+
+
+#: what a carried condition may call besides reading attributes of ``self`` (no effect, same answer twice)
+_PURE_IN_GUARD = frozenset({"len", "hasattr", "getattr", "isinstance", "bool", "int", "float", "str"})
+_RANK_CHECKS = frozenset({"is_world_process_zero", "is_local_process_zero"})
+
+
+class Held(NamedTuple):
+    """The condition moved code keeps from the ``if`` statements that hold it in the override and stay
+    there (``guard``, in the override's terms: ``self.args.warmup_steps > 0``), or why it cannot leave
+    (``refusal``). Both empty: nothing holds it but ``with`` blocks, or nothing at all."""
+
+    guard: str = ""
+    refusal: str = ""
+
+
+def held_condition(effects: MethodEffects, parts: list[int]) -> Held:
+    """What holds ``parts`` in the override: the ``if`` tests they run under, carried into the callback
+    when every part runs under the same ones (in their bodies, not an ``else``), each test reads only
+    attributes of ``self`` (``self.args``, ``self.state``, the trainer's own), and no code left in the
+    override writes what a test reads; a ``with`` decides no *whether* (``torch.cuda.empty_cache()``
+    inside ``with torch.no_grad():`` moves as it is). Anything else holding them (a loop, a ``try``, a
+    test of a local, an ``elif``) refuses the move.
+
+    Why: the callback used to get the moved statement without what held it, and ran it where the
+    override did not: a print under ``if self.args.warmup_steps > 0:`` (beside a write that stays)
+    printed on every hundredth step whatever the condition. A test re-evaluated at the event gives the
+    override's answer only when nothing between the two changes what it reads.
+    ``tests/oracle/moves/print_under_a_kept_condition.py`` (carried, oracle-equal) and
+    ``tests/oracle/refused/print_inside_a_kept_condition.py`` (refused)."""
+    chains: set[tuple[int, ...]] = set()
+    for part in parts:
+        chain, child = [], part
+        for holder in effects.path(part)[1:]:
+            node = effects.statements[holder].node
+            inside = isinstance(node, ast.If) and any(n is effects.statements[child].node for n in node.body)
+            if inside and effects.statements[child].line != effects.statements[holder].line:
+                chain.append(holder)
+            elif not isinstance(node, (ast.With, ast.AsyncWith)):
+                return Held(refusal=_held_note(effects, part, holder, "without that condition"))
+            child = holder
+        chains.add(tuple(chain))
+    if chains == {()}:
+        return Held()
+    if len(chains) != 1:
+        return Held(refusal="the moved statements run under different conditions of the override")
+    holders = list(reversed(chains.pop()))  # outermost first
+    reads: set[str] = set()
+    for holder in holders:
+        found = _test_reads(effects, holder)
+        if found is None:
+            return Held(
+                refusal=_held_note(effects, parts[0], holder, "under a condition it cannot test alike")
+            )
+        reads |= found
+    moved = {j for i in parts for j in effects.under(i)}
+    for i, s in enumerate(effects.statements):
+        changed = {d.split(".")[1] for d in s.defines if d.startswith("self.")} & reads
+        if i not in moved and changed:
+            why = f"code left in the override changes `self.{min(changed)}`, which the condition holding it reads"
+            return Held(refusal=why)
+    tests = [ast.unparse(effects.statements[h].node.test) for h in holders]  # type: ignore[attr-defined]
+    return Held(guard=" and ".join(f"({t})" for t in tests) if len(tests) > 1 else tests[0])
+
+
+def _held_note(effects: MethodEffects, part: int, holder: int, what: str) -> str:
+    return (
+        f"line {effects.statements[part].line} runs inside the statement at line "
+        f"{effects.statements[holder].line}, which stays in the override: a callback would run it {what}"
+    )
+
+
+def _test_reads(effects: MethodEffects, holder: int) -> set[str] | None:
+    """The attributes of ``self`` the test of the ``if`` statement ``holder`` reads (``args`` for
+    ``self.args.warmup_steps``), or ``None`` when a callback cannot test it alike: it reads a local or
+    a parameter, or calls what is not known pure other than the trainer's rank checks. Read from the
+    statement's recorded uses and its text (rules walk no trees)."""
+    statement = effects.statements[holder]
+    if any(not name.startswith("self.") and name not in _PURE_IN_GUARD for name in statement.uses):
+        return None
+    text = ast.unparse(statement.node.test)  # type: ignore[attr-defined]
+    for match in _CALL.finditer(text):
+        name = match.group(1) or ""
+        rank = name.startswith("self.") and name.rsplit(".", 1)[-1] in _RANK_CHECKS
+        if not (rank or name in _PURE_IN_GUARD or _pure_text(match.group(0) + ")")):
+            return None
+    return {name.split(".")[1] for name in statement.uses if name.startswith("self.")}
 
 
 def timing_refusal(

@@ -103,9 +103,17 @@ def _span_methods(edit: MoveToCallback, first: str, second: str) -> list[str]:
     return methods
 
 
+def _held(guard: str, code: str) -> str:
+    """``code`` under the override's condition that held it (``MoveToCallback.guard``); renamed with
+    the rest (``self`` -> ``trainer``)."""
+    if not guard or not code.strip():
+        return code
+    return f"if {guard}:\n" + textwrap.indent(code, "    ")
+
+
 def callback_source(edit: MoveToCallback, before: list[Statement], after: list[Statement]) -> str:
     """The callback class for ``edit``, given the moved statements on each side of the ``super()`` call."""
-    first, second = _code(before), _code(after)
+    first, second = (_held(edit.guard, _code(side)) for side in (before, after))
     methods: list[str]
     if edit.span:
         methods = _span_methods(edit, first, second)

@@ -48,7 +48,10 @@ class TimingLogic(Rule):
         "`fix --unsafe-fixes` writes (`--diff` shows it) runs the code when the override did: code of "
         "`training_step` at `on_step_begin` and `on_substep_end` (once per micro-batch, on the same step "
         "number), a timer around `super()` ending at `on_pre_optimizer_step` (`on_optimizer_step` on "
-        "releases before 4.45, which the fix says)."
+        "releases before 4.45, which the fix says). Code inside an `if` that stays in the override keeps "
+        "that condition in the callback when the test reads only the trainer's own attributes and "
+        "nothing left in the override changes them; under any other condition, a loop or a `try`, "
+        "there is no move (and, without `--preview`, no finding)."
     )
     EVIDENCE = ("https://huggingface.co/docs/transformers/main_classes/callback",)
 

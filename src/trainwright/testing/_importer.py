@@ -54,14 +54,23 @@ def import_file(path: Path, name: str) -> ModuleType:
 
 
 def import_in_project(path: Path, root: Path) -> ModuleType:
-    """``path`` imported by its dotted name, with its import root, its own folder and the project root
-    (and ``root/src``) on ``sys.path``, as the project's own scripts and tests import it. Call
-    :func:`forget` with the same ``root`` once the program is done, whether this raised or not."""
+    """``path`` imported by its dotted name, with its import root and the project root (and
+    ``root/src``) first on ``sys.path``, as the project's own scripts and tests import it, and its own
+    folder last. Call :func:`forget` with the same ``root`` once the program is done, whether this raised
+    or not.
+
+    Why its folder last: a module inside a package is imported by a project with that folder nowhere on
+    the path, and a sibling named as an installed package would shadow it. transformer-vae's
+    ``transformer_vae/sklearn.py`` says ``from sklearn import svm``; with its folder first on the path,
+    ``sklearn`` was that module itself, half imported. Last, a sibling still answers an import that no
+    installed package does (``from utils import pad`` of a module that was also run as a script)."""
     base, dotted = dotted_name(path, root)
-    wanted = [str(base), str(path.parent), str(root)]
+    wanted = [str(base), str(root)]
     if (root / "src").is_dir():
         wanted.append(str(root / "src"))
     sys.path[:0] = [p for p in dict.fromkeys(wanted) if p not in sys.path]
+    if str(path.parent) not in sys.path:
+        sys.path.append(str(path.parent))
     _drop_leftovers(dotted.partition(".")[0])
     importlib.invalidate_caches()
     module = importlib.import_module(dotted)

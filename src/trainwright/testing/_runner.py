@@ -429,6 +429,10 @@ def run_program(spec: dict[str, Any], index: int, lines: Lines) -> dict[str, Any
     names its release lacks that it imports (``trainwright.testing.standins``), ``arguments`` the
     project's own arguments class it was given (``_project_args``)."""
     record: dict[str, Any] = {"release": "?", "phases": [], "files": {}}
+    # what an earlier program printed and never handed to a phase (it failed while importing) is not
+    # this one's: its first phase would report another project's import-time lines
+    lines.take()
+    lines.trainer = None
     stand_ins = standins.StandIns()
     pristine = _pristine(spec)
     before = set(sys.modules)
