@@ -376,6 +376,10 @@ def finding_keyword(message: str) -> str | None:
     return m.group(1) if m else None
 
 
+#: appended to a TW2xx finding's message when it carries no move (reported only with ``--preview``)
+UNMOVED = " [no move written]"
+
+
 def unique_findings(
     findings: list[dict], resolve: PathResolver
 ) -> tuple[list[tuple[str, str, int, str]], int]:
@@ -475,8 +479,6 @@ def pattern_of(method: str, message: str) -> str:
 
 
 _KIND = re.compile(r"^`[^`]*` (\w+)")
-#: appended to a TW2xx finding's message when it carries no move (reported only with ``--preview``)
-UNMOVED = " [no move written]"
 
 
 def kind_of(message: str) -> str:

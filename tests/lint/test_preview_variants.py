@@ -3,9 +3,15 @@ test split is under 0.90 (``Rule.preview_methods``) are reported, and fixed, onl
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from lint_helpers import dedent, file_linter, lint_text
 from trainwright_lint.fixes import fix_bytes
 from trainwright_lint.rules import RULES
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+import ecosystem_check  # the corpus scorer
 
 GATED = """
     from transformers import Trainer
@@ -35,3 +41,17 @@ def test_the_other_variants_stay_on() -> None:
     for method in ("evaluate", "log"):
         source = dedent(GATED.format(method=method))
         assert [f for f in lint_text(source) if f.code == "TW201"], method
+
+
+def test_the_scorer_reads_each_findings_kind_from_its_message() -> None:
+    # ``scripts/ecosystem_check.py`` keys the variants table by the message's first verb: a reworded
+    # message would silently merge the variants the preview decision is read from
+    timer = dedent(RULES["TW201"].INVALID[0].code)  # a timer around ``super().training_step``
+    kinds = {
+        ecosystem_check.kind_of(f.message)
+        for source in (timer, dedent(GATED.format(method="log")))
+        for f in lint_text(source, preview=True)
+        if f.code == "TW201"
+    }
+    assert kinds == {"times", "runs"}
+    assert ecosystem_check.kind_of("`log` adds printing" + ecosystem_check.UNMOVED) == "adds, no move"
