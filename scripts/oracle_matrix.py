@@ -462,9 +462,14 @@ def _run(
     return dict(zip([(k, r) for r in releases for k in keys], run_specs(specs)))
 
 
+def _head(error: str | None) -> str:
+    """An error's first line (``""`` for none)."""
+    return error.strip().splitlines()[0] if error and error.strip() else ""
+
+
 def _first_line(record: Record) -> str:
     errors = [record.error] + [p.error for p in record.phases]
-    return next((e.strip().splitlines()[0][:160] for e in errors if e and e.strip()), "")
+    return next((_head(e)[:160] for e in errors if _head(e)), "")
 
 
 def _text(path: Path) -> str:
@@ -521,11 +526,7 @@ def judge(
 def _errors(record: Record) -> tuple[tuple[str, str], ...]:
     """Where ``record`` stopped and with what, each error's first line: ``(("setup", ""), ("ga1/train",
     "TypeError: ..."), ...)``."""
-
-    def first(error: str | None) -> str:
-        return error.strip().splitlines()[0] if error and error.strip() else ""
-
-    return (("setup", first(record.error)), *((p.name, first(p.error)) for p in record.phases))
+    return (("setup", _head(record.error)), *((p.name, _head(p.error)) for p in record.phases))
 
 
 def _fail_alike(original: Record, fixed: Record, found: Sequence[Difference]) -> bool:

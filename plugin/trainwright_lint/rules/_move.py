@@ -524,9 +524,10 @@ def held_condition(effects: MethodEffects, parts: list[int]) -> Held:
     if len(chains) != 1:
         return Held(refusal="the moved statements run under different conditions of the override")
     holders = list(reversed(chains.pop()))  # outermost first
+    tests = [ast.unparse(effects.statements[h].node.test) for h in holders]  # type: ignore[attr-defined]
     reads: set[str] = set()
-    for holder in holders:
-        found = _test_reads(effects, holder)
+    for holder, test in zip(holders, tests):
+        found = _test_reads(effects.statements[holder].uses, test)
         if found is None:
             return Held(
                 refusal=_held_note(effects, parts[0], holder, "under a condition it cannot test alike")
@@ -538,7 +539,6 @@ def held_condition(effects: MethodEffects, parts: list[int]) -> Held:
         if i not in moved and changed:
             why = f"code left in the override changes `self.{min(changed)}`, which the condition holding it reads"
             return Held(refusal=why)
-    tests = [ast.unparse(effects.statements[h].node.test) for h in holders]  # type: ignore[attr-defined]
     return Held(guard=" and ".join(f"({t})" for t in tests) if len(tests) > 1 else tests[0])
 
 
@@ -549,21 +549,19 @@ def _held_note(effects: MethodEffects, part: int, holder: int, what: str) -> str
     )
 
 
-def _test_reads(effects: MethodEffects, holder: int) -> set[str] | None:
-    """The attributes of ``self`` the test of the ``if`` statement ``holder`` reads (``args`` for
-    ``self.args.warmup_steps``), or ``None`` when a callback cannot test it alike: it reads a local or
-    a parameter, or calls what is not known pure other than the trainer's rank checks. Read from the
-    statement's recorded uses and its text (rules walk no trees)."""
-    statement = effects.statements[holder]
-    if any(not name.startswith("self.") and name not in _PURE_IN_GUARD for name in statement.uses):
+def _test_reads(uses: set[str], test: str) -> set[str] | None:
+    """The attributes of ``self`` an ``if`` test reads (``args`` for ``self.args.warmup_steps``), given
+    the statement's recorded ``uses`` and the test's text, or ``None`` when a callback cannot test it
+    alike: it reads a local or a parameter, or calls what is not known pure other than the trainer's
+    rank checks (rules walk no trees)."""
+    if any(not name.startswith("self.") and name not in _PURE_IN_GUARD for name in uses):
         return None
-    text = ast.unparse(statement.node.test)  # type: ignore[attr-defined]
-    for match in _CALL.finditer(text):
+    for match in _CALL.finditer(test):
         name = match.group(1) or ""
         rank = name.startswith("self.") and name.rsplit(".", 1)[-1] in _RANK_CHECKS
-        if not (rank or name in _PURE_IN_GUARD or _pure_text(match.group(0) + ")")):
+        if not (rank or name in _PURE_IN_GUARD or _pure_text(f"{name}()")):
             return None
-    return {name.split(".")[1] for name in statement.uses if name.startswith("self.")}
+    return {name.split(".")[1] for name in uses if name.startswith("self.")}
 
 
 def timing_refusal(
