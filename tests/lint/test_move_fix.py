@@ -750,6 +750,39 @@ def test_the_code_after_the_checkpoint_moves_alone_when_the_code_before_cannot()
     assert "CARD.md" in override and "state.json" not in override  # the card goes up with the push
 
 
+def test_the_code_before_the_call_moves_alone_when_the_code_after_reads_its_result() -> None:
+    source = (MOVES / "print_before_step_result_check_kept.py").read_text(encoding="utf-8")
+    (finding,) = lint_text(source)
+    assert finding.code == "TW202" and finding.fix is not None
+    assert "(line 12)" in finding.message and "printing" in finding.message
+    assert "lines 14–15 stay in the override" in finding.fix_note
+    assert "returns, which no callback event receives" in finding.fix_note
+    fixed = fix_text(source, unsafe=True, version="5.24.0").fixed.decode("utf-8")
+    callback = fixed[fixed.index("def on_step_begin") : fixed.index("class CheckedTrainer(Trainer)")]
+    assert "clearing the cache" in callback and "nan loss" not in callback
+    assert "def on_substep_end(" in callback
+    override = fixed[fixed.index("class CheckedTrainer(Trainer)") :]
+    assert "nan loss" in override and "clearing the cache" not in override
+
+
+def test_one_side_does_not_move_alone_when_a_local_crosses_the_call() -> None:
+    source = dedent(
+        """
+        import time
+        from transformers import Trainer
+
+        class T(Trainer):
+            def training_step(self, model, inputs, num_items_in_batch=None):
+                stamp = self.state.global_step
+                print("before", stamp)
+                loss = super().training_step(model, inputs, num_items_in_batch)
+                print("after", stamp, loss.item())
+                return loss
+        """
+    )
+    assert all(f.fix is None for f in lint_text(source, preview=True))
+
+
 @pytest.mark.parametrize(("method", "event"), [("_save_checkpoint", "on_save"), ("predict", "on_predict")])
 def test_gated_code_after_a_call_whose_event_follows_it_keeps_its_gate_there(method: str, event: str) -> None:
     """``scripts/move_audit.py`` found these equal (2026-12-06): ``on_save`` is dispatched as each
@@ -758,3 +791,52 @@ def test_gated_code_after_a_call_whose_event_follows_it_keeps_its_gate_there(met
     fixed = fix_text(_audit_program(method, "gated-after"), unsafe=True).fixed.decode("utf-8")
     written = {line.split("(")[0].split()[-1] for line in fixed.splitlines() if "def on_" in line}
     assert written == {event}, written
+
+
+def test_a_log_copys_record_is_read_from_the_history_at_on_log() -> None:
+    """A copy of ``Trainer.log`` that fires ``on_log`` itself: the record it appended is the history's last
+    at the event (``rules/_move.py``, ``RECORDED``); rebuilt from ``logs`` it would lack what a callback
+    before it popped (``tests/oracle/test_oracle.py`` plants that)."""
+    source = (MOVES / "record_written_after_own_on_log.py").read_text(encoding="utf-8")
+    fixed = fix_text(source, unsafe=True, version="5.24.0").fixed.decode("utf-8")
+    handler = fixed[fixed.index("def on_log") : fixed.index("class JsonlLogTrainer(Trainer)")]
+    assert "output = state.log_history[-1]" in handler and "json.dumps(output)" in handler
+    override = fixed[fixed.index("class JsonlLogTrainer(Trainer)") :]
+    assert "self.state.log_history.append(output)" in override and "json.dumps" not in override
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        '        output["seen"] = True\n',  # the record changed after the event: the event saw it unchanged
+        "        self.state.log_history.append({})\n",  # another record appended between: not the last
+    ],
+)
+def test_a_log_copys_record_changed_after_the_append_is_not_read_from_the_history(change: str) -> None:
+    source = (MOVES / "record_written_after_own_on_log.py").read_text(encoding="utf-8")
+    where = "        self.control = self.callback_handler.on_log("
+    changed = (
+        source.replace(where, change + where)
+        if "append" in change
+        else source.replace("        with open(", change + "        with open(")
+    )
+    assert changed != source
+    fixed = fix_text(changed, unsafe=True, version="5.24.0").fixed.decode("utf-8")
+    assert "= state.log_history[-1]" not in fixed
+
+
+def test_a_record_read_after_super_log_is_not_taken_from_the_history() -> None:
+    source = dedent(
+        """
+        import json
+        from transformers import Trainer
+
+        class T(Trainer):
+            def log(self, logs, start_time=None):
+                output = {**logs, "step": self.state.global_step}
+                super().log(logs, start_time)
+                print(json.dumps(output))
+        """
+    )
+    fixed = fix_text(source, unsafe=True, version="5.24.0").fixed.decode("utf-8")
+    assert "= state.log_history[-1]" not in fixed

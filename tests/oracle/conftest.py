@@ -35,6 +35,8 @@ SPECS = {
         register=("trainer.add_callback(SampleCallback(tokenizer=None))",),
     ),
     "own_loss_divided": Spec(PROGRAMS / "own_loss_divided.py"),
+    "log_record_kept": Spec(PROGRAMS.parent / "moves" / "record_written_after_own_on_log.py"),
+    "log_record_recomputed": Spec(PROGRAMS / "log_record_recomputed.py"),
 }
 # name -> program fixed by ``trainwright fix --unsafe-fixes`` (the fix under test), trained the same way
 FIXED = {"own_loss_fixed": "own_loss.py", "super_loss_fixed": "super_loss.py", "super_loss": None}

@@ -66,3 +66,13 @@ def test_catches_callback_that_crashes_when_registered(oracle_records: dict[str,
     train = crash.phase("ga1/train")
     assert train is not None and train.error is not None and train.error.startswith("AttributeError")
     assert "ga1/train.error" in _where(oracle_records["base"], crash)
+
+
+def test_catches_a_record_rebuilt_from_logs_a_callback_before_it_changed(
+    oracle_records: dict[str, Record],
+) -> None:
+    kept, rebuilt = oracle_records["log_record_kept"], oracle_records["log_record_recomputed"]
+    assert kept.error is None and rebuilt.error is None, (kept.error, rebuilt.error)
+    where = _where(kept, rebuilt)
+    assert "files.ga1/train/log.jsonl" in where, where  # the summary's `total_flos`, popped by the printer
+    assert not any(".steps" in w or "log_history" in w for w in where), where

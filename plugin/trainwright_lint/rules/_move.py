@@ -40,12 +40,12 @@ from typing import NamedTuple, TypedDict
 from weakref import WeakKeyDictionary
 
 from trainwright_lint.analysis import kinds as K
-from trainwright_lint.analysis.effects import EVENT_AT_RETURN, MethodEffects
+from trainwright_lint.analysis.effects import EVENT_AT_RETURN, OWN_EVENTS, MethodEffects
 from trainwright_lint.analysis.moves import STEP_EVENTS
 from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.edits import Edit
 from trainwright_lint.rules.base import ClassContext
-from trainwright_lint.syntax import FunctionNode, is_docstring, param_names
+from trainwright_lint.syntax import FunctionNode, dotted_name, is_docstring, param_names
 
 # Methods ``_run_epoch`` calls once per micro-batch, between ``on_step_begin`` (before the first
 # micro-batch of a step) and ``on_substep_end`` (after each micro-batch but the last) / ``on_step_end``
@@ -94,6 +94,14 @@ RUNS_ONLY_WHEN = {
 # ``on_evaluate``) and then returns them merged, with no event; and ``skip_memory_metrics=False``, whose
 # memory metrics are added after the event (``tests/lint/test_move_result.py`` runs both).
 RESULT_SEEN = {"evaluate": "metrics"}
+# A copy of ``Trainer.log`` fires ``on_log`` itself right after appending its record to the history
+# (``output = {**logs, "step": ...}; self.state.log_history.append(output)``): at ``on_log`` that record is
+# ``state.log_history[-1]``, the same object, and code after the dispatch that reads it reads it there.
+# Recomputed from ``logs`` it would not be the same: with ``disable_tqdm=True``, ``PrinterCallback.on_log``
+# pops ``total_flos`` from ``logs`` before a callback added later sees them
+# (``tests/oracle/moves/record_written_after_own_on_log.py``).
+RECORDED = "state.log_history[-1]"
+_HISTORY_APPEND = "self.state.log_history.append"
 # Moved code that calls ``self.log(...)`` logs from inside the event its callback handles: a callback added
 # after the moved one sees that ``on_log`` before the event (the history is the same). The move names it
 # (``trainwright.testing.compare.NESTED_LOG``, the same words). An evaluation or prediction started there
@@ -199,6 +207,8 @@ class MoveToCallback(Edit):
     differs: str = ""
     # the ``if`` tests of the override that hold the moved code, in its terms (``held_condition``)
     guard: str = ""
+    # locals the moved code reads that the history's last record holds at the event (``RECORDED``)
+    recorded: tuple[str, ...] = ()
     unsafe: bool = True
 
     def bindings(self) -> list[tuple[str, str]]:
@@ -206,6 +216,7 @@ class MoveToCallback(Edit):
         return [
             *((name, f'kwargs.get("{key}")') for name, key in self.bind),
             *((name, f"self.trainer.{attr}") for name, attr in self.held),
+            *((name, RECORDED) for name in self.recorded),
         ]
 
     def event_names(self) -> list[str]:
@@ -326,7 +337,8 @@ def _mechanical_move(
     seen = _seen_result(fn.name, effects, under, reads & result)
     if seen is None or (reads & params) - set(KWARGS) - set(held):
         return None
-    bound = {name for name, _ in seen}  # the event hands it over: nothing to recompute
+    recorded = _recorded(fn.name, effects, under, reads)
+    bound = {name for name, _ in seen} | set(recorded)  # the event hands it over: nothing to recompute
     handed = (params & set(KWARGS)) | set(held)  # the callback has them too: a definer may read them
     per_micro_batch = _per_micro_batch(fn.name, effects, parts)
     after = delegation.end_line if fn.name in EVENT_AT_RETURN else None
@@ -358,6 +370,7 @@ def _mechanical_move(
         **_placement(fn.name, events, effects, parts),
         bind=tuple((name, KWARGS[name]) for name in sorted(reads & params & set(KWARGS))) + seen,
         held=tuple((name, held[name]) for name in sorted(reads & params & set(held))),
+        recorded=recorded,
         drop_override=_drop_override(effects, fn, set(parts)),
         has_init=init is not None,
         also=_extra(fn.name, events, effects, parts, also),
@@ -465,6 +478,46 @@ def _seen_result(
         if left and not (isinstance(s.node, ast.Return) and isinstance(s.node.value, ast.Name)):
             return None  # the code left behind reads or changes it after the event
     return ((name, kwarg),)
+
+
+def _recorded(method: str, effects: MethodEffects, moved: set[int], reads: set[str]) -> tuple[str, ...]:
+    """The local the moved code reads that ``state.log_history[-1]`` holds at the event (``RECORDED``):
+    in a copy of ``log`` whose top-level statement right before its own ``on_log`` dispatch appends that
+    local to the history, read by moved code only after the dispatch, and touched by no code left behind
+    after the append. ``()`` otherwise (the local is then judged as any other)."""
+    event = OWN_EVENTS.get(method)
+    if event is None or effects.delegation is None:
+        return ()
+    statements = effects.statements
+    dispatch = statements[effects.delegation]
+    call = getattr(dispatch.node, "value", None)
+    if dispatch.parent != -1 or not (
+        isinstance(call, ast.Call) and dotted_name(call.func) == f"self.callback_handler.{event}"
+    ):
+        return ()  # a ``super().log(...)`` appends its own record, one the override never held
+    tops = [i for i, s in enumerate(statements) if s.parent == -1 and not is_docstring(s.node)]
+    at = tops.index(effects.delegation)
+    if at == 0:
+        return ()
+    append = statements[tops[at - 1]]
+    name = _appended_name(append.node)
+    if name is None or name not in reads:
+        return ()
+    for i, s in enumerate(statements):
+        if name not in s.uses | s.defines:
+            continue
+        if (i in moved) != (s.line > dispatch.end_line) or (i not in moved and s.line > append.line):
+            return ()
+    return (name,)
+
+
+def _appended_name(node: ast.stmt) -> str | None:
+    """``x`` of ``self.state.log_history.append(x)``."""
+    call = node.value if isinstance(node, ast.Expr) else None
+    if not (isinstance(call, ast.Call) and dotted_name(call.func) == _HISTORY_APPEND and not call.keywords):
+        return None
+    args = call.args
+    return args[0].id if len(args) == 1 and isinstance(args[0], ast.Name) else None
 
 
 def call_line(effects: MethodEffects) -> int:

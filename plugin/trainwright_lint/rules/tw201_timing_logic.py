@@ -51,7 +51,9 @@ class TimingLogic(Rule):
         "releases before 4.45, which the fix says). Code inside an `if` that stays in the override keeps "
         "that condition in the callback when the test reads only the trainer's own attributes and "
         "nothing left in the override changes them; under any other condition, a loop or a `try`, "
-        "there is no move (and, without `--preview`, no finding)."
+        "there is no move (and, without `--preview`, no finding). In a copy of `Trainer.log` that fires "
+        "`on_log` itself, code after the dispatch that reads the record appended to `log_history` right "
+        "before it reads it at `on_log` as `state.log_history[-1]`, the same object."
     )
     EVIDENCE = ("https://huggingface.co/docs/transformers/main_classes/callback",)
 

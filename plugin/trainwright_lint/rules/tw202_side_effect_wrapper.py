@@ -40,7 +40,12 @@ class SideEffectWrapper(Rule):
     method reads to compute are not reported.
     """
 
-    FIX = "Delete the override and put the observing code in the callback event(s) the message names."
+    FIX = (
+        "Delete the override and put the observing code in the callback event(s) the message names. When "
+        "the code on one side of the `super()` call cannot move (it reads what the call returns, which no "
+        "event receives), the other side moves alone if it shares no local with it; the note names the "
+        "lines that stay in the override."
+    )
     EVIDENCE = ("https://huggingface.co/docs/transformers/main_classes/callback",)
 
     USE_INSTEAD = """
@@ -206,6 +211,11 @@ class SideEffectWrapper(Rule):
             parts, planned = obs.wrapper_parts, Planned(None)
             if parts and obs.effects is not None:
                 parts, planned = _movable_side(ctx, fn, obs.effects, parts, events_in(events), proof.events)
+                if parts != obs.wrapper_parts:  # one side moves: name what it does, and what stays
+                    kinds = (kinds & _kinds_of(obs.effects, parts)) or kinds
+                    planned = planned._replace(
+                        note=_kept_note(obs.effects, obs.wrapper_parts, parts, method.name)
+                    )
             where = ""
             node: ast.AST = fn  # a profiling decorator or context alone: the override itself is the finding
             moved: tuple[tuple[int, int], ...] = ()
@@ -229,16 +239,49 @@ def _movable_side(
     ctx: ClassContext, fn: FunctionNode, effects: MethodEffects, parts: list[int], events: tuple[str, ...],
     also: tuple[str, ...],
 ) -> tuple[list[int], Planned]:  # fmt: skip
-    """``parts`` and their move, or where they cannot move together, the code after the ``super()`` call
-    alone when it can move and shares nothing with the code before it (no clock, no local): TRL's
-    ``_save_checkpoint`` writes its model card before the call (the checkpoint's push carries it: no move)
-    and a state file into the checkpoint folder after it (``on_save``); the card stays, the file moves."""
+    """``parts`` and their move, or where they cannot move together, one side of the ``super()`` call
+    alone when it can move and shares nothing with the other (no clock, no local), the side after the
+    call first. TRL's ``_save_checkpoint`` writes its model card before the call (the checkpoint's push
+    carries it: no move) and a state file into the checkpoint folder after it (``on_save``): the card
+    stays, the file moves. A ``training_step`` that clears the cache before the call and checks the loss
+    it returns after it (``torch.isnan(loss)``: no event receives the loss) keeps the check and moves the
+    clearing to the events before each micro-batch
+    (``tests/oracle/moves/print_before_step_result_check_kept.py``)."""
     planned = plan_move(ctx, fn, effects, parts, events, MoveWrapperToCallback, also)
     if planned.move is not None or effects.delegation is None:
         return parts, planned
-    after = [i for i in parts if effects.statements[i].line > call_line(effects)]
     timed = any(effects.statements[j].kinds & {K.CLOCK, K.PROFILE} for i in parts for j in effects.under(i))
-    if not after or after == parts or timed or crosses_the_call(effects, parts):
+    if timed or crosses_the_call(effects, parts):
         return parts, planned
-    moved = plan_move(ctx, fn, effects, after, events, MoveWrapperToCallback, also)
-    return (after, moved) if moved.move is not None else (parts, planned)
+    split = call_line(effects)
+    after = [i for i in parts if effects.statements[i].line > split]
+    before = [i for i in parts if effects.statements[i].line < split]
+    for side in (after, before):
+        if side and side != parts:
+            moved = plan_move(ctx, fn, effects, side, events, MoveWrapperToCallback, also)
+            if moved.move is not None:
+                return side, moved
+    return parts, planned
+
+
+def _kept_note(effects: MethodEffects, wrapper: list[int], moved: list[int], method: str) -> str:
+    """What stays in the override when only one side of the ``super()`` call moves, and why: the
+    result of the call, when the code left reads it (no event receives a step's loss)."""
+    kept = [i for i in wrapper if i not in moved]
+    lines = line_list(effects, kept)
+    many = "," in lines or "–" in lines
+    assert effects.delegation is not None
+    result = {d for d in effects.statements[effects.delegation].defines if not d.startswith("self.")}
+    reads = {u for i in kept for j in effects.under(i) for u in effects.statements[j].uses}
+    they, read, run = ("they", "read", "them") if many else ("it", "reads", "it")
+    why = (
+        f"{they} {read} what `super().{method}()` returns, which no callback event receives"
+        if reads & result
+        else f"no callback event runs {run} where the override does"
+    )
+    return f"line{'s' if many else ''} {lines} stay{'' if many else 's'} in the override: {why}"
+
+
+def _kinds_of(effects: MethodEffects, parts: list[int]) -> set[str]:
+    """The effect kinds of ``parts`` and everything in them."""
+    return {k for i in parts for j in effects.under(i) for k in effects.statements[j].kinds}
