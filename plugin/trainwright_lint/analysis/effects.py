@@ -112,6 +112,13 @@ class MethodEffects:
             if has[i] and i not in self.data and (s.parent == -1 or s.parent in self.data)
         ]
 
+    def result_locals(self) -> set[str]:
+        """The locals the ``super()`` call's result is assigned to (``loss = super().training_step(...)``):
+        what code after the call reads of the method's own work."""
+        if self.delegation is None:
+            return set()
+        return {d for d in self.statements[self.delegation].defines if not d.startswith("self.")}
+
     def under(self, index: int) -> list[int]:
         """``index`` and every statement nested in it."""
         out, stack = [], [index]

@@ -408,9 +408,7 @@ _RESULT_VISIBLE = frozenset(
 
 def _hidden_result(method: str, effects: MethodEffects) -> set[str]:
     """The locals holding the ``super()`` result when no event sees it (``prediction_step``'s logits)."""
-    if method in _RESULT_VISIBLE or effects.delegation is None:
-        return set()
-    return {d for d in effects.statements[effects.delegation].defines if not d.startswith("self.")}
+    return set() if method in _RESULT_VISIBLE else effects.result_locals()
 
 
 def _hidden_values(effects: MethodEffects, seeds: set[str]) -> set[str]:

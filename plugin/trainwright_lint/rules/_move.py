@@ -277,7 +277,7 @@ def _drop_override(effects: MethodEffects, fn: FunctionNode, moved: set[int]) ->
         return False
     if effects.statements[effects.delegation].parent != -1:
         return False
-    result = {d for d in effects.statements[effects.delegation].defines if not d.startswith("self.")}
+    result = effects.result_locals()
     for i, s in enumerate(effects.statements):
         if s.parent != -1 or i in moved or i == effects.delegation or is_docstring(s.node):
             continue
@@ -331,7 +331,7 @@ def _mechanical_move(
     for j in under:
         reads |= effects.statements[j].uses
     delegation = effects.statements[effects.delegation]
-    result = {d for d in delegation.defines if not d.startswith("self.")}
+    result = effects.result_locals()
     params = set(param_names(fn)) - {"self"}
     held = HELD.get(fn.name, {})
     seen = _seen_result(fn.name, effects, under, reads & result)

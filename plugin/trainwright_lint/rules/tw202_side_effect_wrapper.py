@@ -212,7 +212,7 @@ class SideEffectWrapper(Rule):
             if parts and obs.effects is not None:
                 parts, planned = _movable_side(ctx, fn, obs.effects, parts, events_in(events), proof.events)
                 if parts != obs.wrapper_parts:  # one side moves: name what it does, and what stays
-                    kinds = (kinds & _kinds_of(obs.effects, parts)) or kinds
+                    kinds = (kinds & set().union(*map(obs.effects.kinds_under, parts))) or kinds
                     planned = planned._replace(
                         note=_kept_note(obs.effects, obs.wrapper_parts, parts, method.name)
                     )
@@ -270,18 +270,11 @@ def _kept_note(effects: MethodEffects, wrapper: list[int], moved: list[int], met
     kept = [i for i in wrapper if i not in moved]
     lines = line_list(effects, kept)
     many = "," in lines or "–" in lines
-    assert effects.delegation is not None
-    result = {d for d in effects.statements[effects.delegation].defines if not d.startswith("self.")}
     reads = {u for i in kept for j in effects.under(i) for u in effects.statements[j].uses}
     they, read, run = ("they", "read", "them") if many else ("it", "reads", "it")
     why = (
         f"{they} {read} what `super().{method}()` returns, which no callback event receives"
-        if reads & result
+        if reads & effects.result_locals()
         else f"no callback event runs {run} where the override does"
     )
     return f"line{'s' if many else ''} {lines} stay{'' if many else 's'} in the override: {why}"
-
-
-def _kinds_of(effects: MethodEffects, parts: list[int]) -> set[str]:
-    """The effect kinds of ``parts`` and everything in them."""
-    return {k for i in parts for j in effects.under(i) for k in effects.statements[j].kinds}
