@@ -253,7 +253,7 @@ def repo_cases(repo: dict, work: Path, target: str, moves: bool = False) -> tupl
     if missing:
         return [], [f"{repo['name']}: {missing}"]
     paths = list(repo.get("paths") or ["."])
-    # every move the linter can write, its preview variants' too (``Rule.preview_methods``): each is judged
+    # every move the linter can write, its preview variants' too (``Rule.preview_variants``): each is judged
     select = ("--select", MOVES, "--preview") if moves else ()
     findings = json.loads(
         _linter("lint", tree, paths, target, "--format", "json", "--exit-zero", *select) or "[]"

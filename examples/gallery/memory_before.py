@@ -1,4 +1,4 @@
-# expect:  # expect-preview: TW201
+# expect: TW201
 """Clearing memory every 50 steps from inside training_step."""
 
 import gc

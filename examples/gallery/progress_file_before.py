@@ -1,4 +1,4 @@
-# expect:  # expect-preview: TW201
+# expect: TW201
 """Appending progress to a file every N steps from inside training_step, with the interval kept on
 the Trainer: file output in the loop's hot path, which has nothing to do with computing the loss."""
 

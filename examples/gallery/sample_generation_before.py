@@ -1,4 +1,4 @@
-# expect:  # expect-preview: TW201
+# expect: TW201
 """Generating samples every 200 steps from inside training_step: a side effect gated by the step
 counter, in the one method that runs for every micro-batch."""
 

@@ -39,6 +39,9 @@ class Finding:
     # TW2xx: the (first, last) lines of the statements that belong in a callback, which is what
     # `fix --suggest` moves (the override's data path stays where it is).
     moved: tuple[tuple[int, int], ...] = field(default=(), compare=False, repr=False)
+    # TW2xx: what the moved code does, the message's first verb (``times``, ``advances``, ``runs``,
+    # ``adds``, ``keeps``): a rule's preview variants are (method, kind) pairs (``Rule.preview_variants``).
+    kind: str = field(default="", compare=False, repr=False)
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.column, self.code)

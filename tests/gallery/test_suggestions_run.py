@@ -30,7 +30,7 @@ def previews() -> list[tuple[str, str]]:
     """(gallery file, the file with one previewed move applied) for every preview over the gallery."""
     files = sorted(GALLERY.glob("*_before.py"))
     out = subprocess.run(
-        # --preview: three of the five are TW201 in `training_step`, a preview variant
+        # --preview: the moves of preview variants (``Rule.preview_variants``) too
         [sys.executable, "-m", "trainwright_lint", "fix", "--suggest", "--preview", *map(str, files)],
         capture_output=True,
         text=True,

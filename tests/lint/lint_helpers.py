@@ -100,7 +100,7 @@ def fix_text(
     code: str | bytes, path: str = "snippet.py", version: str = TARGET, unsafe: bool = False
 ) -> FixOutcome:
     """``trainwright fix`` on ``code``; ``unsafe`` is ``--unsafe-fixes --preview``: every move the planner
-    writes, those of preview variants (``Rule.preview_methods``) too, so a test of a move is never passed
+    writes, those of preview variants (``Rule.preview_variants``) too, so a test of a move is never passed
     by a variant that is merely off by default (``test_preview_variants.py`` tests the default)."""
     data = code.encode("utf-8") if isinstance(code, str) else code
     return fix_bytes(data, path, file_linter(path, version, unsafe), unsafe=unsafe)

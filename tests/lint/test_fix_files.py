@@ -72,12 +72,12 @@ def test_suggest_previews_the_move_and_writes_nothing(
     path = workdir / "train.py"
     path.write_text(GATED_PRINT, encoding="utf-8")
     status, out, err = run(["fix", "--suggest", "train.py"], capsys)
-    assert status == 0 and out == ""  # `training_step`: a preview variant of TW201, off by default
-    status, out, err = run(["fix", "--suggest", "--preview", "train.py"], capsys)
     assert status == 0
     assert path.read_text(encoding="utf-8") == GATED_PRINT
     assert out.startswith("train.py:7:9: TW201 ")
-    assert "\n  help: Move them to `MyTrainerTrainingStepCallback.on_step_begin`/`on_substep_end`" in out
+    assert (
+        "\n  help: Move them to `MyTrainerTrainingStepCallback.on_substep_end`/`on_pre_optimizer_step`" in out
+    )
     assert "+class MyTrainerTrainingStepCallback(TrainerCallback):\n" in out
     assert "+    def on_substep_end(self, args, state, control, **kwargs):\n" in out
     assert "+            print('step', trainer.state.global_step, trainer.model.dtype)\n" in out
@@ -99,12 +99,11 @@ def test_suggest_preview_is_the_move_unsafe_fixes_writes(
         source = (gallery / f"{name}_before.py").read_text(encoding="utf-8")
         path = workdir / f"{name}.py"
         path.write_text(source, encoding="utf-8")
-        # --preview: most of these are `training_step` overrides, a preview variant of TW201
-        _, out, _ = run(["fix", "--suggest", "--preview", path.name], capsys)
+        _, out, _ = run(["fix", "--suggest", path.name], capsys)
         (block,) = blocks(out)
         previewed = apply_diff(source, block.split("\n", 2)[2])
         assert path.read_text(encoding="utf-8") == source  # --suggest wrote nothing
-        run(["fix", "--unsafe-fixes", "--preview", path.name], capsys)
+        run(["fix", "--unsafe-fixes", path.name], capsys)
         assert path.read_text(encoding="utf-8") == previewed, name
         compared += 1
     assert compared == 5

@@ -50,11 +50,38 @@ def test_a_second_trainer_in_the_file_gets_no_second_import() -> None:
     assert "self.add_callback(SecondTrainerTrainingStepCallback(self))" in fixed
 
 
-def test_the_moved_code_runs_once_per_micro_batch_with_the_steps_state() -> None:
+def test_code_after_the_call_runs_right_after_each_micro_batch() -> None:
+    # after each micro-batch, before the optimiser step: the step's number, the model in training mode
+    # (``tests/oracle/moves/train_mode_print_after_training_step.py``)
     source = "import gc\n\nfrom transformers import Trainer\n\n" + dedent(GATED.format(name="T", every=5))
     fixed = fix_text(source, unsafe=True).fixed.decode("utf-8")
-    assert "def on_step_begin(" in fixed and "def on_substep_end(" in fixed
+    assert "def on_substep_end(" in fixed and "def on_pre_optimizer_step(" in fixed
+    assert "def on_step_begin(" not in fixed  # before the next micro-batch: one micro-batch early
     assert "def on_step_end(" not in fixed  # there, global_step is already the next step's
+
+
+def test_code_before_the_call_runs_right_before_each_micro_batch() -> None:
+    source = dedent("""
+        import gc
+
+        from transformers import Trainer
+
+        class T(Trainer):
+            def training_step(self, model, inputs, num_items_in_batch=None):
+                if self.state.global_step % 5 == 0:
+                    gc.collect()
+                return super().training_step(model, inputs, num_items_in_batch)
+    """)
+    fixed = fix_text(source, unsafe=True).fixed.decode("utf-8")
+    assert "def on_step_begin(" in fixed and "def on_substep_end(" in fixed
+    assert "def on_pre_optimizer_step(" not in fixed and "def on_step_end(" not in fixed
+
+
+def test_code_after_the_call_that_reads_gradients_has_no_move() -> None:
+    source = (REFUSED / "grad_print_after_training_step.py").read_text()
+    assert not _moves(source, "TW201")
+    (finding,) = _moves(source, "TW201", preview=True)
+    assert finding.fix is None and "clips at the last micro-batch" in finding.fix_note
 
 
 def test_a_pure_local_the_code_reads_moves_with_it() -> None:
@@ -652,12 +679,15 @@ def test_a_log_that_would_run_inside_on_log_gets_no_move() -> None:
 
 def test_a_log_per_micro_batch_moves_to_the_micro_batch_events_not_on_log() -> None:
     """TW201 names ``on_log`` among its events; the move of ``training_step``'s code goes to
-    ``on_step_begin``/``on_substep_end``, where ``self.log`` cannot call itself. Refused on the candidate
+    ``on_substep_end``/``on_pre_optimizer_step`` (right after each micro-batch), where ``self.log`` cannot
+    call itself. Refused on the candidate
     events, ``tests/oracle/moves/gated_log_in_training_step.py`` had no move, and ``move_oracle.py``
     counted another unsafe fix of its run (TW302's) as one."""
     source = (Path(__file__).parents[1] / "oracle" / "moves" / "gated_log_in_training_step.py").read_text()
     fixed = fix_text(source, unsafe=True).fixed.decode("utf-8")
-    assert "def on_step_begin" in fixed and "def on_substep_end" in fixed and "def on_log" not in fixed
+    assert (
+        "def on_substep_end" in fixed and "def on_pre_optimizer_step" in fixed and "def on_log" not in fixed
+    )
     assert "trainer.log(" in fixed and "def training_step" not in fixed
 
 
@@ -707,19 +737,33 @@ def test_a_placement_the_oracle_found_different_is_not_written(method: str, vari
     assert not fix_text(_audit_program(method, variant), unsafe=True).changed
 
 
+BEFORE_MICRO_BATCH = {"on_step_begin", "on_substep_end"}
+
+
 @pytest.mark.parametrize(
-    ("method", "events"),
+    ("method", "before", "after"),
     [
-        ("training_step", {"on_step_begin", "on_substep_end"}),
-        ("compute_loss", {"on_step_begin", "on_substep_end", "on_prediction_step"}),
-        ("_prepare_inputs", {"on_step_begin", "on_substep_end", "on_prediction_step"}),
+        # after ``training_step``: right after each micro-batch, before the optimiser step
+        ("training_step", BEFORE_MICRO_BATCH, {"on_substep_end", "on_pre_optimizer_step"}),
+        (
+            "compute_loss",
+            BEFORE_MICRO_BATCH | {"on_prediction_step"},
+            BEFORE_MICRO_BATCH | {"on_prediction_step"},
+        ),
+        (
+            "_prepare_inputs",
+            BEFORE_MICRO_BATCH | {"on_prediction_step"},
+            BEFORE_MICRO_BATCH | {"on_prediction_step"},
+        ),
     ],
 )
-def test_code_run_per_micro_batch_moves_per_micro_batch_gated_or_not(method: str, events: set[str]) -> None:
+def test_code_run_per_micro_batch_moves_per_micro_batch_gated_or_not(
+    method: str, before: set[str], after: set[str]
+) -> None:
     for variant in ("print-before", "print-after", "file-after"):
         fixed = fix_text(_audit_program(method, variant), unsafe=True).fixed.decode("utf-8")
         written = {line.split("(")[0].split()[-1] for line in fixed.splitlines() if "def on_" in line}
-        assert written == events, (variant, written)
+        assert written == (before if variant.endswith("before") else after), (variant, written)
 
 
 def test_code_before_log_that_reads_the_logs_gets_no_move() -> None:

@@ -33,7 +33,7 @@ def test_trl_training_step_timing_is_reported_without_the_data_path_counter(modu
     path = TRAINERS / module
     source = path.read_text(encoding="utf-8")
     lines = source.splitlines()
-    # `training_step` is a preview variant of TW201 (``Rule.preview_methods``): shown with --preview
+    # a timer in `training_step` is a preview variant of TW201 (``Rule.preview_variants``): shown with --preview
     config = LintConfig(transformers_version="5.24.0", trl_version="1.16.0", preview=True)
     findings = [f for f in lint_source(source, str(path), config) if f.method == "training_step"]
     (finding,) = [f for f in findings if f.code.startswith("TW2")]

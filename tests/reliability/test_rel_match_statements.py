@@ -101,7 +101,7 @@ def test_the_project_holds_every_node_type_without_a_position():
 
 
 def run(command: str, folder: Path) -> subprocess.CompletedProcess[str]:
-    # --preview: the TW201 findings are in `training_step`, a preview variant of the rule
+    # --preview: TW201 findings in `training_step` can be a preview variant of the rule (``preview_variants``)
     return subprocess.run(
         [*LINT, command, "--preview", "--transformers-version", "5.24.0", "."],
         cwd=folder, capture_output=True, text=True, timeout=120, check=False,

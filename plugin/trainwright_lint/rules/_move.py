@@ -50,10 +50,11 @@ from trainwright_lint.syntax import FunctionNode, dotted_name, is_docstring, par
 # Methods ``_run_epoch`` calls once per micro-batch, between ``on_step_begin`` (before the first
 # micro-batch of a step) and ``on_substep_end`` (after each micro-batch but the last) / ``on_step_end``
 # (after the last one, once ``global_step`` and ``epoch`` have advanced): the events table's hops
-# (``tests/lint/test_move_fix.py`` checks it). Code that reads no result of the micro-batch sees
-# the same step state at ``on_step_begin`` and at each ``on_substep_end``, and those fire once per
-# micro-batch together, so the move runs it there; at ``on_step_end`` it would see the next step's
-# number (and run once per optimiser step), at ``on_log``/``on_save`` other steps.
+# (``tests/lint/test_move_fix.py`` checks it). Code before the call that reads no result of the
+# micro-batch sees the same step state at ``on_step_begin`` and at each ``on_substep_end``, and those fire
+# once per micro-batch together, so the move runs it there (code after the call: ``AFTER_MICRO_BATCH``);
+# at ``on_step_end`` it would see the next step's number (and run once per optimiser step), at
+# ``on_log``/``on_save`` other steps.
 #
 # Code around the ``super()`` call (a timer) is split the same way: its first half runs at the event
 # right before each micro-batch (``on_step_begin``, then ``on_substep_end`` of the previous one), its
@@ -70,6 +71,17 @@ MICRO_BATCH_SPAN = (
     ("on_substep_end", "after,before"),
     ("on_pre_optimizer_step", "after"),
 )
+# Code only after ``super().training_step()`` runs at the span's second half: right after each micro-batch,
+# before the optimiser step, with the step's number, the model still in ``train()`` mode. Placed before
+# the next micro-batch (``MICRO_BATCH_EVENTS``) it ran one micro-batch early: a print of the gradients saw
+# those of the micro-batch before (zero at ``on_step_begin``), a schedule set for the next forward was set
+# before the first one, and after an evaluation the model was in ``eval()`` mode
+# (``tests/oracle/moves/schedule_after_training_step.py``; the refused gradient print:
+# ``tests/oracle/refused/grad_print_after_training_step.py``).
+AFTER_MICRO_BATCH = tuple((event, "after") for event, sides in MICRO_BATCH_SPAN if "after" in sides)
+# ...except code reading the gradients: at the last micro-batch of a step the Trainer clips them
+# (``max_grad_norm``) before ``on_pre_optimizer_step``, and no event fires between the backward and the clip.
+_READS_GRADIENTS = re.compile(r"\.grad\b")
 # Releases of the range without ``on_pre_optimizer_step`` (before 4.45): no event fires between the
 # last backward and the optimiser step, so there the span's second half runs at ``on_optimizer_step``,
 # after the step, guarded to run only where the pre-step event does not exist; the fix says so. Written
@@ -232,9 +244,10 @@ class MoveToCallback(Edit):
     def describe(self) -> str:
         events = "`/`".join(self.event_names())
         gone = "; remove the override" if self.drop_override else ""
+        held = "code runs after" if self.span == AFTER_MICRO_BATCH else "span also holds"
         older = (
             f" (before transformers {self.fallback_since}, `{SPAN_FALLBACK}`: there the last micro-batch's"
-            " span also holds the optimiser step)"
+            f" {held} the optimiser step)"
             if self.fallback_since
             else ""
         )
@@ -304,12 +317,17 @@ def plan_move(
 ) -> Planned:  # fmt: skip
     """The move of ``parts`` (outermost statement indices) to ``events`` (see the module docstring)."""
     held = held_condition(effects, parts)
-    note = held.refusal or timing_refusal(fn.name, events, effects, parts)
+    note = (
+        held.refusal
+        or timing_refusal(fn.name, events, effects, parts)
+        or _gradients_refusal(fn.name, ctx.unit, effects, parts)
+    )
     if note:
         return Planned(None, note)
     move = _mechanical_move(ctx, fn, effects, parts, events, edit_type, also)
     if move is not None and held.guard:
-        if move.span:  # a timer's halves under a condition: its clock would start where it did not
+        # a timer's halves under a condition: its clock would start where it did not
+        if move.span == MICRO_BATCH_SPAN:
             return Planned(
                 None, "a timer held by a condition of the override has no event pair that keeps it"
             )
@@ -317,6 +335,19 @@ def plan_move(
     if move is None or not move.differs:
         return Planned(move)
     return Planned(move, f"the moved code {move.differs}")
+
+
+def _gradients_refusal(method: str, unit: FileUnit, effects: MethodEffects, parts: list[int]) -> str:
+    """Why code after ``super().training_step()`` that reads gradients has no move (``_READS_GRADIENTS``),
+    or ``""``. Read from the statements' text (rules walk no trees)."""
+    if _span(method, effects, parts) != AFTER_MICRO_BATCH:
+        return ""
+    if not any(_READS_GRADIENTS.search(_text(unit, effects, i)) for i in parts):
+        return ""
+    return (
+        "it reads the gradients the micro-batch left, which the Trainer clips at the last micro-batch of a "
+        "step before any event fires"
+    )
 
 
 def _mechanical_move(
@@ -358,7 +389,7 @@ def _mechanical_move(
     spans = tuple(
         sorted((effects.statements[i].line - base, effects.statements[i].end_line - base) for i in parts)
     )
-    span = MICRO_BATCH_SPAN if _micro_batch_span(fn.name, events, effects, parts) else ()
+    span = _span(fn.name, effects, parts)
     return edit_type(
         method=fn.name,
         line=base,
@@ -848,6 +879,16 @@ def _per_micro_batch(method: str, effects: MethodEffects, parts: list[int]) -> b
     if method not in PER_MICRO_BATCH | INSIDE_MICRO_BATCH or effects.delegation is None:
         return False
     return len(_sides(effects, parts)) == 1
+
+
+def _span(method: str, effects: MethodEffects, parts: list[int]) -> tuple[tuple[str, str], ...]:
+    """The events of a per-micro-batch move that are tied to the micro-batch itself: a timer's
+    (``MICRO_BATCH_SPAN``), or the code after the call's (``AFTER_MICRO_BATCH``); ``()`` otherwise."""
+    if _micro_batch_span(method, (), effects, parts):
+        return MICRO_BATCH_SPAN
+    if method in PER_MICRO_BATCH and effects.delegation is not None and _sides(effects, parts) == {False}:
+        return AFTER_MICRO_BATCH
+    return ()
 
 
 def _micro_batch_span(method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]) -> bool:

@@ -349,20 +349,21 @@ class Rule:
     # whose move the planner refused is reported only with ``--preview``, like a preview rule, since
     # on the blind test split those findings are right 5 times in 6 (docs/lint-accuracy.md).
     moves_only: ClassVar[bool] = False
-    # Preview variants (issue 33): the overridden methods on which this rule's precision on the blind test
-    # split is under 0.90 (``scripts/ecosystem_check.py``'s "TW2xx variants" table); findings there are
+    # Preview variants (issue 33): overridden method -> the kinds of code (``Finding.kind``) on which this
+    # rule's precision on the blind test split is under 0.90, or not yet measured
+    # (``scripts/ecosystem_check.py``'s "TW2xx variants" table, keyed the same way); findings there are
     # reported only with ``--preview``, like a preview rule's.
-    preview_methods: ClassVar[frozenset[str]] = frozenset()
+    preview_variants: ClassVar[dict[str, frozenset[str]]] = {}
     unmoved_too: bool = False  # set per run from ``--preview`` (``engine.enabled_rules``)
 
     def reported(self, findings: list[Finding]) -> list[Finding]:
         """``findings`` as this run reports them: without the unmoved ones of a ``moves_only`` rule and
-        those of its preview variants (``preview_methods``) unless preview is on."""
+        those of its preview variants (``preview_variants``) unless preview is on."""
         if self.unmoved_too:
             return findings
         if self.moves_only:
             findings = [f for f in findings if f.fix is not None]
-        return [f for f in findings if f.method not in self.preview_methods]
+        return [f for f in findings if f.kind not in self.preview_variants.get(f.method or "", ())]
 
     # What the runner reads for this rule beyond the files with target classes (the runner knows no
     # rule, only these declarations): instance attributes whose stores (``x.tokenizer = ...``) it
@@ -446,6 +447,7 @@ class Rule:
         class_name: str | None = None,
         moved: tuple[tuple[int, int], ...] = (),
         fix_note: str = "",
+        kind: str = "",
     ) -> Finding:
         line, col, end_line, end_col, noqa = node_span(node, ctx.unit)
         if any(_major(r) < CALLBACKS_NEED_MAJOR for r in ctx.releases):
@@ -465,6 +467,7 @@ class Rule:
             fix=fix,
             fix_note=fix_note,
             moved=moved,
+            kind=kind,
         )
 
     # -- documentation ---------------------------------------------------------------------------

@@ -95,11 +95,11 @@ def render_rule_page(rule: Any) -> str:
                    "finding whose move is refused (the code reads what no event receives, or an event would "
                    "run it at another moment) is a preview variant, shown with `--preview` and the reason.*"),
                   ""]  # fmt: skip
-    variants = sorted(getattr(rule, "preview_methods", ()))
-    if variants:
-        names = ", ".join(f"`{m}`" for m in variants)
-        parts += [(f"*Preview variant: its findings in {names} overrides are off by default (precision on the "
-                   "blind test split under 0.90) and on with `--preview`.*"), ""]  # fmt: skip
+    for method, kinds in sorted(getattr(rule, "preview_variants", {}).items()):
+        verbs = ", ".join(f"`{k}`" for k in sorted(kinds))
+        parts += [(f"*Preview variant: its findings in `{method}` overrides whose code {verbs} (the message's "
+                   "first verb) are off by default (precision on the blind test split under 0.90, or not "
+                   "measured yet) and on with `--preview`.*"), ""]  # fmt: skip
     parts += ["## What it does", "", what]
     if why:
         parts += ["", "## Why is this bad?", "", why]

@@ -232,7 +232,9 @@ class SideEffectWrapper(Rule):
                 events=written_events(fix, quoted_events(events)),
                 ref=reference(callback),
             )
-            yield self.report(ctx, node, message, method=method.name, moved=moved, fix=fix, fix_note=note)
+            yield self.report(
+                ctx, node, message, method=method.name, moved=moved, fix=fix, fix_note=note, kind="only"
+            )
 
 
 def _movable_side(

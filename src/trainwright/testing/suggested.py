@@ -84,7 +84,7 @@ def apply_diff(source: str, diff: str) -> str:
 
 def applied(source: Path, folder: Path, target: str = "5.24.0", preview: bool = True) -> list[Suggested]:
     """Each preview ``fix --suggest`` prints for ``source``, applied alone to it (``folder/<i>/``);
-    ``preview``: with ``--preview``, so the moves of preview variants (``Rule.preview_methods``) are
+    ``preview``: with ``--preview``, so the moves of preview variants (``Rule.preview_variants``) are
     judged too, and the findings with no move are listed."""
     out = []
     for i, text in enumerate(blocks(suggestion(source, target, preview))):

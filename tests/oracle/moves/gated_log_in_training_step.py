@@ -1,5 +1,5 @@
 """TW201: the learning rate logged every second step from `training_step`. The move logs it at the events
-around each micro-batch, inside them: the history (one entry per micro-batch, as before) is the same, and
+right after each micro-batch (before the optimiser step and the scheduler's), inside them: the history (one entry per micro-batch, as before) is the same, and
 the named difference is the order in which a later callback sees `on_log` and the event."""
 
 from transformers import Trainer
