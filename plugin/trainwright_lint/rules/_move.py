@@ -74,10 +74,9 @@ MICRO_BATCH_SPAN = (
 # Code only after ``super().training_step()`` runs at the span's second half: right after each micro-batch,
 # before the optimiser step, with the step's number, the model still in ``train()`` mode. Placed before
 # the next micro-batch (``MICRO_BATCH_EVENTS``) it ran one micro-batch early: a print of the gradients saw
-# those of the micro-batch before (zero at ``on_step_begin``), a schedule set for the next forward was set
-# before the first one, and after an evaluation the model was in ``eval()`` mode
-# (``tests/oracle/moves/schedule_after_training_step.py``; the refused gradient print:
-# ``tests/oracle/refused/grad_print_after_training_step.py``).
+# those of the micro-batch before (zero at ``on_step_begin``), and after an evaluation a print of
+# ``model.training`` said ``False`` (``tests/oracle/moves/train_mode_print_after_training_step.py``; the
+# refused gradient print: ``tests/oracle/refused/grad_print_after_training_step.py``).
 AFTER_MICRO_BATCH = tuple((event, "after") for event, sides in MICRO_BATCH_SPAN if "after" in sides)
 # ...except code reading the gradients: at the last micro-batch of a step the Trainer clips them
 # (``max_grad_norm``) before ``on_pre_optimizer_step``, and no event fires between the backward and the clip.
@@ -884,18 +883,17 @@ def _per_micro_batch(method: str, effects: MethodEffects, parts: list[int]) -> b
 def _span(method: str, effects: MethodEffects, parts: list[int]) -> tuple[tuple[str, str], ...]:
     """The events of a per-micro-batch move that are tied to the micro-batch itself: a timer's
     (``MICRO_BATCH_SPAN``), or the code after the call's (``AFTER_MICRO_BATCH``); ``()`` otherwise."""
-    if _micro_batch_span(method, (), effects, parts):
+    if method not in PER_MICRO_BATCH or effects.delegation is None:
+        return ()
+    sides = _sides(effects, parts)
+    if len(sides) == 2:
         return MICRO_BATCH_SPAN
-    if method in PER_MICRO_BATCH and effects.delegation is not None and _sides(effects, parts) == {False}:
-        return AFTER_MICRO_BATCH
-    return ()
+    return AFTER_MICRO_BATCH if sides == {False} else ()
 
 
 def _micro_batch_span(method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]) -> bool:
     """A span around a per-micro-batch ``super()`` call (a timer): statements on both sides of it."""
-    if method not in PER_MICRO_BATCH or effects.delegation is None:
-        return False
-    return len(_sides(effects, parts)) == 2
+    return _span(method, effects, parts) == MICRO_BATCH_SPAN
 
 
 class _Placement(TypedDict):

@@ -249,9 +249,10 @@ class TimingLogic(Rule):
             fix, note = plan_move(
                 ctx, fn, effects, obs.parts, events_in(event), MoveObservingToCallback, proof.events
             )
+            what = _what(obs.reasons, obs.kinds_by_reason, obs.gates)
             message = self.message.format(
                 method=method.name,
-                what=_what(obs.reasons, obs.kinds_by_reason, obs.gates),
+                what=what,
                 s="s" if ("," in lines or "–" in lines) else "",
                 lines=lines,
                 it="them" if len(obs.parts) > 1 else "it",
@@ -259,7 +260,7 @@ class TimingLogic(Rule):
             )
             first = effects.statements[obs.parts[0]].node
             moved = spans(effects, obs.parts)
-            kind = _kind(obs.reasons)
+            kind = what.split(" ", 1)[0]  # the message's first verb (``TIMES`` ...)
             yield self.report(
                 ctx, first, message, method=method.name, moved=moved, fix=fix, fix_note=note, kind=kind
             )
@@ -275,14 +276,6 @@ def written_events(fix: MoveToCallback | None, advised: str) -> str:
         return advised
     ref = advised[advised.find(" (reference: ") :] if " (reference: " in advised else ""
     return " / ".join(f"`{e}`" for e in fix.event_names()) + ref
-
-
-def _kind(reasons: set[str]) -> str:
-    """The verb ``_what`` puts first: the kind a preview variant is keyed by."""
-    for reason, kind in (("timing", TIMES), ("schedule", ADVANCES), ("gated", RUNS), ("output", ADDS)):
-        if reason in reasons:
-            return kind
-    return KEEPS
 
 
 def _what(reasons: set[str], by_reason: dict[str, set[str]], gates: frozenset[str]) -> str:
