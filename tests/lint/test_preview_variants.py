@@ -45,6 +45,21 @@ def test_gated_code_in_training_step_is_on_by_default() -> None:
     assert finding.kind == "runs" and finding.fix is not None
 
 
+def test_a_schedule_in_training_step_is_on_by_default() -> None:
+    # the dev split's one finding with a move was right; the test split has none (docs/lint-accuracy.md)
+    source = dedent("""
+        from transformers import Trainer
+
+        class T(Trainer):
+            def training_step(self, model, inputs, num_items_in_batch=None):
+                self.beta = max(0.1, 1.0 - self.state.global_step / 1000)
+                return super().training_step(model, inputs, num_items_in_batch)
+    """)
+    (finding,) = [f for f in lint_text(source) if f.code == "TW201"]
+    assert finding.kind == "advances" and finding.fix is not None
+    assert {"adds", "keeps", "times"} == set(RULES["TW201"].preview_variants["training_step"])
+
+
 def test_the_other_variants_stay_on() -> None:
     for method in ("evaluate", "log"):
         source = dedent(GATED.format(method=method))

@@ -44,6 +44,7 @@ from trainwright_lint.analysis.effects import EVENT_AT_RETURN, OWN_EVENTS, Metho
 from trainwright_lint.analysis.moves import STEP_EVENTS
 from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.edits import Edit
+from trainwright_lint.rules._reimplemented import stand_in, whole_branches
 from trainwright_lint.rules.base import ClassContext
 from trainwright_lint.syntax import FunctionNode, dotted_name, is_docstring, param_names
 
@@ -180,7 +181,10 @@ KWARGS = {"model": "model", "logs": "logs", "metrics": "metrics", "dataloader": 
 # with the ``trial`` of ``train(trial=...)``, and ``train`` first runs ``_hp_search_setup(trial)``, which sets
 # ``self._trial = trial`` unconditionally (4.36 .. 5.x); ``on_save`` fires right after that call. (The opt-in
 # SIGTERM checkpoint passes ``trial=None``; no event fires there, so no move is proven on it anyway.)
-HELD = {"_save_checkpoint": {"trial": "_trial"}}
+# ``training_step(model, ...)`` gets the loop's outermost model (DDP, DeepSpeed, FSDP), which the training
+# loop keeps as ``self.model_wrapped`` before its first step (4.45 .. 5.x); an event's ``model`` is the bare
+# ``self.model``, on which moved code calling ``model.module.f(...)`` under ``n_gpu > 1`` would fail.
+HELD = {"_save_checkpoint": {"trial": "_trial"}, "training_step": {"model": "model_wrapped"}}
 
 # Calls that only build a value, beyond ``kinds.PURE_CALLS``, for a local the move recomputes (a path).
 _PURE_BUILDERS = frozenset(
@@ -315,6 +319,10 @@ def plan_move(
     edit_type: type[MoveToCallback], also: tuple[str, ...] = (),
 ) -> Planned:  # fmt: skip
     """The move of ``parts`` (outermost statement indices) to ``events`` (see the module docstring)."""
+    parts = whole_branches(effects, parts)
+    body = stand_in(effects, parts) if fn.name in PER_MICRO_BATCH else None
+    if body is not None:  # a re-implementation: its body is split as the ``super()`` call would be
+        effects = replace(effects, delegation=body, delegations=1, delegation_passthrough=False)
     held = held_condition(effects, parts)
     note = (
         held.refusal
@@ -398,8 +406,7 @@ def _mechanical_move(
         spans=spans,
         split_offset=delegation.line - base,
         **_placement(fn.name, events, effects, parts),
-        bind=tuple((name, KWARGS[name]) for name in sorted(reads & params & set(KWARGS))) + seen,
-        held=tuple((name, held[name]) for name in sorted(reads & params & set(held))),
+        **_bound(reads & params, held, seen),
         recorded=recorded,
         drop_override=_drop_override(effects, fn, set(parts)),
         has_init=init is not None,
@@ -409,6 +416,23 @@ def _mechanical_move(
         needs_import=_needs_import(ctx, fn, edit_type),
         differs=_difference(effects, parts, bool(seen), bool(dispatched)),
     )
+
+
+class _Bound(TypedDict):
+    """How the callback gets the method's parameters the moved code reads: ``bind`` from the event's
+    ``kwargs`` (``KWARGS``, and the ``super()`` result it hands over), ``held`` from the trainer (``HELD``,
+    first: ``training_step``'s ``model`` is ``model_wrapped``, not the event's bare model)."""
+
+    bind: tuple[tuple[str, str], ...]
+    held: tuple[tuple[str, str], ...]
+
+
+def _bound(read: set[str], held: dict[str, str], seen: tuple[tuple[str, str], ...]) -> _Bound:
+    handed = sorted(name for name in read if name in KWARGS and name not in held)
+    return {
+        "bind": tuple((name, KWARGS[name]) for name in handed) + seen,
+        "held": tuple((name, held[name]) for name in sorted(read & set(held))),
+    }
 
 
 def _difference(effects: MethodEffects, parts: list[int], reads_result: bool, logs: bool) -> str:

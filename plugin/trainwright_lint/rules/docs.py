@@ -98,8 +98,9 @@ def render_rule_page(rule: Any) -> str:
     for method, kinds in sorted(getattr(rule, "preview_variants", {}).items()):
         verbs = ", ".join(f"`{k}`" for k in sorted(kinds))
         parts += [(f"*Preview variant: its findings in `{method}` overrides whose code {verbs} (the message's "
-                   "first verb) are off by default (precision on the blind test split under 0.90, or not "
-                   "measured yet) and on with `--preview`.*"), ""]  # fmt: skip
+                   "first verb) are off by default (precision under 0.90 on the blind test split, or on the dev "
+                   "split where the test split has no finding, or no finding on either) and on with "
+                   "`--preview`.*"), ""]  # fmt: skip
     parts += ["## What it does", "", what]
     if why:
         parts += ["", "## Why is this bad?", "", why]

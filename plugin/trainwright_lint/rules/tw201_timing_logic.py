@@ -55,7 +55,11 @@ class TimingLogic(Rule):
         "after each micro-batch, before the optimiser step, the model still in training mode), a timer "
         "around it from the first pair to the second (`on_optimizer_step` on releases before 4.45, which "
         "the fix says). Code after it that reads the gradients has no move: the Trainer clips them at the "
-        "last micro-batch of a step before any event fires. Code inside an `if` that stays in the override keeps "
+        "last micro-batch of a step before any event fires. In a `training_step` copied rather than extended "
+        "(no `super()` call), the copied body stands for the call: code before all of it or after all of it "
+        "moves the same way, code between its statements has no move. The moved code's `model` is the "
+        "trainer's `model_wrapped`, the model the loop hands `training_step`. An `if`/`else` whose branches "
+        "all move, moves whole. Code inside an `if` that stays in the override keeps "
         "that condition in the callback when the test reads only the trainer's own attributes and "
         "nothing left in the override changes them; under any other condition, a loop or a `try`, "
         "there is no move (and, without `--preview`, no finding). In a copy of `Trainer.log` that fires "
@@ -73,12 +77,12 @@ class TimingLogic(Rule):
     """
 
     moves_only = True  # no move, no finding (``Rule.moves_only``)
-    # In `training_step` overrides, every kind of code but gated side effects (`runs`): on the blind test
-    # split a timer there was right on 0 of 1 findings with a move, gated code on 1 of 1 (2026-12-07;
-    # docs/lint-accuracy.md); schedules, added output and records have no test-split finding yet
-    preview_variants: ClassVar[dict[str, frozenset[str]]] = {
-        "training_step": frozenset({TIMES, ADVANCES, ADDS, KEEPS})
-    }
+    # In `training_step` overrides, the kinds of code the evidence does not back (docs/lint-accuracy.md,
+    # "Preview variants"): the blind test split first, the dev split where the test split has no finding
+    # with a move, off when neither has one. Timers: test 0 of 1 (2026-12-07). Added output: no test
+    # finding, dev 0 of 1 (a hard negative). Records: no finding on either split. On: gated side effects
+    # (`runs`, test 1 of 1) and schedules (`advances`, no test finding, dev 1 of 1, 2026-12-07)
+    preview_variants: ClassVar[dict[str, frozenset[str]]] = {"training_step": frozenset({TIMES, ADDS, KEEPS})}
     code = "TW201"
     FACTS = (
         METHODS,
