@@ -9,6 +9,7 @@ error still fails the run.
 
 from __future__ import annotations
 
+import gc
 import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -197,6 +198,4 @@ def pytest_collection_finish(session) -> None:
     """Every module the tests import is loaded by now and lives as long as the run: out of the collector's
     sight (``gc.freeze``), the ``gc.collect()`` accelerate calls at the end of every ``Trainer.train``
     (``free_memory``) scans only what the tests made since. It was most of a tiny training run's time."""
-    import gc
-
     gc.freeze()

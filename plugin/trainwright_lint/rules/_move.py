@@ -689,7 +689,7 @@ def timing_refusal(
     placement = _placement(method, events, effects, parts)
     sides = _sides(effects, parts)
     before, after = True in sides, False in sides
-    span = _micro_batch_span(method, events, effects, parts)
+    span = _span(method, effects, parts) == MICRO_BATCH_SPAN
     one_event = placement["before_event"] == placement["after_event"]
     if before and after and not span and one_event and crosses_the_call(effects, parts):
         return (
@@ -898,7 +898,7 @@ def _pure_text(value: str) -> bool:
 
 def _per_micro_batch(method: str, effects: MethodEffects, parts: list[int]) -> bool:
     """The code runs once per micro-batch, on one side of the ``super()`` call (code on both sides is a
-    span: ``_micro_batch_span``)."""
+    span: ``_span``)."""
     if method not in PER_MICRO_BATCH | INSIDE_MICRO_BATCH or effects.delegation is None:
         return False
     return len(_sides(effects, parts)) == 1
@@ -913,11 +913,6 @@ def _span(method: str, effects: MethodEffects, parts: list[int]) -> tuple[tuple[
     if len(sides) == 2:
         return MICRO_BATCH_SPAN
     return AFTER_MICRO_BATCH if sides == {False} else ()
-
-
-def _micro_batch_span(method: str, events: tuple[str, ...], effects: MethodEffects, parts: list[int]) -> bool:
-    """A span around a per-micro-batch ``super()`` call (a timer): statements on both sides of it."""
-    return _span(method, effects, parts) == MICRO_BATCH_SPAN
 
 
 class _Placement(TypedDict):

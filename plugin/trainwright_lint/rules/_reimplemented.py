@@ -12,8 +12,8 @@
   the body or the final ``return`` reads.
 - **An ``if``/``else`` whose every branch moves, moves whole** (``if self.args.n_gpu > 1: model.module.f(x)
   else: model.f(x)``): ``whole_branches`` replaces the branches by the ``if`` itself, so the callback
-  tests the condition where the override did. The test must read only attributes of the trainer, which
-  the planner checks for carried conditions as well (``_move.held_condition``'s rules).
+  tests the condition where the override did. The test is then moved code like the rest: what it reads
+  is bound, recomputed or refuses the move as for any moved statement (``_move._mechanical_move``).
 """
 
 from __future__ import annotations
@@ -49,25 +49,20 @@ def stand_in(effects: MethodEffects, parts: list[int]) -> int | None:
     if any(isinstance(statements[j].node, ast.Return) for j in inside + within):
         return None  # a path that returns early would skip the tail, or leave the callback's code midway
     defined = {d for j in within for d in statements[j].defines if not d.startswith("self.")}
-    if any(statements[j].uses & defined for j in range(len(statements)) if j not in set(within)):
+    stays = set(range(len(statements))) - set(within)
+    if any(statements[j].uses & defined for j in stays):
         return None  # the body (or the return) reads a local the moved code sets
     return body[0]
 
 
 def whole_branches(effects: MethodEffects, parts: list[int]) -> list[int]:
-    """``parts`` with every ``if`` statement whose branches (``body`` and ``else``, each non-empty) consist
-    of moved statements only put in their place, outermost last; the order of the file is kept."""
-    current = sorted(set(parts))
-    changed = True
-    while changed:
-        changed = False
-        for holder in sorted({effects.statements[i].parent for i in current} - {-1}):
-            node = effects.statements[holder].node
-            if not isinstance(node, ast.If) or not node.orelse:
-                continue
-            children = [c for c in effects.statements[holder].children]
-            if children and all(c in current for c in children):
-                current = sorted((set(current) - set(children)) | {holder})
-                changed = True
-                break
-    return current
+    """``parts`` with every ``if`` statement that has an ``else`` and whose branches hold moved statements
+    only put in their place (an ``elif`` chain whole, innermost first: a parent comes before its children
+    in ``effects.statements``)."""
+    current = set(parts)
+    holders = {holder for i in parts for holder in effects.path(i)[1:]}
+    for holder in sorted(holders, reverse=True):
+        node, children = effects.statements[holder].node, effects.statements[holder].children
+        if isinstance(node, ast.If) and node.orelse and all(c in current for c in children):
+            current = (current - set(children)) | {holder}
+    return sorted(current)

@@ -430,7 +430,7 @@ def restore_library_lists() -> None:
         vars(owner)["_VALID_DICT_FIELDS"][:] = items
 
 
-_FROZEN: list[bool] = []  # once per child, after the first program's library imports
+_frozen = False  # the libraries' objects are frozen once per child, after the first program's imports
 
 
 def _pristine(spec: dict[str, Any]) -> Any:
@@ -445,12 +445,13 @@ def _pristine(spec: dict[str, Any]) -> Any:
     import transformers.models.qwen2.modeling_qwen2
     import transformers.trainer  # imported for the snapshot
 
-    if not _FROZEN:
+    global _frozen
+    if not _frozen:
         # The libraries' objects live as long as the child: out of the collector's sight, each of the
         # ``gc.collect()`` calls accelerate makes as a run ends (``free_memory``) scans only what the
         # programs made. Those calls were two thirds of a phase's time (the records are the same).
         gc.freeze()
-        _FROZEN.append(True)
+        _frozen = True
     return _library_guard.take()
 
 
