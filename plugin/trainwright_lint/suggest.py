@@ -23,6 +23,7 @@ from collections.abc import Callable
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules import RULES, suggested
 from trainwright_lint.rules._move import MoveToCallback
+from trainwright_lint.rules.base import NO_MOVE
 
 # The rules whose findings ``--suggest`` previews (``Rule.suggestion``), for the CLI and the server.
 SUGGESTED_CODES = suggested()
@@ -38,10 +39,7 @@ def withheld(finding: Finding) -> str | None:
     if rule is not None and rule.fix_module is None:
         return f"{finding.code} writes no move: no callback for it is checked by the behaviour oracle"
     if not isinstance(finding.fix, MoveToCallback):
-        return finding.fix_note or (
-            "no callback event runs this code at the same moment with the values it reads "
-            "(the rule page's 'By hand' section says what to weigh)"
-        )
+        return finding.fix_note or NO_MOVE
     return None
 
 

@@ -12,6 +12,7 @@ import pytest
 from lint_helpers import dedent, fix_text, lint_text
 from trainwright_lint.finding import Finding
 from trainwright_lint.rules._move import MICRO_BATCH_EVENTS, MICRO_BATCH_SPAN, PER_MICRO_BATCH
+from trainwright_lint.rules.base import NO_MOVE
 
 from trainwright.catalog.events import load_events
 
@@ -292,8 +293,29 @@ def test_a_timer_around_work_the_override_keeps_gets_no_move() -> None:
     """)
     assert _moves(source, "TW201", preview=True)
     assert all(f.fix is None for f in _moves(source, "TW201", preview=True))
+    # the preview's "move it to a TrainerCallback" is not advice the tool checked: its note says why
+    assert all(f.fix_note for f in _moves(source, "TW201", preview=True))
     assert not _moves(source, "TW201")  # no move, no finding (shown with --preview only)
     assert not fix_text(source, unsafe=True).changed
+
+
+def test_a_finding_without_a_move_says_so_when_the_planner_names_no_reason() -> None:
+    # file lines after ``super().log()``, then the override dispatches ``on_log`` a second time itself: a
+    # callback at ``on_log`` would write each line twice, and the planner writes no move
+    source = dedent("""
+        from transformers import Trainer
+
+        class TwiceLogged(Trainer):
+            def log(self, logs, start_time=None):
+                super().log(logs, start_time)
+                with open("lines.txt", "a") as f:
+                    f.write(str(logs))
+                logs["epoch"] = self.state.epoch
+                self.callback_handler.on_log(self.args, self.state, self.control, logs)
+    """)
+    (finding,) = _moves(source, "TW201", preview=True)
+    assert finding.fix is None and finding.fix_note == NO_MOVE
+    assert not _moves(source, "TW201")
 
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "oracle" / "programs"

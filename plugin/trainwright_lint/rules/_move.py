@@ -121,6 +121,19 @@ _HISTORY_APPEND = "self.state.log_history.append"
 # ``on_log`` would run the moved code again, without end: no move.
 NESTED_LOG = "logs from inside its event: callbacks added after it see that `on_log` before the event"
 _EVENT_DISPATCH = re.compile(r"\bself\.(log|evaluate|predict|train)\s*\(")
+# ...and the events code the override keeps fires (``_fired_again``): a callback at one of them would run
+# there too. A ``log`` override that dispatches ``on_log`` again after ``super().log()`` (a copied tail of an
+# old ``Trainer.log``) had its file lines moved to ``on_log`` and written twice
+# (``tests/oracle/refused/file_line_after_log_that_dispatches_on_log_again.py``).
+_HANDLER_DISPATCH = re.compile(r"\bself\.callback_handler\.(on_\w+)\s*\(")
+_ANY_EVENT = "*"
+_FIRED_BY = {
+    "log": {"on_log"},
+    "evaluate": {"on_evaluate", "on_log", "on_prediction_step"},
+    "predict": {"on_predict", "on_prediction_step"},
+    "train": {_ANY_EVENT},
+}
+_HOLDERS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
 # Methods the loop calls right after one of these events, each time, with nothing between (4.x's
 # ``_inner_training_loop`` and 5.x's ``_run_epoch``: ``on_step_end`` then ``_maybe_log_save_evaluate``, and
 # ``on_epoch_end`` then it once more). Code before its ``super()`` call runs at all of them; code after it
@@ -457,6 +470,8 @@ def _runs_elsewhere(
     events, dispatched = moved
     if dispatched - {"log"} or (dispatched and "on_log" in events):
         return True
+    if _fired_again(unit, effects, parts, events):
+        return True
     if not _proven_placement(method, effects, parts):
         return True
     split = call_line(effects)
@@ -468,6 +483,22 @@ def _runs_elsewhere(
     return restored is not None and any(
         restored.search(_text(unit, effects, i)) for i in parts if effects.statements[i].line < split
     )
+
+
+def _fired_again(unit: FileUnit, effects: MethodEffects, parts: list[int], events: tuple[str, ...]) -> bool:
+    """Code the override keeps fires one of ``events`` itself (``_FIRED_BY``), besides the call the move
+    splits at: a callback there would also run at that dispatch, more often than the moved code ran."""
+    moved = {j for i in parts for j in effects.under(i)}
+    for i, statement in enumerate(effects.statements):
+        if i in moved or i == effects.delegation or isinstance(statement.node, _HOLDERS):
+            continue  # a holder's own text is its body's: each statement of the body is checked itself
+        text = _text(unit, effects, i)
+        fired = set(_HANDLER_DISPATCH.findall(text))
+        for name in _EVENT_DISPATCH.findall(text):
+            fired |= _FIRED_BY[name]
+        if fired & set(events) or (fired and _ANY_EVENT in fired):
+            return True
+    return False
 
 
 def _proven_placement(method: str, effects: MethodEffects, parts: list[int]) -> bool:

@@ -314,6 +314,16 @@ class Candidate:
     reads: tuple[Fact, ...] = ()
 
 
+# Why a finding of a ``moves_only`` rule (TW2xx: "no move, no finding") carries no move, when the planner
+# named no reason of its own: ``lint --preview`` says it as the finding's note, and ``fix --suggest`` as the
+# reason it shows no preview (``suggest.withheld``). Without it, the preview's "move it to a
+# TrainerCallback on ..." read as advice the tool had checked.
+NO_MOVE = (
+    "no move is written: no callback event runs this code at the same moment with the values it reads "
+    "(the rule page's 'By hand' section says what to weigh)"
+)
+
+
 class Rule:
     """Base class. Subclasses set the class attributes and implement ``check`` (class scope) or
     ``check_module`` (module scope)."""
@@ -450,6 +460,8 @@ class Rule:
         kind: str = "",
     ) -> Finding:
         line, col, end_line, end_col, noqa = node_span(node, ctx.unit)
+        if self.moves_only and fix is None and not fix_note:
+            fix_note = NO_MOVE  # a finding ``--preview`` shows without a move says why it advises none
         if any(_major(r) < CALLBACKS_NEED_MAJOR for r in ctx.releases):
             message = _REFERENCE.sub(_needs_newer, message)
         return Finding(
