@@ -28,7 +28,7 @@ from typing import Any
 
 from packaging.version import Version
 
-from trainwright.testing import _clock, companions
+from trainwright.testing import _clock, _deadline, companions
 
 CLOCK = _clock.VirtualClock()
 _clock.install(CLOCK)  # before torch, transformers and the user's module bind the clocks
@@ -517,12 +517,16 @@ def main(argv: list[str]) -> int:
             work.mkdir(exist_ok=True)
             os.chdir(work)
             try:
-                records.append(run_program(spec, index, lines))
+                with _deadline.deadline(float(spec.get("timeout_s", 600.0))):
+                    records.append(run_program(spec, index, lines))
             except BaseException as exc:  # one program's escape never loses the others' records
                 if isinstance(exc, KeyboardInterrupt):
                     raise
                 traceback.print_exc(file=sys.__stderr__)
                 records.append({"release": "?", "phases": [], "files": {}, "error": _error(exc)})
+                if isinstance(exc, _deadline.ProgramTimedOut):  # its processes may hold locks: stop here
+                    _deadline.kill_children()
+                    break
             sys.stdout = lines  # a program that replaced it does not take the next one's lines
             if records[-1].get("tainted"):  # library modules hold its stand-ins: the rest run afresh
                 break

@@ -29,13 +29,30 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import trainwright
 from trainwright.testing.compare import ACROSS_RELEASES, Difference, compare
 from trainwright.testing.records import Phase, Record, Step, record_from_json
 from trainwright.testing.releases import datasets_importable
+
+TIMEOUT_VARIABLE = "TRAINWRIGHT_ORACLE_TIMEOUT_S"
+
+
+def program_timeout() -> float:
+    """Seconds one program may take: ``$TRAINWRIGHT_ORACLE_TIMEOUT_S``, else 600. A project that forks
+    workers which deadlock costs this much per program, so a long matrix may want less."""
+    text = os.environ.get(TIMEOUT_VARIABLE, "").strip()
+    if not text:
+        return 600.0
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise ValueError(f"${TIMEOUT_VARIABLE} must be a positive number of seconds, not {text!r}")
+    return seconds
 
 
 @dataclass(frozen=True)
@@ -54,7 +71,8 @@ class Spec:
     # the project ``module`` belongs to: it is imported by its dotted name, inside its package
     # (``trainwright.testing._importer``), so relative and package imports work
     root: Path | None = None
-    timeout_s: float = 600.0
+    # how long one program may train before its record says it timed out (``_deadline``)
+    timeout_s: float = field(default_factory=program_timeout)
 
 
 def _environment(spec: Spec) -> dict[str, str]:

@@ -1,0 +1,57 @@
+"""A deadline per program inside the oracle's child (``_runner``), and the processes a program left behind.
+
+The parent gives a child the sum of its programs' ``timeout_s``, so one program that never returns held the
+whole chunk for hours: a project whose trainer tokenises with ``dataset.map(num_proc=4)`` in ``__init__``
+forks worker processes after torch started its threads, and they deadlock (the blind test split's
+``ZHZisZZ/modpo``, 2026-12-07). Each program now gets its own ``timeout_s`` (``SIGALRM``); when it runs out,
+the program's record says so, the processes it started are killed, and the child stops, so the parent runs
+the programs after it in a fresh child, as it does after a program that taints the libraries.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+
+class ProgramTimedOut(BaseException):
+    """Raised in the child's main thread when a program's ``timeout_s`` runs out. A ``BaseException``,
+    so that a project's ``except Exception:`` does not swallow it and run on."""
+
+
+@contextlib.contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Raise ``ProgramTimedOut`` in the block after ``seconds`` (whole seconds, at least one), where the
+    platform has ``SIGALRM``; elsewhere the parent's timeout for the whole child still holds."""
+    if not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise ProgramTimedOut(f"timed out after {seconds:.0f} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(max(1, round(seconds)))
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def kill_children() -> list[int]:
+    """Kill the processes this one started that are still running (read from ``/proc``: Linux; elsewhere
+    nothing), so that none holds the pipes the parent reads. Their ids, for the record."""
+    me = str(os.getpid())
+    killed = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        with contextlib.suppress(OSError, ValueError):
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
+            if fields.get("PPid", "").strip() == me:
+                pid = int(status.parent.name)
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+    return killed
