@@ -13,14 +13,17 @@ PROGRAMS = Path(__file__).resolve().parent / "programs"
 
 
 def test_a_hung_program_times_out_alone() -> None:
-    hung, after = run_specs(
+    # the second never lets the exception through either: its clean-up waits too (``GRACE_S``)
+    hung, stuck, after = run_specs(
         [
             Spec(PROGRAMS / "hangs.py", grad_accum=(1,), resume=False, timeout_s=5.0),
+            Spec(PROGRAMS / "hangs_in_cleanup.py", grad_accum=(1,), resume=False, timeout_s=3.0),
             Spec(PROGRAMS / "plain.py", grad_accum=(1,), resume=False),
         ]
     )
     assert hung.error is not None and "timed out after 5 s" in hung.error, hung.error
-    assert after.error is None and not after.failed, after  # run in a fresh child after the stop
+    assert stuck.error is not None and "timed out after 3 s" in stuck.error, stuck.error
+    assert after.error is None and not after.failed, after  # run in a fresh child after each stop
     assert [p.name for p in after.phases] == ["ga1/train"]
 
 

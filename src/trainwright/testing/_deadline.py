@@ -4,8 +4,13 @@ The parent gives a child the sum of its programs' ``timeout_s``, so one program 
 whole chunk for hours: a project whose trainer tokenises with ``dataset.map(num_proc=4)`` in ``__init__``
 forks worker processes after torch started its threads, and they deadlock (the blind test split's
 ``ZHZisZZ/modpo``, 2026-12-07). Each program now gets its own ``timeout_s`` (``SIGALRM``); when it runs out,
-the program's record says so, the processes it started are killed, and the child stops, so the parent runs
+the processes it started are killed, the program's record says so, and the child stops, so the parent runs
 the programs after it in a fresh child, as it does after a program that taints the libraries.
+
+The processes are killed before the exception is raised, not after: raised first, it unwound through the
+library's own clean-up (``multiprocess``'s pool ``__exit__``), which waited on the deadlocked workers in turn.
+Where a clean-up still blocks, a second alarm ``GRACE_S`` later calls ``stuck`` (the runner writes the records
+it has, this program's as timed out, and ends the child).
 """
 
 from __future__ import annotations
@@ -13,8 +18,10 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+GRACE_S = 10  # how long the clean-up after a deadline may take before the child ends itself
 
 
 class ProgramTimedOut(BaseException):
@@ -23,15 +30,24 @@ class ProgramTimedOut(BaseException):
 
 
 @contextlib.contextmanager
-def deadline(seconds: float) -> Iterator[None]:
-    """Raise ``ProgramTimedOut`` in the block after ``seconds`` (whole seconds, at least one), where the
-    platform has ``SIGALRM``; elsewhere the parent's timeout for the whole child still holds."""
+def deadline(seconds: float, stuck: Callable[[str], None]) -> Iterator[None]:
+    """Raise ``ProgramTimedOut`` in the block after ``seconds`` (whole seconds, at least one), once the
+    processes the program started are killed; call ``stuck`` with the reason if the block has still not
+    left ``GRACE_S`` later. Where the platform has no ``SIGALRM`` the parent's timeout for the whole
+    child still holds."""
     if not hasattr(signal, "SIGALRM"):
         yield
         return
+    reason = f"timed out after {seconds:.0f} s"
+
+    def give_up(signum: int, frame: object) -> None:
+        stuck(reason)
 
     def expire(signum: int, frame: object) -> None:
-        raise ProgramTimedOut(f"timed out after {seconds:.0f} s")
+        kill_children()
+        signal.signal(signal.SIGALRM, give_up)
+        signal.alarm(GRACE_S)
+        raise ProgramTimedOut(reason)
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.alarm(max(1, round(seconds)))

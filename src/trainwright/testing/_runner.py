@@ -508,16 +508,22 @@ def main(argv: list[str]) -> int:
     register_optimizer_step_pre_hook(lambda *_: CLOCK.advance(_clock.OPTIMIZER_S))
     lines = Lines()
     logging.getLogger().addHandler(_LogHandler(lines))
-    records = []
+    records: list[dict[str, Any]] = []
     real_stdout, top = sys.stdout, Path.cwd()
     sys.stdout = lines
+
+    def stuck(reason: str) -> None:  # a clean-up after the deadline never ended: keep what was recorded
+        failed = {"release": "?", "phases": [], "files": {}, "error": f"ProgramTimedOut: {reason}"}
+        out_path.write_text(json.dumps([*records, failed], indent=1, default=str))
+        os._exit(0)
+
     try:
         for index, spec in enumerate(specs):
             work = top / str(index)
             work.mkdir(exist_ok=True)
             os.chdir(work)
             try:
-                with _deadline.deadline(float(spec.get("timeout_s", 600.0))):
+                with _deadline.deadline(float(spec.get("timeout_s", 600.0)), stuck):
                     records.append(run_program(spec, index, lines))
             except BaseException as exc:  # one program's escape never loses the others' records
                 if isinstance(exc, KeyboardInterrupt):
@@ -525,7 +531,6 @@ def main(argv: list[str]) -> int:
                 traceback.print_exc(file=sys.__stderr__)
                 records.append({"release": "?", "phases": [], "files": {}, "error": _error(exc)})
                 if isinstance(exc, _deadline.ProgramTimedOut):  # its processes may hold locks: stop here
-                    _deadline.kill_children()
                     break
             sys.stdout = lines  # a program that replaced it does not take the next one's lines
             if records[-1].get("tainted"):  # library modules hold its stand-ins: the rest run afresh
