@@ -10,7 +10,9 @@ the programs after it in a fresh child, as it does after a program that taints t
 The processes are killed before the exception is raised, not after: raised first, it unwound through the
 library's own clean-up (``multiprocess``'s pool ``__exit__``), which waited on the deadlocked workers in turn.
 Where a clean-up still blocks, a second alarm ``GRACE_S`` later calls ``stuck`` (the runner writes the records
-it has, this program's as timed out, and ends the child).
+it has, this program's as timed out, and ends the child). A child that stopped at a deadline ends its whole
+process group (``end_group``): processes a clean-up forked after the deadline outlived it and held the pipes
+its parent reads.
 """
 
 from __future__ import annotations
@@ -56,6 +58,18 @@ def deadline(seconds: float, stuck: Callable[[str], None]) -> Iterator[None]:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def end_group() -> None:
+    """Kill every process of this one's process group, this one with them: what a timed-out program
+    started, including processes its clean-up forked after the deadline and that outlive their parent
+    (a pool's replacement workers, re-parented to init), which would hold the pipes the parent reads.
+    The oracle starts each child as a group of its own (``start_new_session``); a process that leads
+    no group kills only its children and exits."""
+    if hasattr(os, "killpg") and os.getpgid(0) == os.getpid():
+        os.killpg(os.getpid(), signal.SIGKILL)
+    kill_children()
+    os._exit(0)
 
 
 def kill_children() -> list[int]:

@@ -515,7 +515,7 @@ def main(argv: list[str]) -> int:
     def stuck(reason: str) -> None:  # a clean-up after the deadline never ended: keep what was recorded
         failed = {"release": "?", "phases": [], "files": {}, "error": f"ProgramTimedOut: {reason}"}
         out_path.write_text(json.dumps([*records, failed], indent=1, default=str))
-        os._exit(0)
+        _deadline.end_group()
 
     try:
         for index, spec in enumerate(specs):
@@ -539,6 +539,8 @@ def main(argv: list[str]) -> int:
         sys.stdout = real_stdout
         os.chdir(top)
     out_path.write_text(json.dumps(records, indent=1, default=str))
+    if records and str(records[-1].get("error", "")).startswith(_deadline.ProgramTimedOut.__name__):
+        _deadline.end_group()  # what the program's clean-up forked after the deadline goes with the child
     return 0
 
 

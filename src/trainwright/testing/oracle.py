@@ -164,6 +164,7 @@ def _one_child(specs: Sequence[Spec]) -> list[Record]:
                 capture_output=True,
                 text=True,
                 timeout=timeout,
+                start_new_session=True,  # a group of its own: ``_deadline.end_group`` ends it whole
             )
         except subprocess.TimeoutExpired:
             return [Record(release="?", error=f"timed out after {timeout:.0f} s")] * len(specs)
