@@ -38,9 +38,15 @@ from trainwright_lint.syntax import (
     super_method,
 )
 
-_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
 _TRY_STAR = getattr(ast, "TryStar", ())
 _MATCH = getattr(ast, "Match", ())
+# Statements that hold others (a ``Statement`` each, with their body's statements under it): their own text
+# is their body's.
+COMPOUND = tuple(
+    t
+    for t in (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, _TRY_STAR, _MATCH)
+    if t
+)
 _PROGRESS_READS = frozenset({"global_step", "epoch", "max_steps", "num_train_epochs"})
 # Trainer methods whose whole job ends in dispatching one callback event: a re-implementation that
 # fires it itself (``self.callback_handler.on_log(...)``) delegates as ``super().log(logs)`` would.

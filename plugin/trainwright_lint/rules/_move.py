@@ -40,7 +40,7 @@ from typing import NamedTuple, TypedDict
 from weakref import WeakKeyDictionary
 
 from trainwright_lint.analysis import kinds as K
-from trainwright_lint.analysis.effects import EVENT_AT_RETURN, OWN_EVENTS, MethodEffects
+from trainwright_lint.analysis.effects import COMPOUND, EVENT_AT_RETURN, OWN_EVENTS, MethodEffects
 from trainwright_lint.analysis.moves import STEP_EVENTS
 from trainwright_lint.analysis.unit import FileUnit
 from trainwright_lint.edits import Edit
@@ -133,7 +133,6 @@ _FIRED_BY = {
     "predict": {"on_predict", "on_prediction_step"},
     "train": {_ANY_EVENT},
 }
-_HOLDERS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
 # Methods the loop calls right after one of these events, each time, with nothing between (4.x's
 # ``_inner_training_loop`` and 5.x's ``_run_epoch``: ``on_step_end`` then ``_maybe_log_save_evaluate``, and
 # ``on_epoch_end`` then it once more). Code before its ``super()`` call runs at all of them; code after it
@@ -489,14 +488,15 @@ def _fired_again(unit: FileUnit, effects: MethodEffects, parts: list[int], event
     """Code the override keeps fires one of ``events`` itself (``_FIRED_BY``), besides the call the move
     splits at: a callback there would also run at that dispatch, more often than the moved code ran."""
     moved = {j for i in parts for j in effects.under(i)}
+    placed = {*events, _ANY_EVENT}
     for i, statement in enumerate(effects.statements):
-        if i in moved or i == effects.delegation or isinstance(statement.node, _HOLDERS):
+        if i in moved or i == effects.delegation or isinstance(statement.node, COMPOUND):
             continue  # a holder's own text is its body's: each statement of the body is checked itself
         text = _text(unit, effects, i)
         fired = set(_HANDLER_DISPATCH.findall(text))
         for name in _EVENT_DISPATCH.findall(text):
             fired |= _FIRED_BY[name]
-        if fired & set(events) or (fired and _ANY_EVENT in fired):
+        if fired & placed:
             return True
     return False
 

@@ -72,16 +72,12 @@ def end_group() -> None:
     os._exit(0)
 
 
-def kill_children() -> list[int]:
+def kill_children() -> None:
     """Kill the processes this one started that are still running (read from ``/proc``: Linux; elsewhere
-    nothing), so that none holds the pipes the parent reads. Their ids, for the record."""
+    nothing), so that none holds the pipes the parent reads."""
     me = str(os.getpid())
-    killed = []
     for status in Path("/proc").glob("[0-9]*/status"):
         with contextlib.suppress(OSError, ValueError):
             fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
             if fields.get("PPid", "").strip() == me:
-                pid = int(status.parent.name)
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
-    return killed
+                os.kill(int(status.parent.name), signal.SIGKILL)

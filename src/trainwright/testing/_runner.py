@@ -102,6 +102,11 @@ def _error(exc: BaseException) -> str:
     return reasons.error_line(exc, _digest.normalise_text)
 
 
+def _failed(error: str) -> dict[str, Any]:
+    """The record of a program that never got to train."""
+    return {"release": "?", "phases": [], "files": {}, "error": error}
+
+
 def _recorder(transformers: Any, phase: dict[str, Any], lines: Lines) -> Any:
     """A callback (registered last) that records every event, and the control flags after each step."""
 
@@ -513,9 +518,11 @@ def main(argv: list[str]) -> int:
     sys.stdout = lines
 
     def stuck(reason: str) -> None:  # a clean-up after the deadline never ended: keep what was recorded
-        failed = {"release": "?", "phases": [], "files": {}, "error": f"ProgramTimedOut: {reason}"}
-        out_path.write_text(json.dumps([*records, failed], indent=1, default=str))
+        record = _failed(f"{_deadline.ProgramTimedOut.__name__}: {reason}")
+        out_path.write_text(json.dumps([*records, record], indent=1, default=str))
         _deadline.end_group()
+
+    timed_out = False
 
     try:
         for index, spec in enumerate(specs):
@@ -529,8 +536,9 @@ def main(argv: list[str]) -> int:
                 if isinstance(exc, KeyboardInterrupt):
                     raise
                 traceback.print_exc(file=sys.__stderr__)
-                records.append({"release": "?", "phases": [], "files": {}, "error": _error(exc)})
-                if isinstance(exc, _deadline.ProgramTimedOut):  # its processes may hold locks: stop here
+                records.append(_failed(_error(exc)))
+                timed_out = isinstance(exc, _deadline.ProgramTimedOut)
+                if timed_out:  # its processes may hold locks: stop here
                     break
             sys.stdout = lines  # a program that replaced it does not take the next one's lines
             if records[-1].get("tainted"):  # library modules hold its stand-ins: the rest run afresh
@@ -539,7 +547,7 @@ def main(argv: list[str]) -> int:
         sys.stdout = real_stdout
         os.chdir(top)
     out_path.write_text(json.dumps(records, indent=1, default=str))
-    if records and str(records[-1].get("error", "")).startswith(_deadline.ProgramTimedOut.__name__):
+    if timed_out:
         _deadline.end_group()  # what the program's clean-up forked after the deadline goes with the child
     return 0
 
