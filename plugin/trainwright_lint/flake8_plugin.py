@@ -35,7 +35,13 @@ from typing import Any, ClassVar
 from flake8.exceptions import ExecutionError
 
 from trainwright_lint import __version__, prefilter
-from trainwright_lint.configuration import LintConfig, TargetError, targets_for_file, with_targets
+from trainwright_lint.configuration import (
+    LintConfig,
+    TargetError,
+    resolve_targets,
+    targets_for_file,
+    with_targets,
+)
 from trainwright_lint.terminal import printable
 
 
@@ -93,6 +99,28 @@ class TrainwrightChecker:
         if isinstance(bases, str):
             bases = [b.strip() for b in bases.split(",")]
         cls.trainer_bases = tuple(b for b in bases if b)
+        cls._check_options()
+
+    @classmethod
+    def _check_options(cls) -> None:
+        """A ``--tw-*-version`` no catalogued release can stand for fails the run here, in flake8's main
+        process, before any file is read or any worker starts: such a target is wrong for every project
+        root, so it need not wait for a Trainer file, and the error does not travel back through the pool
+        (under heavy load a ``-j 2`` run once outlived a 120 s limit on that path). The catalogue loaded
+        here is inherited by forked workers. Targets that depend on the project (``[tool.trainwright]``,
+        requirements) are still resolved per file, where a project with no Trainer code never pays for
+        them."""
+        if cls.transformers_version is None and cls.trl_version is None:
+            return
+        try:
+            resolve_targets(
+                None,
+                transformers_option=cls.transformers_version,
+                trl_option=cls.trl_version,
+                option_prefix="--tw-",
+            )
+        except TargetError as exc:
+            raise UnusableTarget(str(exc)) from None
 
     def run(self) -> Iterator[tuple[int, int, str, type[Any]]]:
         source = "".join(self.lines)

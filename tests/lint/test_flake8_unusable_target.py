@@ -78,3 +78,16 @@ def test_the_cli_agrees(tmp_path: Path) -> None:
         check=False,
     )
     assert result.returncode == 2 and MESSAGE in result.stderr and result.stdout == ""
+
+
+def test_a_bad_option_fails_before_any_file_is_read(tmp_path: Path) -> None:
+    """The option is checked in flake8's main process (``parse_options``): a run over files with no
+    Trainer code at all, which no worker would have resolved a target for, fails the same way."""
+    root = tmp_path / "plain"
+    root.mkdir()
+    (root / "util.py").write_text("def f():\n    return 1\n", encoding="utf-8")
+    result = flake8(root, "--tw-transformers-version", "9.9.9", "-j", "2")
+    output = result.stdout + result.stderr
+    assert result.returncode == 1 and output.count(MESSAGE) == 1, output
+    assert "--tw-transformers-version" in output and "Traceback" not in output
+    assert flake8(root, "--tw-transformers-version", "4.46.3").returncode == 0
