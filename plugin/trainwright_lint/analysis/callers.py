@@ -119,11 +119,26 @@ _HANDED_ON: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 
+# Callers in another module that only callback events run, with those events and the upstream method that
+# fires them: the SIGTERM checkpoint of ``enable_jit_checkpoint`` saves (``_save_checkpoint(model,
+# trial=None)``) only from ``JITCheckpointCallback.on_step_begin/on_pre_optimizer_step/on_step_end/
+# on_epoch_end``, which fire in the training loop (``_inner_training_loop``, and ``_run_epoch`` that only it
+# calls) on every release that has it. A class whose own ``train()`` replaces the loop and fires none of the
+# events never takes that path; one whose loop fires them does.
+_EVENT_DRIVEN: dict[str, tuple[tuple[str, ...], str]] = {
+    "trainer_jit_checkpoint.CheckpointManager.execute_jit_checkpoint": (
+        ("on_step_begin", "on_pre_optimizer_step", "on_step_end", "on_epoch_end"),
+        "_inner_training_loop",
+    ),
+}
+
+
 class LiveCallers:
     """Which upstream callers still run for this class: a caller the project overrides without
     delegating to ``super()`` does not, nor one reached only through such callers (a class whose own
     ``train()`` replaces the loop never reaches the Trainer's ``_inner_training_loop``). Callers from
-    other modules (``integrations.deepspeed...``) and entry points (nothing upstream calls them) do."""
+    other modules (``integrations.deepspeed...``) and entry points (nothing upstream calls them) do,
+    except one that only callback events drive (``_EVENT_DRIVEN``), which runs while they fire."""
 
     def __init__(self, ctx: CallerContext, point: tuple[str | None, str | None]) -> None:
         self.ctx = ctx
@@ -149,11 +164,20 @@ class LiveCallers:
         return self._live("trl", caller, set())
 
     def _live(self, library: str, caller: str, seen: set[str]) -> bool:
-        if "." in caller:
-            return True  # another module of the library calls it with the trainer object
+        if "." in caller:  # another module of the library calls it with the trainer object
+            driven = _EVENT_DRIVEN.get(caller)
+            return driven is None or self._fired(library, *driven, seen)
         return self.ctx.fact(
             LIVE_CALLER, (self.point, library, caller), lambda: self._judge(library, caller, seen)
         )
+
+    def _fired(self, library: str, events: tuple[str, ...], firer: str, seen: set[str]) -> bool:
+        """Whether one of ``events`` still fires for this class: the upstream method that fires them runs,
+        or the project's own code dispatches one (``self.callback_handler.on_step_end(...)`` in a loop of
+        its own)."""
+        if self._live(library, firer, seen):
+            return True
+        return any(f".{event}(" in text for text in self.texts for event in events)
 
     def _judge(self, library: str, caller: str, seen: set[str]) -> bool:
         ctx, texts = self.ctx, self.texts

@@ -159,7 +159,9 @@ class IncompatibleSignature(Rule):
 
     A `*args, **kwargs` pass-through is compatible with every release. Upstream call sites inside
     methods your class (or its project base classes) overrides itself are ignored: that caller no
-    longer runs.
+    longer runs. So is the SIGTERM checkpoint of `enable_jit_checkpoint` (`_save_checkpoint(model,
+    trial=None)` from `JITCheckpointCallback`'s step and epoch events) for a class whose own `train()`
+    replaces the loop and fires none of those events.
     """
 
     FIX = (
