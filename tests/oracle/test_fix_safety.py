@@ -132,6 +132,44 @@ def test_step_fix_across_releases(tmp_path: Path, installed_release) -> None:
         assert compare(r["step@4.45"], r[name], ignore=ACROSS_RELEASES) == [], name
 
 
+def test_copied_step_fix_is_unsafe_with_its_reason(tmp_path: Path) -> None:
+    """The blind test split's case (``oracle_matrix.py --test-split``, 2026-12-08, a Kaggle project's AWP
+    trainer): a ``training_step`` copied from 4.45 (no ``super()``) that leaves the division to
+    ``accelerator.backward``. Its fix is unsafe on every range (the original runs only up to 4.45)."""
+    for target in (">=4.44,<6", ">=4.46,<6"):
+        kept = fixed_copy(PROGRAMS / "step_copy.py", tmp_path / target[2:6], target=target)
+        assert not kept.changed and "TW301 [*]" not in kept.output, kept.output
+        assert "4.46+ do not, so adding it alone is unsafe" in " ".join(kept.output.split())
+
+
+@pytest.mark.slow
+def test_copied_step_fix_across_releases(tmp_path: Path, installed_release) -> None:
+    """Fixed alone, the copied step trains with twice the gradient norm at GA=2 on 4.46.3 and the pinned
+    release against the original on 4.45.2 (the same loss); with the division the message asks for, the
+    same training."""
+    old, first = installed_release("4.45.2", "4.46.3")
+    step = PROGRAMS / "step_copy.py"
+    alone = fixed_copy(step, tmp_path / "alone", unsafe=True).path
+    divided = PROGRAMS / "step_copy_divided.py"
+    specs = {
+        "step@4.45": Spec(step, release=old, resume=False),
+        "alone@4.46": Spec(alone, release=first, resume=False),
+        "alone@5": Spec(alone, resume=False),
+        "divided@4.46": Spec(divided, release=first, resume=False),
+        "divided@5": Spec(divided, resume=False),
+    }
+    r = dict(zip(specs, run_specs(list(specs.values()))))
+    assert not any(record.failed for record in r.values()), {k: v.error for k, v in r.items()}
+    before = r["step@4.45"].phase("ga2/train")
+    for name in ("alone@4.46", "alone@5"):
+        after = r[name].phase("ga2/train")
+        assert before is not None and after is not None
+        assert [round(b.grad_norm / a.grad_norm, 2) for a, b in zip(before.steps, after.steps)] == [2.0] * 4
+        assert _loss_ratio(r["step@4.45"], r[name], "ga2/train") == [1.0] * 4
+    for name in ("divided@4.46", "divided@5"):
+        assert compare(r["step@4.45"], r[name], ignore=ACROSS_RELEASES) == [], name
+
+
 def test_dropping_num_items_from_super_is_unsafe(tmp_path: Path) -> None:
     """TW302 on a range from 4.44: the oracle found the gallery's ``GcTrainer`` with
     ``super().training_step(model, inputs)`` training with 8/7 of the loss on 4.46.3."""

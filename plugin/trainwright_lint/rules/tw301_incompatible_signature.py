@@ -39,6 +39,7 @@ from trainwright_lint.syntax import (
     signature_of,
     super_method,
 )
+from trainwright_lint.textscan import LiteralScan
 
 
 def describe_call(n_positional: int, keywords: Sequence[str]) -> str:
@@ -84,6 +85,14 @@ STEP_SCALING_NOTE = (
     "4.46-4.47 do not divide the loss by the accumulation steps when it is not passed on, and 4.44-4.45's "
     "`training_step` does not take it, so adding it alone is unsafe"
 )
+COPY_SCALING_NOTE = (
+    "4.45 and earlier had `accelerator.backward` divide the loss by the accumulation steps, 4.46+ do not, "
+    "so adding it alone is unsafe"
+)
+# The releases from which the Trainer builds its ``Accelerator`` without a gradient-accumulation plugin
+# ("We explicitly don't rely on the `Accelerator` to do gradient accumulation", 4.46.0): there
+# ``accelerator.backward`` no longer divides the loss by the accumulation steps.
+_ACCELERATE_UNDIVIDED = SpecifierSet(">=4.46.0")
 # The releases whose ``training_step`` never divides the loss by the accumulation steps, even when it
 # is called without ``num_items_in_batch`` (source of 4.46.0-4.47.1: ``loss *= GA`` before
 # ``accelerator.backward`` on 4.46.0-4.46.1, no division on 4.46.2-4.47.1; 4.48.0 divides when it is
@@ -92,17 +101,30 @@ STEP_SCALING_NOTE = (
 _STEP_UNDIVIDED = SpecifierSet(">=4.46.0,<4.48.0")
 
 
-def scaling_changes(edit: AddParams, releases: Sequence[str], calls_super: bool) -> bool:
+def scaling_changes(edit: AddParams, releases: Sequence[str], calls_super: bool, copied: bool) -> bool:
     """Whether applying ``edit`` changes the gradient-accumulation scaling on some release of
     ``releases``: ``own_loss_scaling``, or a ``training_step`` calling ``super()`` that gains
     ``num_items_in_batch`` without passing it on (4.44-4.45 in the range: their ``training_step`` does
-    not take it) while the range holds a release that then skips the division (``_STEP_UNDIVIDED``).
-    A ``training_step`` of its own (no ``super()``) scales its loss itself on every release."""
+    not take it) while the range holds a release that then skips the division (``_STEP_UNDIVIDED``), or
+    ``copied_step_scaling``."""
     if own_loss_scaling(edit):
         return True
-    if edit.method != "training_step" or not calls_super or not _adds_unforwarded(edit):
+    if edit.method != "training_step" or not _adds_unforwarded(edit):
         return False
-    return any(_STEP_UNDIVIDED.contains(r) for r in releases)
+    if copied:
+        return copied_step_scaling(edit, releases)
+    return calls_super and any(_STEP_UNDIVIDED.contains(r) for r in releases)
+
+
+def copied_step_scaling(edit: AddParams, releases: Sequence[str]) -> bool:
+    """A ``training_step`` of its own (no ``super()``) that calls ``accelerator.backward``: it ran only up
+    to 4.45 (the Trainer passes it a third argument from 4.46), where the Trainer's ``Accelerator`` divided
+    the loss by the accumulation steps in ``backward``; from 4.46 it does not (``_ACCELERATE_UNDIVIDED``).
+    The fixed program runs there with ``GA`` times the gradient of the original on 4.45.2 whether or not
+    the body divides too: the behaviour oracle measured 2.0x the gradient norm at GA=2 on 4.46.3 and
+    5.24.0 (``tests/oracle/test_fix_safety.py``), found on the blind test split. A body that calls
+    ``loss.backward()`` itself never had accelerate's division and keeps its scaling."""
+    return any(_ACCELERATE_UNDIVIDED.contains(r) for r in releases)
 
 
 def _adds_unforwarded(edit: AddParams) -> bool:
@@ -206,7 +228,13 @@ class IncompatibleSignature(Rule):
         "and 4.46-4.47 then skip the division by the accumulation steps: 2.0x the gradient norm at 2 "
         "steps on 4.46.3, found by `scripts/oracle_matrix.py --test-split` on two blind-split projects "
         "(2026-12-07). That fix is unsafe on such ranges; from 4.46 on it passes the parameter on and is "
-        "safe (`tests/oracle/test_fix_safety.py`). `scripts/oracle_matrix.py` repeats the check "
+        "safe (`tests/oracle/test_fix_safety.py`). A `training_step(self, model, inputs)` copied from a "
+        "release up to 4.45 rather than extended (no `super()`) that calls `accelerator.backward` ran only "
+        "where the Trainer's `Accelerator` divided the loss by the accumulation steps; 4.46+ build it "
+        "without that division, so the fixed copy trains with 2.0x the gradient norm at 2 steps on 4.46.3 "
+        "and 5.24.0 against the original on 4.45.2, found by `scripts/oracle_matrix.py --test-split` "
+        "(2026-12-08). That fix is unsafe on every range, and the message asks for the division before "
+        "`backward`, which the oracle found equal on both. `scripts/oracle_matrix.py` repeats the check "
         "for every fix of the rule examples and the gallery (last run: docs/lint.md)."
     )
     message = (
@@ -224,6 +252,13 @@ class IncompatibleSignature(Rule):
         "`{method}` cannot accept what transformers {version} passes; `{caller}` passes {call} to "
         "`{method}{signature}`; add `num_items_in_batch=None` and pass it on to "
         "`super().training_step()` where it is not None (or raise the range's floor to 4.46): {note}"
+    )
+    # ``training_step`` copied from a release up to 4.45, whose ``accelerator.backward`` divided the loss
+    copied_step_message = (
+        "`{method}` cannot accept what transformers {version} passes; `{caller}` passes {call} to "
+        "`{method}{signature}`; add `num_items_in_batch=None` and, on 4.46+, divide the loss by "
+        "`self.args.gradient_accumulation_steps` before `backward` (or copy the release's own "
+        "`training_step`): {note}"
     )
     library_message = (
         "`{method}` cannot accept what {owner} passes; `{caller}` passes {call} to `{method}{signature}`; "
@@ -351,10 +386,13 @@ class IncompatibleSignature(Rule):
         calls_super = any(super_method(c) == method.name for c in ctx.super_calls(method, fn))
         fix = _plan(ctx, method, fn, info.signature, calls_super)
         template = self.message
-        if fix is not None and scaling_changes(fix, ctx.releases, calls_super):
+        copied = not calls_super and _backward_through_accelerate(ctx.unit, method, fn)
+        if fix is not None and scaling_changes(fix, ctx.releases, calls_super, copied):
             fix = replace(fix, unsafe=True)
             if own_loss_scaling(fix):
                 template = self.own_loss_message.replace("{note}", GA_SCALING_NOTE)
+            elif copied:
+                template = self.copied_step_message.replace("{note}", COPY_SCALING_NOTE)
             else:
                 template = self.step_message.replace("{note}", STEP_SCALING_NOTE)
         message = template.format(version=ctx.target, **_described(method, site, info))
@@ -658,3 +696,24 @@ def plan_add_params(
     if not all(fixed.accepts(s.n_positional, s.keywords, s.star_args, s.star_kwargs) for s in sites):
         return None
     return AddParams(method=fn.name, line=fn.lineno, params=tuple(new), forward=tuple(new) if forward else ())
+
+
+_ACCELERATE_BACKWARD = LiteralScan("accelerator", r"\s*\.\s*backward\s*\(")
+
+
+def _backward_through_accelerate(unit: FileUnit, method: MethodSummary, fn: FunctionNode) -> bool:
+    """``...accelerator.backward(...)`` in the method (found on the lines that say it): the call whose
+    division by the accumulation steps changed in 4.46 (``copied_step_scaling``)."""
+    lines = unit.lines_matching(method.line, method.end_line, _ACCELERATE_BACKWARD)
+    return bool(lines) and bool(nodes_on_lines(fn, lines, _is_accelerate_backward))
+
+
+def _is_accelerate_backward(node: ast.AST) -> bool:
+    if not (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
+    ):
+        return False
+    owner = node.func.value
+    return (isinstance(owner, ast.Attribute) and owner.attr == "accelerator") or (
+        isinstance(owner, ast.Name) and owner.id == "accelerator"
+    )
