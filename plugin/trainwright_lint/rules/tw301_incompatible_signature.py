@@ -35,6 +35,7 @@ from trainwright_lint.rules.base import (
 from trainwright_lint.syntax import (
     FunctionNode,
     call_shape,
+    dotted_name,
     is_self_call,
     signature_of,
     super_method,
@@ -112,11 +113,11 @@ def scaling_changes(edit: AddParams, releases: Sequence[str], calls_super: bool,
     if edit.method != "training_step" or not _adds_unforwarded(edit):
         return False
     if copied:
-        return copied_step_scaling(edit, releases)
+        return copied_step_scaling(releases)
     return calls_super and any(_STEP_UNDIVIDED.contains(r) for r in releases)
 
 
-def copied_step_scaling(edit: AddParams, releases: Sequence[str]) -> bool:
+def copied_step_scaling(releases: Sequence[str]) -> bool:
     """A ``training_step`` of its own (no ``super()``) that calls ``accelerator.backward``: it ran only up
     to 4.45 (the Trainer passes it a third argument from 4.46), where the Trainer's ``Accelerator`` divided
     the loss by the accumulation steps in ``backward``; from 4.46 it does not (``_ACCELERATE_UNDIVIDED``).
@@ -386,7 +387,12 @@ class IncompatibleSignature(Rule):
         calls_super = any(super_method(c) == method.name for c in ctx.super_calls(method, fn))
         fix = _plan(ctx, method, fn, info.signature, calls_super)
         template = self.message
-        copied = not calls_super and _backward_through_accelerate(ctx.unit, method, fn)
+        copied = (
+            fix is not None
+            and fix.method == "training_step"
+            and not calls_super
+            and _backward_through_accelerate(ctx.unit, method, fn)
+        )
         if fix is not None and scaling_changes(fix, ctx.releases, calls_super, copied):
             fix = replace(fix, unsafe=True)
             if own_loss_scaling(fix):
@@ -709,11 +715,6 @@ def _backward_through_accelerate(unit: FileUnit, method: MethodSummary, fn: Func
 
 
 def _is_accelerate_backward(node: ast.AST) -> bool:
-    if not (
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
-    ):
-        return False
-    owner = node.func.value
-    return (isinstance(owner, ast.Attribute) and owner.attr == "accelerator") or (
-        isinstance(owner, ast.Name) and owner.id == "accelerator"
-    )
+    """``accelerator.backward(...)`` or ``<anything>.accelerator.backward(...)``."""
+    name = dotted_name(node.func) if isinstance(node, ast.Call) else None
+    return name is not None and (name == "accelerator.backward" or name.endswith(".accelerator.backward"))
